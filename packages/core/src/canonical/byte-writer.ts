@@ -1,0 +1,72 @@
+/** A growable output buffer for the serializers. @internal */
+export class ByteWriter {
+  buf: Buffer;
+  pos = 0;
+
+  constructor(initialBytes: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(64, initialBytes));
+  }
+
+  ensure(extra: number): void {
+    const need = this.pos + extra;
+    if (need <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < need) size *= 2;
+    const grown = Buffer.allocUnsafe(size);
+    this.buf.copy(grown, 0, 0, this.pos);
+    this.buf = grown;
+  }
+
+  byte(c: number): void {
+    if (this.pos >= this.buf.length) this.ensure(1);
+    this.buf[this.pos++] = c;
+  }
+
+  /** Writes a string known to be ASCII. */
+  ascii(s: string): void {
+    const n = s.length;
+    this.ensure(n);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < n; i++) buf[p++] = s.charCodeAt(i);
+    this.pos = p;
+  }
+
+  /** Writes any well-formed string as UTF-8. */
+  utf8(s: string): void {
+    this.ensure(s.length * 3);
+    this.pos += this.buf.write(s, this.pos, 'utf8');
+  }
+
+  /** Copies `src[start, end)`. */
+  copy(src: Uint8Array, start: number, end: number): void {
+    const n = end - start;
+    this.ensure(n);
+    const buf = this.buf;
+    if (n < 24) {
+      // Short copies are cheaper as a loop than as a native call.
+      let p = this.pos;
+      for (let i = start; i < end; i++) buf[p++] = src[i]!;
+      this.pos = p;
+    } else {
+      buf.set(src.subarray(start, end), this.pos);
+      this.pos += n;
+    }
+  }
+
+  /** Writes a newline and `2 * depth` spaces. */
+  newlineIndent(depth: number): void {
+    const n = 1 + 2 * depth;
+    this.ensure(n);
+    const buf = this.buf;
+    let p = this.pos;
+    buf[p++] = 0x0a;
+    for (let i = 1; i < n; i++) buf[p++] = 0x20;
+    this.pos = p;
+  }
+
+  /** The written bytes (a view; the writer must not be used afterwards). */
+  result(): Buffer {
+    return this.buf.subarray(0, this.pos);
+  }
+}

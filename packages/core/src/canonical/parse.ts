@@ -1,0 +1,448 @@
+import { JobhookError } from '../errors.js';
+import {
+  F_DEL,
+  F_ESC,
+  F_LONE,
+  F_NONASCII,
+  F_RAWSURR,
+  T_ARR,
+  T_FALSE,
+  T_FLT,
+  T_INF,
+  T_INT,
+  T_NAN,
+  T_NINF,
+  T_NULL,
+  T_OBJ,
+  T_STR,
+  T_TRUE,
+  type ParsedBody,
+} from './tape.js';
+
+/** Default for `maxDepth`: far above any real payload, far below what overflows a stack. */
+export const DEFAULT_MAX_DEPTH = 512;
+/** Largest `maxDepth` accepted: parsing and serializing recurse once per level. */
+export const MAX_MAX_DEPTH = 2000;
+/** Default for `maxBodyBytes`: 1 MiB. */
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * Python 3.11+ refuses to convert integer strings longer than this (`sys.int_info.default_max_str_digits`),
+ * so `json.loads` fails on them and no signer can have produced them.
+ */
+export const PYTHON_MAX_INT_DIGITS = 4300;
+
+/** Options of {@link parseBody}. */
+export interface ParseOptions {
+  /** Bodies longer than this fail with `ERR_BODY_TOO_LARGE`. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Containers nested deeper than this fail with `ERR_BODY_TOO_DEEP` (top-level object = 1). Default 512. */
+  maxDepth?: number;
+}
+
+// Byte classes inside a string: 0 plain ASCII, 1 quote, 2 backslash, 3 control, 4 non-ASCII, 5 DEL.
+const STRING_CLASS = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) STRING_CLASS[c] = 3;
+STRING_CLASS[0x22] = 1;
+STRING_CLASS[0x5c] = 2;
+STRING_CLASS[0x7f] = 5;
+for (let c = 0x80; c < 0x100; c++) STRING_CLASS[c] = 4;
+
+// Value of a hex digit, or 255.
+const HEX = new Uint8Array(256).fill(255);
+for (let c = 0; c < 10; c++) HEX[0x30 + c] = c;
+for (let c = 0; c < 6; c++) {
+  HEX[0x41 + c] = 10 + c;
+  HEX[0x61 + c] = 10 + c;
+}
+
+const SIMPLE_ESCAPES = new Uint8Array(256);
+for (const ch of '"\\/bfnrt') SIMPLE_ESCAPES[ch.charCodeAt(0)] = 1;
+
+/**
+ * Validates options shared by everything that parses a body; throws `ERR_OPTION_INVALID`.
+ * @internal
+ */
+export function resolveParseOptions(options: ParseOptions, owner: string): { maxBodyBytes: number; maxDepth: number } {
+  const { maxBodyBytes = DEFAULT_MAX_BODY_BYTES, maxDepth = DEFAULT_MAX_DEPTH } = options;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 2) {
+    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: maxBodyBytes must be an integer >= 2, got ${String(maxBodyBytes)}`);
+  }
+  if (!Number.isSafeInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_MAX_DEPTH) {
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `${owner}: maxDepth must be an integer from 1 to ${MAX_MAX_DEPTH}, got ${String(maxDepth)}`,
+    );
+  }
+  return { maxBodyBytes, maxDepth };
+}
+
+/**
+ * Parses body bytes exactly as Python's `json.loads(body)` accepts them, without decoding anything:
+ * UTF-8 only (a leading UTF-8 BOM is skipped, as `json.loads` does for bytes; UTF-16/32 bodies are
+ * refused), strict UTF-8 except that encoded surrogates are accepted (`surrogatepass`), control
+ * characters refused inside strings, `NaN`/`Infinity`/`-Infinity` accepted, integers of at most 4300
+ * digits, duplicate keys kept on the tape (the serializers keep the last, as a Python dict does).
+ *
+ * @throws JobhookError `ERR_BODY_TOO_LARGE`, `ERR_BODY_MALFORMED`, `ERR_BODY_TOO_DEEP`, `ERR_BODY_NOT_OBJECT`.
+ */
+export function parseBody(body: Uint8Array, options: ParseOptions = {}): ParsedBody {
+  const { maxBodyBytes, maxDepth } = resolveParseOptions(options, 'parseBody');
+  return parseBodyUnchecked(body, maxBodyBytes, maxDepth);
+}
+
+/** {@link parseBody} with options already validated. @internal */
+export function parseBodyUnchecked(
+  body: Uint8Array,
+  maxBodyBytes: number,
+  maxDepth: number,
+  requireObject = true,
+): ParsedBody {
+  if (body.length > maxBodyBytes) {
+    throw new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${maxBodyBytes}`, {
+      detail: { bytes: body.length, limit: maxBodyBytes },
+    });
+  }
+  const parser = new Parser(body, maxDepth);
+  return parser.parseDocument(requireObject);
+}
+
+class Parser {
+  private readonly b: Uint8Array;
+  private readonly n: number;
+  private pos = 0;
+  private tape: Int32Array;
+  private len = 0;
+  private readonly maxDepth: number;
+  private deepest = 0;
+  /** Surrogate flags of the string being scanned, set by `escape` and `utf8`. */
+  private surrogateFlags = 0;
+
+  constructor(bytes: Uint8Array, maxDepth: number) {
+    this.b = bytes;
+    this.n = bytes.length;
+    this.maxDepth = maxDepth;
+    // About one entry per 8 body bytes is typical of JSON; the tape grows when it is not enough.
+    this.tape = new Int32Array(Math.max(48, Math.ceil(bytes.length / 8) * 3));
+  }
+
+  parseDocument(requireObject: boolean): ParsedBody {
+    const b = this.b;
+    if (this.n >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) this.pos = 3;
+    this.skipWs();
+    if (this.pos >= this.n) this.fail('Expecting value: the body is empty');
+    this.value(0);
+    this.skipWs();
+    if (this.pos < this.n) this.fail('Extra data after the JSON value');
+    if (requireObject && this.tape[0] !== T_OBJ) {
+      throw new JobhookError('ERR_BODY_NOT_OBJECT', 'the body is JSON but not a JSON object');
+    }
+    return { bytes: b, tape: this.tape, tapeLength: this.len, depth: this.deepest };
+  }
+
+  private fail(message: string): never {
+    throw new JobhookError('ERR_BODY_MALFORMED', `${message} (byte ${this.pos})`, { detail: { offset: this.pos } });
+  }
+
+  private push(kind: number, a: number, bEnd: number): number {
+    let tape = this.tape;
+    const at = this.len;
+    if (at + 3 > tape.length) {
+      const grown = new Int32Array(tape.length * 2);
+      grown.set(tape);
+      this.tape = tape = grown;
+    }
+    tape[at] = kind;
+    tape[at + 1] = a;
+    tape[at + 2] = bEnd;
+    this.len = at + 3;
+    return at;
+  }
+
+  private skipWs(): void {
+    const b = this.b;
+    let p = this.pos;
+    for (;;) {
+      const c = b[p];
+      if (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) p++;
+      else break;
+    }
+    this.pos = p;
+  }
+
+  private value(depth: number): void {
+    const c = this.b[this.pos];
+    switch (c) {
+      case 0x7b: // {
+        this.object(depth + 1);
+        return;
+      case 0x5b: // [
+        this.array(depth + 1);
+        return;
+      case 0x22: // "
+        this.string();
+        return;
+      case 0x74: // t
+        this.literal('true', T_TRUE);
+        return;
+      case 0x66: // f
+        this.literal('false', T_FALSE);
+        return;
+      case 0x6e: // n
+        this.literal('null', T_NULL);
+        return;
+      case 0x4e: // N
+        this.literal('NaN', T_NAN);
+        return;
+      case 0x49: // I
+        this.literal('Infinity', T_INF);
+        return;
+      default:
+        if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) {
+          this.number();
+          return;
+        }
+        this.fail(c === undefined ? 'Expecting value: unexpected end of body' : 'Expecting value');
+    }
+  }
+
+  private enter(depth: number): void {
+    if (depth > this.maxDepth) {
+      throw new JobhookError('ERR_BODY_TOO_DEEP', `the body nests deeper than ${this.maxDepth} levels`, {
+        detail: { offset: this.pos, limit: this.maxDepth },
+      });
+    }
+    if (depth > this.deepest) this.deepest = depth;
+  }
+
+  private object(depth: number): void {
+    this.enter(depth);
+    const at = this.push(T_OBJ, 0, 0);
+    const b = this.b;
+    this.pos++;
+    this.skipWs();
+    let count = 0;
+    if (b[this.pos] === 0x7d) {
+      this.pos++;
+    } else {
+      for (;;) {
+        if (b[this.pos] !== 0x22) this.fail('Expecting property name enclosed in double quotes');
+        this.string();
+        this.skipWs();
+        if (b[this.pos] !== 0x3a) this.fail("Expecting ':' delimiter");
+        this.pos++;
+        this.skipWs();
+        this.value(depth);
+        count++;
+        this.skipWs();
+        const c = b[this.pos];
+        if (c === 0x2c) {
+          this.pos++;
+          this.skipWs();
+        } else if (c === 0x7d) {
+          this.pos++;
+          break;
+        } else {
+          this.fail("Expecting ',' delimiter");
+        }
+      }
+    }
+    this.tape[at + 1] = count;
+    this.tape[at + 2] = this.len;
+  }
+
+  private array(depth: number): void {
+    this.enter(depth);
+    const at = this.push(T_ARR, 0, 0);
+    const b = this.b;
+    this.pos++;
+    this.skipWs();
+    let count = 0;
+    if (b[this.pos] === 0x5d) {
+      this.pos++;
+    } else {
+      for (;;) {
+        this.value(depth);
+        count++;
+        this.skipWs();
+        const c = b[this.pos];
+        if (c === 0x2c) {
+          this.pos++;
+          this.skipWs();
+        } else if (c === 0x5d) {
+          this.pos++;
+          break;
+        } else {
+          this.fail("Expecting ',' delimiter");
+        }
+      }
+    }
+    this.tape[at + 1] = count;
+    this.tape[at + 2] = this.len;
+  }
+
+  private literal(word: string, kind: number): void {
+    const b = this.b;
+    const p = this.pos;
+    for (let i = 0; i < word.length; i++) {
+      if (b[p + i] !== word.charCodeAt(i)) this.fail('Expecting value');
+    }
+    this.pos = p + word.length;
+    this.push(kind, 0, 0);
+  }
+
+  private number(): void {
+    const b = this.b;
+    const start = this.pos;
+    let p = start;
+    if (b[p] === 0x2d) {
+      p++;
+      if (b[p] === 0x49) {
+        this.pos = p;
+        this.literal('Infinity', T_NINF);
+        return;
+      }
+    }
+    const intStart = p;
+    let c = b[p];
+    if (c === 0x30) {
+      p++;
+    } else if (c !== undefined && c >= 0x31 && c <= 0x39) {
+      p++;
+      while ((c = b[p]) !== undefined && c >= 0x30 && c <= 0x39) p++;
+    } else {
+      this.pos = p;
+      this.fail('Expecting value');
+    }
+    const intDigits = p - intStart;
+    let isFloat = false;
+    // Python's scanner takes '.' and 'e' only when a digit follows; otherwise the number ends
+    // before them and the stray character is a syntax error at the caller.
+    if (b[p] === 0x2e && (c = b[p + 1]) !== undefined && c >= 0x30 && c <= 0x39) {
+      p += 2;
+      while ((c = b[p]) !== undefined && c >= 0x30 && c <= 0x39) p++;
+      isFloat = true;
+    }
+    if (b[p] === 0x65 || b[p] === 0x45) {
+      let q = p + 1;
+      if (b[q] === 0x2b || b[q] === 0x2d) q++;
+      if ((c = b[q]) !== undefined && c >= 0x30 && c <= 0x39) {
+        q++;
+        while ((c = b[q]) !== undefined && c >= 0x30 && c <= 0x39) q++;
+        p = q;
+        isFloat = true;
+      }
+    }
+    if (!isFloat && intDigits > PYTHON_MAX_INT_DIGITS) {
+      this.pos = start;
+      this.fail(`integer with ${intDigits} digits exceeds the ${PYTHON_MAX_INT_DIGITS}-digit limit of Python's int()`);
+    }
+    this.pos = p;
+    this.push(isFloat ? T_FLT : T_INT, start, p);
+  }
+
+  private string(): void {
+    const b = this.b;
+    const n = this.n;
+    const start = this.pos + 1;
+    let p = start;
+    let flags = 0;
+    for (;;) {
+      // Hot loop: plain ASCII runs.
+      let cls = 0;
+      while (p < n && (cls = STRING_CLASS[b[p]!]!) === 0) p++;
+      if (p >= n) {
+        this.pos = p;
+        this.fail('Unterminated string');
+      }
+      if (cls === 1) break;
+      if (cls === 2) {
+        flags |= F_ESC;
+        p = this.escape(p);
+      } else if (cls === 4) {
+        flags |= F_NONASCII;
+        p = this.utf8(p);
+      } else if (cls === 5) {
+        flags |= F_DEL;
+        p++;
+      } else {
+        this.pos = p;
+        this.fail('Invalid control character in string');
+      }
+    }
+    this.pos = p + 1;
+    this.push(T_STR | flags | this.surrogateFlags, start, p);
+    this.surrogateFlags = 0;
+  }
+
+  /** Validates one escape at `p` (a backslash); returns the position after it. */
+  private escape(p: number): number {
+    const b = this.b;
+    const e = b[p + 1];
+    if (e === undefined) {
+      this.pos = p;
+      this.fail('Unterminated string');
+    }
+    if (SIMPLE_ESCAPES[e] === 1) return p + 2;
+    if (e !== 0x75) {
+      this.pos = p;
+      this.fail('Invalid \\escape');
+    }
+    const unit = this.hex4(p + 2);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      // Python joins a high-surrogate escape with an immediately following low-surrogate escape.
+      if (b[p + 6] === 0x5c && b[p + 7] === 0x75) {
+        const low = this.hex4Maybe(p + 8);
+        if (low >= 0xdc00 && low <= 0xdfff) return p + 12;
+      }
+      this.surrogateFlags |= F_LONE;
+    } else if (unit >= 0xdc00 && unit <= 0xdfff) {
+      this.surrogateFlags |= F_LONE;
+    }
+    return p + 6;
+  }
+
+  private hex4(p: number): number {
+    const v = this.hex4Maybe(p);
+    if (v < 0) {
+      this.pos = p;
+      this.fail('Invalid \\uXXXX escape');
+    }
+    return v;
+  }
+
+  private hex4Maybe(p: number): number {
+    const b = this.b;
+    if (p + 4 > this.n) return -1;
+    const h0 = HEX[b[p]!]!;
+    const h1 = HEX[b[p + 1]!]!;
+    const h2 = HEX[b[p + 2]!]!;
+    const h3 = HEX[b[p + 3]!]!;
+    if ((h0 | h1 | h2 | h3) > 15) return -1;
+    return (h0 << 12) | (h1 << 8) | (h2 << 4) | h3;
+  }
+
+  /** Validates one UTF-8 sequence at `p` as Python's decoder with `surrogatepass` does. */
+  private utf8(p: number): number {
+    const b = this.b;
+    const c0 = b[p]!;
+    const c1 = b[p + 1] ?? 0;
+    if (c0 >= 0xc2 && c0 <= 0xdf) {
+      if ((c1 & 0xc0) === 0x80) return p + 2;
+    } else if (c0 >= 0xe0 && c0 <= 0xef) {
+      const c2 = b[p + 2] ?? 0;
+      const lo = c0 === 0xe0 ? 0xa0 : 0x80;
+      if (c1 >= lo && c1 <= 0xbf && (c2 & 0xc0) === 0x80) {
+        if (c0 === 0xed && c1 >= 0xa0) this.surrogateFlags |= F_RAWSURR | F_LONE;
+        return p + 3;
+      }
+    } else if (c0 >= 0xf0 && c0 <= 0xf4) {
+      const c2 = b[p + 2] ?? 0;
+      const c3 = b[p + 3] ?? 0;
+      const lo = c0 === 0xf0 ? 0x90 : 0x80;
+      const hi = c0 === 0xf4 ? 0x8f : 0xbf;
+      if (c1 >= lo && c1 <= hi && (c2 & 0xc0) === 0x80 && (c3 & 0xc0) === 0x80) return p + 4;
+    }
+    this.pos = p;
+    return this.fail('Invalid UTF-8 in string');
+  }
+}

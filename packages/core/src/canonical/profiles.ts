@@ -1,0 +1,71 @@
+import { JobhookError } from '../errors.js';
+import { serializeJavaScript } from './javascript-profile.js';
+import { ORJSON_PROFILE, PYTHON_ASCII_PROFILE, PYTHON_PROFILE, serializeTape } from './serialize-tape.js';
+import type { ParsedBody } from './tape.js';
+
+/**
+ * A canonical JSON profile: the serializer whose bytes a signer hashed.
+ *
+ * | profile | reference |
+ * |---|---|
+ * | `python` | `json.dumps(v, sort_keys=True, indent=2, ensure_ascii=False)` (the spec's form) |
+ * | `python-ascii` | the same with `ensure_ascii=True` |
+ * | `orjson` | `orjson.dumps(v, option=OPT_INDENT_2 \| OPT_SORT_KEYS)` (orjson 3.x) |
+ * | `javascript` | `JSON.stringify(sortKeysDeep(JSON.parse(body)), null, 2)` |
+ */
+export type CanonicalProfile = 'python' | 'python-ascii' | 'orjson' | 'javascript';
+
+/** Every profile, in the order verification tries them by default. */
+export const CANONICAL_PROFILES: readonly CanonicalProfile[] = Object.freeze([
+  'python',
+  'python-ascii',
+  'orjson',
+  'javascript',
+]);
+
+const TAPE_PROFILES = {
+  python: PYTHON_PROFILE,
+  'python-ascii': PYTHON_ASCII_PROFILE,
+  orjson: ORJSON_PROFILE,
+} as const;
+
+/** True when `name` is a {@link CanonicalProfile}. */
+export function isCanonicalProfile(name: unknown): name is CanonicalProfile {
+  return typeof name === 'string' && (CANONICAL_PROFILES as readonly string[]).includes(name);
+}
+
+/**
+ * Validates a list of profile names (non-empty, known, no repeats); throws `ERR_OPTION_INVALID`.
+ * @internal
+ */
+export function resolveProfiles(profiles: readonly string[] | undefined, owner: string): readonly CanonicalProfile[] {
+  if (profiles === undefined) return CANONICAL_PROFILES;
+  if (!Array.isArray(profiles) || profiles.length === 0) {
+    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: profiles must be a non-empty array of ${CANONICAL_PROFILES.join(', ')}`);
+  }
+  const seen = new Set<string>();
+  for (const p of profiles) {
+    if (!isCanonicalProfile(p)) {
+      throw new JobhookError(
+        'ERR_OPTION_INVALID',
+        `${owner}: unknown profile ${JSON.stringify(p)}; expected one of ${CANONICAL_PROFILES.join(', ')}`,
+      );
+    }
+    if (seen.has(p)) throw new JobhookError('ERR_OPTION_INVALID', `${owner}: profile ${p} is listed twice`);
+    seen.add(p);
+  }
+  return profiles as readonly CanonicalProfile[];
+}
+
+/**
+ * Writes a parsed body in one profile.
+ * @throws JobhookError `ERR_CANONICAL_UNREPRESENTABLE` when that profile's reference would fail.
+ */
+export function serializeCanonical(doc: ParsedBody, profile: CanonicalProfile): Buffer {
+  if (profile === 'javascript') return serializeJavaScript(doc);
+  const tapeProfile = TAPE_PROFILES[profile];
+  if (tapeProfile === undefined) {
+    throw new JobhookError('ERR_OPTION_INVALID', `unknown canonical profile ${JSON.stringify(profile)}`);
+  }
+  return serializeTape(doc, tapeProfile);
+}

@@ -1,0 +1,327 @@
+import { JobhookError } from '../errors.js';
+import { ByteWriter } from './byte-writer.js';
+import { formatPythonFloat, formatRyuFloat, lexemeDecimal, type ShortDecimal } from './float-format.js';
+import { compareKeys, type SortKey } from './key-order.js';
+import { decodeCodePoints, decodeString, quotePython } from './strings.js';
+import {
+  F_DEL,
+  F_ESC,
+  F_LONE,
+  F_NONASCII,
+  T_ARR,
+  T_FALSE,
+  T_FLT,
+  T_INF,
+  T_INT,
+  T_NAN,
+  T_NINF,
+  T_NULL,
+  T_OBJ,
+  T_STR,
+  T_TRUE,
+  TYPE_MASK,
+  type ParsedBody,
+} from './tape.js';
+
+/** How a Python-family profile writes values. @internal */
+export interface TapeProfile {
+  readonly name: string;
+  /** `ensure_ascii=True`: escape DEL and everything non-ASCII. */
+  readonly ascii: boolean;
+  /** Float layout. */
+  readonly formatFloat: (d: ShortDecimal) => string;
+  /** How NaN and the infinities are written. */
+  readonly nonFinite: { nan: string; inf: string; ninf: string };
+  /** orjson refuses integers outside [-2^63, 2^64 - 1]. */
+  readonly int64Only: boolean;
+  /** orjson refuses more than 255 nested containers. */
+  readonly maxDepth: number;
+  /** Keys in code-point order (`sort_keys=True`); otherwise in first-seen order, as a Python dict keeps them. */
+  readonly sortKeys: boolean;
+  /** Spaces per level, or `null` for one line (`indent=None`). */
+  readonly indent: number | null;
+  /** Between items: `","` when indenting, `", "` for `json.dumps` defaults. */
+  readonly itemSeparator: string;
+  /** Between key and value. */
+  readonly keySeparator: string;
+}
+
+/** `json.dumps(v, sort_keys=True, indent=2, ensure_ascii=False)`. @internal */
+export const PYTHON_PROFILE: TapeProfile = {
+  name: 'python',
+  ascii: false,
+  formatFloat: formatPythonFloat,
+  nonFinite: { nan: 'NaN', inf: 'Infinity', ninf: '-Infinity' },
+  int64Only: false,
+  maxDepth: Number.POSITIVE_INFINITY,
+  sortKeys: true,
+  indent: 2,
+  itemSeparator: ',',
+  keySeparator: ': ',
+};
+
+/** `json.dumps(v, sort_keys=True, indent=2, ensure_ascii=True)`. @internal */
+export const PYTHON_ASCII_PROFILE: TapeProfile = { ...PYTHON_PROFILE, name: 'python-ascii', ascii: true };
+
+/** `orjson.dumps(v, option=OPT_INDENT_2 | OPT_SORT_KEYS)` as of orjson 3.x (Ryu floats, NaN/Infinity as null). @internal */
+export const ORJSON_PROFILE: TapeProfile = {
+  name: 'orjson',
+  ascii: false,
+  formatFloat: formatRyuFloat,
+  nonFinite: { nan: 'null', inf: 'null', ninf: 'null' },
+  int64Only: true,
+  maxDepth: 255,
+  sortKeys: true,
+  indent: 2,
+  itemSeparator: ',',
+  keySeparator: ': ',
+};
+
+/** `json.dumps(v)` with Python's defaults: one line, `", "` and `": "`, ASCII escapes, keys unsorted. @internal */
+export const PYTHON_DEFAULT_DUMPS: TapeProfile = {
+  ...PYTHON_PROFILE,
+  name: 'python-default',
+  ascii: true,
+  sortKeys: false,
+  indent: null,
+  itemSeparator: ', ',
+  keySeparator: ': ',
+};
+
+/** `json.dumps(v, separators=(",", ":"), ensure_ascii=False)`: compact, keys unsorted. @internal */
+export const PYTHON_COMPACT_DUMPS: TapeProfile = {
+  ...PYTHON_PROFILE,
+  name: 'python-compact',
+  sortKeys: false,
+  indent: null,
+  itemSeparator: ',',
+  keySeparator: ':',
+};
+
+const INT64_MIN = -(2n ** 63n);
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/**
+ * Writes a parsed body in a Python-family canonical profile: keys in code-point order with the last
+ * duplicate winning, two-space indentation, `", "`-free separators (`","` + newline and `": "`).
+ * @throws JobhookError `ERR_CANONICAL_UNREPRESENTABLE` when the profile's reference would raise.
+ * @internal
+ */
+export function serializeTape(doc: ParsedBody, profile: TapeProfile): Buffer {
+  if (doc.depth > profile.maxDepth) {
+    unrepresentable(profile, `more than ${profile.maxDepth} nested containers`);
+  }
+  const bytes = doc.bytes;
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const writer = new ByteWriter(bytes.length + (bytes.length >> 1));
+  new TapeSerializer(buf, doc.tape, writer, profile).value(0, 0);
+  return writer.result();
+}
+
+/** Members in key order, the last of equal keys kept (as a Python dict keeps the last value). */
+function sortMembers(members: SortKey[], alreadySorted: boolean): SortKey[] {
+  if (alreadySorted) return members; // strictly increasing, so no duplicates either
+  // Array.prototype.sort is stable, so among equal keys the last in the body stays last.
+  members.sort(compareKeys);
+  const out: SortKey[] = [];
+  for (let m = 0; m < members.length; m++) {
+    const next = members[m + 1];
+    if (next === undefined || compareKeys(members[m]!, next) !== 0) out.push(members[m]!);
+  }
+  return out;
+}
+
+/** Members in first-seen key order, each with the index of its last value (a Python dict's order). */
+function firstSeenOrder(members: SortKey[], strictlyIncreasing: boolean): SortKey[] {
+  if (strictlyIncreasing) return members;
+  const byKey = new Map<string, number>();
+  const out: SortKey[] = [];
+  for (const member of members) {
+    const id = member.codePoints === undefined ? member.text : `\u0000cp:${member.codePoints.join(',')}`;
+    const at = byKey.get(id);
+    if (at === undefined) {
+      byKey.set(id, out.length);
+      out.push(member);
+    } else {
+      out[at] = { ...out[at]!, index: member.index };
+    }
+  }
+  return out;
+}
+
+function unrepresentable(profile: TapeProfile, why: string): never {
+  throw new JobhookError('ERR_CANONICAL_UNREPRESENTABLE', `the ${profile.name} profile cannot represent ${why}`);
+}
+
+class TapeSerializer {
+  constructor(
+    private readonly b: Buffer,
+    private readonly tape: Int32Array,
+    private readonly w: ByteWriter,
+    private readonly profile: TapeProfile,
+  ) {}
+
+  /** Writes the value at tape index `i`; returns the index after it. */
+  value(i: number, depth: number): number {
+    const tape = this.tape;
+    const kind = tape[i]!;
+    switch (kind & TYPE_MASK) {
+      case T_OBJ:
+        return this.object(i, depth);
+      case T_ARR:
+        return this.array(i, depth);
+      case T_STR:
+        this.string(kind, tape[i + 1]!, tape[i + 2]!);
+        return i + 3;
+      case T_INT:
+        this.integer(tape[i + 1]!, tape[i + 2]!);
+        return i + 3;
+      case T_FLT:
+        this.float(tape[i + 1]!, tape[i + 2]!);
+        return i + 3;
+      case T_TRUE:
+        this.w.ascii('true');
+        return i + 3;
+      case T_FALSE:
+        this.w.ascii('false');
+        return i + 3;
+      case T_NULL:
+        this.w.ascii('null');
+        return i + 3;
+      case T_NAN:
+        this.w.ascii(this.profile.nonFinite.nan);
+        return i + 3;
+      case T_INF:
+        this.w.ascii(this.profile.nonFinite.inf);
+        return i + 3;
+      case T_NINF:
+        this.w.ascii(this.profile.nonFinite.ninf);
+        return i + 3;
+      default:
+        throw new Error(`jobhook: corrupt tape kind ${kind} at ${i}`);
+    }
+  }
+
+  private array(i: number, depth: number): number {
+    const tape = this.tape;
+    const count = tape[i + 1]!;
+    const w = this.w;
+    if (count === 0) {
+      w.ascii('[]');
+      return tape[i + 2]!;
+    }
+    w.byte(0x5b);
+    let j = i + 3;
+    for (let m = 0; m < count; m++) {
+      if (m > 0) w.ascii(this.profile.itemSeparator);
+      this.newline(depth + 1);
+      j = this.value(j, depth + 1);
+    }
+    this.newline(depth);
+    w.byte(0x5d);
+    return tape[i + 2]!;
+  }
+
+  private object(i: number, depth: number): number {
+    const tape = this.tape;
+    const count = tape[i + 1]!;
+    const w = this.w;
+    const after = tape[i + 2]!;
+    if (count === 0) {
+      w.ascii('{}');
+      return after;
+    }
+    const members: SortKey[] = new Array<SortKey>(count);
+    let sorted = true;
+    let j = i + 3;
+    for (let m = 0; m < count; m++) {
+      const key = this.sortKey(j);
+      members[m] = key;
+      if (sorted && m > 0 && compareKeys(members[m - 1]!, key) >= 0) sorted = false;
+      const v = j + 3;
+      const kind = tape[v]! & TYPE_MASK;
+      j = kind === T_OBJ || kind === T_ARR ? tape[v + 2]! : v + 3;
+    }
+    const profile = this.profile;
+    const order = profile.sortKeys ? sortMembers(members, sorted) : firstSeenOrder(members, sorted);
+    w.byte(0x7b);
+    for (let m = 0; m < order.length; m++) {
+      const member = order[m]!;
+      if (m > 0) w.ascii(profile.itemSeparator);
+      this.newline(depth + 1);
+      this.string(tape[member.index]!, tape[member.index + 1]!, tape[member.index + 2]!);
+      w.ascii(profile.keySeparator);
+      this.value(member.index + 3, depth + 1);
+    }
+    this.newline(depth);
+    w.byte(0x7d);
+    return after;
+  }
+
+  private newline(depth: number): void {
+    const indent = this.profile.indent;
+    if (indent === 2) this.w.newlineIndent(depth);
+    else if (indent !== null) this.w.ascii(`\n${' '.repeat(indent * depth)}`);
+  }
+
+  private sortKey(i: number): SortKey {
+    const tape = this.tape;
+    const kind = tape[i]!;
+    const start = tape[i + 1]!;
+    const end = tape[i + 2]!;
+    if ((kind & F_LONE) !== 0) {
+      // JavaScript strings cannot tell a Python lone-surrogate pair from a real astral character.
+      const cps = decodeCodePoints(this.b, start, end);
+      return { index: i, text: '', ascii: false, codePoints: cps };
+    }
+    const text = decodeString(this.b, kind, start, end);
+    return { index: i, text, ascii: (kind & (F_ESC | F_NONASCII)) === 0, codePoints: undefined };
+  }
+
+  private string(kind: number, start: number, end: number): void {
+    const w = this.w;
+    const profile = this.profile;
+    if (profile.ascii) {
+      if ((kind & (F_ESC | F_NONASCII | F_DEL)) === 0) {
+        w.byte(0x22);
+        w.copy(this.b, start, end);
+        w.byte(0x22);
+      } else {
+        w.ascii(quotePython(decodeString(this.b, kind, start, end), true));
+      }
+      return;
+    }
+    if ((kind & F_LONE) !== 0) unrepresentable(profile, 'a string with a lone surrogate (it has no UTF-8 form)');
+    if ((kind & F_ESC) === 0) {
+      // Valid UTF-8 with nothing to escape is already in its canonical form.
+      w.byte(0x22);
+      w.copy(this.b, start, end);
+      w.byte(0x22);
+    } else {
+      w.utf8(quotePython(decodeString(this.b, kind, start, end), false));
+    }
+  }
+
+  private integer(start: number, end: number): void {
+    const b = this.b;
+    const negative = b[start] === 0x2d;
+    if (negative && end - start === 2 && b[start + 1] === 0x30) {
+      this.w.byte(0x30); // Python's int('-0') is 0
+      return;
+    }
+    if (this.profile.int64Only && end - start > 18) {
+      const v = BigInt(b.toString('latin1', start, end));
+      if (v < INT64_MIN || v > UINT64_MAX) unrepresentable(this.profile, 'an integer outside the 64-bit range');
+    }
+    this.w.copy(b, start, end);
+  }
+
+  private float(start: number, end: number): void {
+    const d = lexemeDecimal(this.b.toString('latin1', start, end));
+    if (typeof d === 'number') {
+      this.w.ascii(d > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
+    } else {
+      this.w.ascii(this.profile.formatFloat(d));
+    }
+  }
+}

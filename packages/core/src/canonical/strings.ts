@@ -1,0 +1,166 @@
+import { F_ESC, F_NONASCII, F_RAWSURR } from './tape.js';
+
+/**
+ * Decoding of tape strings and Python's string escaping.
+ * Strings were validated by the parser, so decoding here never meets bad input.
+ */
+
+const ESCAPE_CHAR: Record<number, number> = {
+  0x22: 0x22,
+  0x5c: 0x5c,
+  0x2f: 0x2f,
+  0x62: 0x08,
+  0x66: 0x0c,
+  0x6e: 0x0a,
+  0x72: 0x0d,
+  0x74: 0x09,
+};
+
+function hexValue(c: number): number {
+  return c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x57;
+}
+
+function hex4(b: Uint8Array, p: number): number {
+  return (hexValue(b[p]!) << 12) | (hexValue(b[p + 1]!) << 8) | (hexValue(b[p + 2]!) << 4) | hexValue(b[p + 3]!);
+}
+
+/**
+ * The Python code points of a tape string: escapes decoded, a high-surrogate escape joined with an
+ * immediately following low-surrogate escape, UTF-8-encoded surrogates kept as separate code points.
+ * @internal
+ */
+export function decodeCodePoints(b: Uint8Array, start: number, end: number): number[] {
+  const out: number[] = [];
+  let p = start;
+  while (p < end) {
+    const c = b[p]!;
+    if (c === 0x5c) {
+      const e = b[p + 1]!;
+      if (e !== 0x75) {
+        out.push(ESCAPE_CHAR[e]!);
+        p += 2;
+        continue;
+      }
+      const unit = hex4(b, p + 2);
+      p += 6;
+      if (unit >= 0xd800 && unit <= 0xdbff && p + 6 <= end && b[p] === 0x5c && b[p + 1] === 0x75) {
+        const low = hex4(b, p + 2);
+        if (low >= 0xdc00 && low <= 0xdfff) {
+          out.push(0x10000 + ((unit - 0xd800) << 10) + (low - 0xdc00));
+          p += 6;
+          continue;
+        }
+      }
+      out.push(unit);
+    } else if (c < 0x80) {
+      out.push(c);
+      p++;
+    } else if (c < 0xe0) {
+      out.push(((c & 0x1f) << 6) | (b[p + 1]! & 0x3f));
+      p += 2;
+    } else if (c < 0xf0) {
+      out.push(((c & 0x0f) << 12) | ((b[p + 1]! & 0x3f) << 6) | (b[p + 2]! & 0x3f));
+      p += 3;
+    } else {
+      out.push(((c & 0x07) << 18) | ((b[p + 1]! & 0x3f) << 12) | ((b[p + 2]! & 0x3f) << 6) | (b[p + 3]! & 0x3f));
+      p += 4;
+    }
+  }
+  return out;
+}
+
+/** A JavaScript string from Python code points (lone surrogates stay single UTF-16 units). @internal */
+export function codePointsToString(cps: readonly number[]): string {
+  let s = '';
+  let chunk: number[] = [];
+  for (const cp of cps) {
+    if (cp >= 0x10000) {
+      const v = cp - 0x10000;
+      chunk.push(0xd800 + (v >> 10), 0xdc00 + (v & 0x3ff));
+    } else {
+      chunk.push(cp);
+    }
+    if (chunk.length >= 4096) {
+      s += String.fromCharCode(...chunk);
+      chunk = [];
+    }
+  }
+  return s + String.fromCharCode(...chunk);
+}
+
+/**
+ * Decodes a tape string to a JavaScript string.
+ * @internal
+ */
+export function decodeString(buf: Buffer, kind: number, start: number, end: number): string {
+  if ((kind & (F_ESC | F_RAWSURR)) === 0) {
+    return (kind & F_NONASCII) === 0 ? buf.toString('latin1', start, end) : buf.toString('utf8', start, end);
+  }
+  if ((kind & F_RAWSURR) !== 0) return codePointsToString(decodeCodePoints(buf, start, end));
+  // Escapes but valid UTF-8: decode the runs between escapes natively.
+  let s = '';
+  let run = start;
+  let p = start;
+  while (p < end) {
+    if (buf[p] !== 0x5c) {
+      p++;
+      continue;
+    }
+    if (p > run) s += buf.toString('utf8', run, p);
+    const e = buf[p + 1]!;
+    if (e === 0x75) {
+      // Surrogate escapes are emitted as single units: an escaped pair becomes a valid pair, as in Python.
+      s += String.fromCharCode(hex4(buf, p + 2));
+      p += 6;
+    } else {
+      s += String.fromCharCode(ESCAPE_CHAR[e]!);
+      p += 2;
+    }
+    run = p;
+  }
+  if (end > run) s += buf.toString('utf8', run, end);
+  return s;
+}
+
+// Python's escapes for ASCII (json.encoder ESCAPE_DCT): short forms, else \u00XX in lowercase hex.
+const PY_ESCAPES: string[] = [];
+for (let c = 0; c < 0x80; c++) {
+  PY_ESCAPES.push(c < 0x20 ? `\\u${c.toString(16).padStart(4, '0')}` : String.fromCharCode(c));
+}
+PY_ESCAPES[0x22] = '\\"';
+PY_ESCAPES[0x5c] = '\\\\';
+PY_ESCAPES[0x08] = '\\b';
+PY_ESCAPES[0x0c] = '\\f';
+PY_ESCAPES[0x0a] = '\\n';
+PY_ESCAPES[0x0d] = '\\r';
+PY_ESCAPES[0x09] = '\\t';
+
+// eslint-disable-next-line no-control-regex
+const NEEDS_ESCAPE_UTF8 = /[\u0000-\u001f"\\]/;
+// eslint-disable-next-line no-control-regex
+const ESCAPE_UTF8_ALL = /[\u0000-\u001f"\\]/g;
+const NEEDS_ESCAPE_ASCII = /[^\u0020-\u007e]|["\\]/;
+const ESCAPE_ASCII_ALL = /[^\u0020-\u007e]|["\\]/g;
+
+function escapeUnit(ch: string): string {
+  const c = ch.charCodeAt(0);
+  return c < 0x7f ? PY_ESCAPES[c]! : `\\u${c.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * Python's `json.dumps` string literal, quotes included: `ensure_ascii=False` escapes only `"`, `\`
+ * and control characters; `ensure_ascii=True` also escapes DEL and every non-ASCII UTF-16 unit
+ * (astral characters as their surrogate pair), in lowercase hex.
+ * @internal
+ */
+export function quotePython(s: string, ascii: boolean): string {
+  if (ascii) return NEEDS_ESCAPE_ASCII.test(s) ? `"${s.replace(ESCAPE_ASCII_ALL, escapeUnit)}"` : `"${s}"`;
+  return NEEDS_ESCAPE_UTF8.test(s) ? `"${s.replace(ESCAPE_UTF8_ALL, escapeUnit)}"` : `"${s}"`;
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/** True when the string has a UTF-16 unit that is not part of a valid surrogate pair. @internal */
+export function hasLoneSurrogate(s: string): boolean {
+  return LONE_SURROGATE.test(s);
+}

@@ -1,0 +1,109 @@
+import { decodeString } from './strings.js';
+import {
+  T_ARR,
+  T_FALSE,
+  T_FLT,
+  T_INF,
+  T_INT,
+  T_NAN,
+  T_NINF,
+  T_NULL,
+  T_OBJ,
+  T_STR,
+  T_TRUE,
+  TYPE_MASK,
+  type ParsedBody,
+} from './tape.js';
+
+/**
+ * A JSON value as jobhook hands it to your code: integers beyond `Number.MAX_SAFE_INTEGER` are
+ * `bigint` (never rounded), every other number is a `number` (`NaN` and `±Infinity` included, since
+ * Python's `json` writes them).
+ */
+export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | JsonObject;
+/** A JSON object as jobhook hands it to your code. */
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
+
+/**
+ * Builds the JavaScript value of a parsed body. Objects are plain objects; a `__proto__` key becomes
+ * an own property (as `JSON.parse` makes it), never the prototype; the last of duplicate keys wins.
+ */
+export function toValue(doc: ParsedBody): JsonValue {
+  const bytes = doc.bytes;
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return new ValueBuilder(buf, doc.tape).build(0);
+}
+
+class ValueBuilder {
+  /** Index after the last built value. */
+  next = 0;
+
+  constructor(
+    private readonly b: Buffer,
+    private readonly tape: Int32Array,
+  ) {}
+
+  build(i: number): JsonValue {
+    const tape = this.tape;
+    const kind = tape[i]!;
+    this.next = i + 3;
+    switch (kind & TYPE_MASK) {
+      case T_OBJ: {
+        const count = tape[i + 1]!;
+        const obj: JsonObject = {};
+        let j = i + 3;
+        for (let m = 0; m < count; m++) {
+          const key = decodeString(this.b, tape[j]!, tape[j + 1]!, tape[j + 2]!);
+          const value = this.build(j + 3);
+          if (key === '__proto__') {
+            Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
+          } else {
+            obj[key] = value;
+          }
+          j = this.next;
+        }
+        this.next = tape[i + 2]!;
+        return obj;
+      }
+      case T_ARR: {
+        const count = tape[i + 1]!;
+        const arr: JsonValue[] = new Array<JsonValue>(count);
+        let j = i + 3;
+        for (let m = 0; m < count; m++) {
+          arr[m] = this.build(j);
+          j = this.next;
+        }
+        this.next = tape[i + 2]!;
+        return arr;
+      }
+      case T_STR:
+        return decodeString(this.b, kind, tape[i + 1]!, tape[i + 2]!);
+      case T_INT: {
+        const start = tape[i + 1]!;
+        const end = tape[i + 2]!;
+        const text = this.b.toString('latin1', start, end);
+        if (end - start <= 15) return Number(text) + 0; // + 0 turns -0 into 0, as Python's int('-0')
+        const big = BigInt(text);
+        return big >= Number.MIN_SAFE_INTEGER && big <= Number.MAX_SAFE_INTEGER ? Number(big) : big;
+      }
+      case T_FLT:
+        return Number(this.b.toString('latin1', tape[i + 1]!, tape[i + 2]!));
+      case T_TRUE:
+        return true;
+      case T_FALSE:
+        return false;
+      case T_NULL:
+        return null;
+      case T_NAN:
+        return Number.NaN;
+      case T_INF:
+        return Number.POSITIVE_INFINITY;
+      case T_NINF:
+        return Number.NEGATIVE_INFINITY;
+      default:
+        throw new Error(`jobhook: corrupt tape kind ${kind} at ${i}`);
+    }
+  }
+}

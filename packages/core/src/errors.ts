@@ -1,0 +1,75 @@
+/**
+ * Every error jobhook raises on bad input carries a stable string `code` and the HTTP status a
+ * receiver should answer with, so callers branch on codes rather than on messages.
+ */
+export const ERROR_STATUS = {
+  /** The body is not JSON as Python's `json.loads` reads it (syntax, invalid UTF-8, > 4300-digit integer). */
+  ERR_BODY_MALFORMED: 400,
+  /** The body parsed, but its top-level value is not a JSON object. */
+  ERR_BODY_NOT_OBJECT: 400,
+  /** The body nests arrays and objects deeper than `maxDepth`. */
+  ERR_BODY_TOO_DEEP: 400,
+  /** The body has more bytes than `maxBodyBytes`. */
+  ERR_BODY_TOO_LARGE: 413,
+  /** The value cannot be written in the requested canonical profile (a lone surrogate in `python`, a 2^64 integer in `orjson`, ...). */
+  ERR_CANONICAL_UNREPRESENTABLE: 400,
+  /** No signature header, or an empty one. */
+  ERR_SIGNATURE_MISSING: 401,
+  /** The signature header is not an even-length hex string. */
+  ERR_SIGNATURE_MALFORMED: 401,
+  /** The signature does not verify against any key of the ring under any tried profile. */
+  ERR_SIGNATURE_INVALID: 401,
+  /** The hash-algorithm header names something other than SHA256. */
+  ERR_HASH_ALGORITHM_UNSUPPORTED: 401,
+  /** A key given to jobhook is unusable (not RSA, under 2048 bits, not a PEM, ...). Thrown at construction. */
+  ERR_KEY_INVALID: 500,
+  /** An option given to a jobhook factory is wrong. Thrown at construction. */
+  ERR_OPTION_INVALID: 500,
+} as const;
+
+/** A stable jobhook error code. */
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** Options of {@link JobhookError}. */
+export interface JobhookErrorOptions {
+  /** The underlying error, kept for logs. */
+  cause?: unknown;
+  /** Extra structured detail (byte offset, field path, ...). */
+  detail?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The one error class of jobhook.
+ *
+ * @example
+ * ```ts
+ * try { verifySignature({ body, signature, keys }) }
+ * catch (err) { if (err instanceof JobhookError) res.status(err.status).json(err.toJSON()) }
+ * ```
+ */
+export class JobhookError extends Error {
+  override readonly name = 'JobhookError';
+  /** Stable machine-readable code, e.g. `ERR_SIGNATURE_INVALID`. */
+  readonly code: ErrorCode;
+  /** HTTP status a receiver answers with for this error. */
+  readonly status: number;
+  /** Extra structured detail, if any. */
+  readonly detail: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: JobhookErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.detail = options.detail;
+  }
+
+  /** The JSON error body jobhook answers with: `{ error: { code, message } }`. */
+  toJSON(): { error: { code: ErrorCode; message: string } } {
+    return { error: { code: this.code, message: this.message } };
+  }
+}
+
+/** True when `err` is a {@link JobhookError}, optionally with the given code. */
+export function isJobhookError(err: unknown, code?: ErrorCode): err is JobhookError {
+  return err instanceof JobhookError && (code === undefined || err.code === code);
+}

@@ -1,0 +1,110 @@
+import { constants, createHash, createPrivateKey, KeyObject, sign } from 'node:crypto';
+import { JobhookError } from '../errors.js';
+import { DEFAULT_MAX_DEPTH, parseBodyUnchecked } from '../canonical/parse.js';
+import { isCanonicalProfile, serializeCanonical, type CanonicalProfile } from '../canonical/profiles.js';
+import { PYTHON_COMPACT_DUMPS, PYTHON_DEFAULT_DUMPS, serializeTape } from '../canonical/serialize-tape.js';
+import { valueToJson } from '../canonical/value-json.js';
+import { MIN_RSA_BITS } from '../keys/key-ring.js';
+import { DEFAULT_HEADER_NAMES, HASH_ALGORITHM, type WebhookHeaderNames } from './headers.js';
+
+/**
+ * How the body bytes are laid out. The signature covers the canonical form whatever the body style.
+ * - `python`: `json.dumps(payload)` defaults, as Python's HTTP clients send JSON (`", "`, `": "`, ASCII escapes);
+ * - `canonical`: the canonical bytes themselves;
+ * - `compact`: `json.dumps(payload, separators=(",", ":"), ensure_ascii=False)`.
+ */
+export type BodyStyle = 'python' | 'canonical' | 'compact';
+
+/** A private key: PEM (PKCS#1 or PKCS#8) or a `KeyObject`. */
+export type PrivateKeyInput = string | Uint8Array | KeyObject;
+
+/** Options of {@link signPayload}. */
+export interface SignOptions {
+  /** Canonical profile to sign. Default `python` (the service's). */
+  profile?: CanonicalProfile;
+  /** Layout of the returned body. Default `python`. */
+  bodyStyle?: BodyStyle;
+  /** Header names. Default the spec's `X-Service-*`. */
+  headerNames?: Partial<WebhookHeaderNames>;
+}
+
+/** A signed webhook, ready to POST. */
+export interface SignedPayload {
+  /** The body to send. */
+  body: Buffer;
+  /** The canonical bytes that were hashed. */
+  canonical: Buffer;
+  /** Lowercase SHA-256 hex of `canonical`: the signed message. */
+  digest: string;
+  /** Lowercase hex RSA PKCS#1 v1.5 / SHA-256 signature of `digest`'s UTF-8 bytes. */
+  signature: string;
+  /** `Content-Type` and the three `X-Service-*` headers of spec §6.1. */
+  headers: Record<string, string>;
+}
+
+/**
+ * Parses and checks a private signing key once.
+ * @throws JobhookError `ERR_KEY_INVALID`
+ */
+export function loadPrivateKey(input: PrivateKeyInput): KeyObject {
+  let key: KeyObject;
+  try {
+    key = input instanceof KeyObject ? input : createPrivateKey(typeof input === 'string' ? input : Buffer.from(input));
+  } catch (cause) {
+    throw new JobhookError('ERR_KEY_INVALID', `not a readable private key: ${(cause as Error).message}`, { cause });
+  }
+  if (key.type !== 'private' || key.asymmetricKeyType !== 'rsa') {
+    throw new JobhookError('ERR_KEY_INVALID', 'signing needs an RSA private key');
+  }
+  const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
+  if (bits < MIN_RSA_BITS) {
+    throw new JobhookError('ERR_KEY_INVALID', `the private key has ${bits} bits; at least ${MIN_RSA_BITS} are required`);
+  }
+  return key;
+}
+
+/**
+ * Signs a payload as the service does (spec §6.3), for the reference sender and for your tests.
+ * The payload is a JavaScript value (see {@link RawJson} for exact floats) or the JSON body bytes.
+ *
+ * @example
+ * ```ts
+ * const { body, headers } = signPayload({ event: 'async_job_completed', job_id }, privateKeyPem);
+ * await fetch(url, { method: 'POST', body, headers });
+ * ```
+ */
+export function signPayload(payload: unknown, privateKey: PrivateKeyInput, options: SignOptions = {}): SignedPayload {
+  const { profile = 'python', bodyStyle = 'python', headerNames = {} } = options;
+  if (!isCanonicalProfile(profile)) {
+    throw new JobhookError('ERR_OPTION_INVALID', `signPayload: unknown profile ${JSON.stringify(profile)}`);
+  }
+  if (bodyStyle !== 'python' && bodyStyle !== 'canonical' && bodyStyle !== 'compact') {
+    throw new JobhookError('ERR_OPTION_INVALID', `signPayload: bodyStyle must be python, canonical or compact, got ${JSON.stringify(bodyStyle)}`);
+  }
+  const key = loadPrivateKey(privateKey);
+  const bytes = payload instanceof Uint8Array ? payload : Buffer.from(valueToJson(payload), 'utf8');
+  const doc = parseBodyUnchecked(bytes, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_DEPTH);
+  const canonical = serializeCanonical(doc, profile);
+  const digest = createHash('sha256').update(canonical).digest('hex');
+  const signature = sign('sha256', Buffer.from(digest, 'latin1'), {
+    key,
+    padding: constants.RSA_PKCS1_PADDING,
+  }).toString('hex');
+  const body =
+    bodyStyle === 'canonical'
+      ? canonical
+      : serializeTape(doc, bodyStyle === 'python' ? PYTHON_DEFAULT_DUMPS : PYTHON_COMPACT_DUMPS);
+  const names = { ...DEFAULT_HEADER_NAMES, ...headerNames };
+  return {
+    body,
+    canonical,
+    digest,
+    signature,
+    headers: {
+      'Content-Type': 'application/json',
+      [names.webhook]: 'true',
+      [names.signature]: signature,
+      [names.hashAlgorithm]: HASH_ALGORITHM,
+    },
+  };
+}
