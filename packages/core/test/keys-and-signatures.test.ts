@@ -1,0 +1,183 @@
+import { createHash, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import {
+  createKeyRing,
+  createVerifier,
+  DEFAULT_HEADER_NAMES,
+  JobhookError,
+  rawJson,
+  signPayload,
+  verifySignature,
+  type ErrorCode,
+} from '../src/index.js';
+
+const vectorsDir = process.env['JOBHOOK_VECTORS_DIR'] ?? resolve(import.meta.dirname, '../../../../shared/vectors');
+
+function codeOf(fn: () => unknown): ErrorCode | 'no error' {
+  try {
+    fn();
+    return 'no error';
+  } catch (err) {
+    if (err instanceof JobhookError) return err.code;
+    throw err;
+  }
+}
+
+let priv: KeyObject;
+let pub: KeyObject;
+let priv2: KeyObject;
+let pub2: KeyObject;
+beforeAll(() => {
+  ({ privateKey: priv, publicKey: pub } = generateKeyPairSync('rsa', { modulusLength: 2048 }));
+  ({ privateKey: priv2, publicKey: pub2 } = generateKeyPairSync('rsa', { modulusLength: 2048 }));
+});
+
+const event = {
+  event: 'async_job_completed',
+  job_id: '0b0c6f2e-4f7a-4c55-9a43-0c3f1d9e3c11',
+  status: 'success',
+  feature: 'ocr',
+  subfeature: 'ocr_async',
+  provider: 'amazon',
+  model: null,
+  created_at: '2026-11-22T10:00:00.000000+00:00',
+  finished_at: '2026-11-22T10:00:02.500000+00:00',
+  output: { raw_text: 'Grüße 😀' },
+  user_parameters: { ratio: rawJson('1.0'), big: 123456789012345678901234567890n, tiny: 1e-7 },
+};
+
+describe('key ring', () => {
+  it('reads PKCS#1 and SPKI PEM of the same key to the same id (SHA-256 of the SPKI DER)', () => {
+    const spki = readFileSync(resolve(vectorsDir, 'keys/main.public.pem'), 'utf8');
+    const pkcs1 = readFileSync(resolve(vectorsDir, 'keys/main.public.pkcs1.pem'), 'utf8');
+    const a = createKeyRing(spki).keys[0]!;
+    const b = createKeyRing(Buffer.from(pkcs1)).keys[0]!;
+    const der = createPublicKey(spki).export({ type: 'spki', format: 'der' });
+    expect(a.id).toBe(createHash('sha256').update(der).digest('hex'));
+    expect(b.id).toBe(a.id);
+    expect(createKeyRing([spki, pkcs1]).keys).toHaveLength(1); // the same key twice is kept once
+  });
+  it('keeps several keys in order, for rotation', () => {
+    const ring = createKeyRing([pub, pub2]);
+    expect(ring.keys.map((k) => k.bits)).toEqual([2048, 2048]);
+    expect(ring.find(ring.keys[1]!.id)?.key).toBe(pub2);
+  });
+  it('refuses non-RSA keys, short keys, garbage and empty lists at construction', () => {
+    const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey;
+    const short = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey;
+    expect(codeOf(() => createKeyRing(ec))).toBe('ERR_KEY_INVALID');
+    expect(() => createKeyRing(short)).toThrow(/1024 bits; at least 2048/);
+    expect(codeOf(() => createKeyRing('not a pem'))).toBe('ERR_KEY_INVALID');
+    expect(codeOf(() => createKeyRing([]))).toBe('ERR_KEY_INVALID');
+    expect(() => createKeyRing([pub, 'junk'])).toThrow(/key #2/);
+  });
+});
+
+describe('signPayload → createVerifier round trip', () => {
+  it('verifies in every profile and body style, reporting profile and key', () => {
+    const verifier = createVerifier({ keys: [pub2, pub] });
+    for (const profile of ['python', 'python-ascii', 'orjson'] as const) {
+      for (const bodyStyle of ['python', 'canonical', 'compact'] as const) {
+        // orjson cannot write integers beyond 64 bits, so its signer could not have sent `big`
+        const big = profile === 'orjson' ? 2n ** 64n - 1n : 123456789012345678901234567890n;
+        const payload = { ...event, user_parameters: { ...event.user_parameters, big } };
+        const signed = signPayload(payload, priv, { profile, bodyStyle });
+        const result = verifier.verify({ body: signed.body, signature: signed.signature });
+        expect(result.keyId).toBe(verifier.keyRing.keys[1]!.id);
+        expect(result.digest).toBe(signed.digest);
+        expect(result.payload['job_id']).toBe(event.job_id);
+        expect(result.payload['user_parameters']).toEqual({ ratio: 1, big, tiny: 1e-7 });
+        // python-ascii/orjson bytes can coincide with python's; then python (tried first) is reported
+        if (profile === 'python') expect(result.profile).toBe('python');
+      }
+    }
+  });
+  it('refuses to sign in a profile that cannot write the payload', () => {
+    expect(codeOf(() => signPayload(event, priv, { profile: 'orjson' }))).toBe('ERR_CANONICAL_UNREPRESENTABLE');
+  });
+  it('keeps float forms exact in what it signs', () => {
+    const signed = signPayload(event, priv, { bodyStyle: 'canonical' });
+    const text = signed.canonical.toString('utf8');
+    expect(text).toContain('"ratio": 1.0');
+    expect(text).toContain('"tiny": 1e-07');
+    expect(text).toContain('"big": 123456789012345678901234567890');
+    expect(signed.body.equals(signed.canonical)).toBe(true);
+  });
+  it('sends the python body style as json.dumps defaults would', () => {
+    const signed = signPayload({ b: 'é', a: [1, 2.5] }, priv);
+    expect(signed.body.toString()).toBe('{"b": "\\u00e9", "a": [1, 2.5]}');
+  });
+  it('sets the spec headers', () => {
+    const signed = signPayload(event, priv);
+    expect(signed.headers).toEqual({
+      'Content-Type': 'application/json',
+      [DEFAULT_HEADER_NAMES.webhook]: 'true',
+      [DEFAULT_HEADER_NAMES.signature]: signed.signature,
+      [DEFAULT_HEADER_NAMES.hashAlgorithm]: 'SHA256',
+    });
+    expect(signed.signature).toMatch(/^[0-9a-f]{512}$/);
+  });
+  it('accepts the signature in upper case and with surrounding whitespace', () => {
+    const signed = signPayload(event, priv);
+    const result = verifySignature({ keys: pub, body: signed.body, signature: ` ${signed.signature.toUpperCase()}\t` });
+    expect(result.profile).toBe('python');
+  });
+  it('limits the profiles tried when asked', () => {
+    const signed = signPayload({ a: 'é' }, priv, { profile: 'python-ascii' });
+    expect(verifySignature({ keys: pub, body: signed.body, signature: signed.signature }).profile).toBe('python-ascii');
+    expect(codeOf(() => verifySignature({ keys: pub, profiles: ['python'], body: signed.body, signature: signed.signature }))).toBe(
+      'ERR_SIGNATURE_INVALID',
+    );
+  });
+});
+
+describe('verification errors', () => {
+  const signed = () => signPayload(event, priv);
+  it.each([
+    ['missing signature', undefined, 'ERR_SIGNATURE_MISSING'],
+    ['empty signature', '', 'ERR_SIGNATURE_MISSING'],
+    ['odd-length hex', 'abc', 'ERR_SIGNATURE_MALFORMED'],
+    ['not hex', 'zz'.repeat(256), 'ERR_SIGNATURE_MALFORMED'],
+    ['absurdly long', 'ab'.repeat(5000), 'ERR_SIGNATURE_MALFORMED'],
+    ['two signature headers', ['ab', 'cd'], 'ERR_SIGNATURE_MALFORMED'],
+    ['wrong length', 'ab'.repeat(10), 'ERR_SIGNATURE_INVALID'],
+  ] as const)('%s → %s', (_name, signature, code) => {
+    expect(codeOf(() => verifySignature({ keys: pub, body: signed().body, signature }))).toBe(code);
+  });
+  it('a tampered body or another key → ERR_SIGNATURE_INVALID (401)', () => {
+    const s = signed();
+    const tampered = Buffer.from(s.body.toString().replace('amazon', 'google'));
+    expect(codeOf(() => verifySignature({ keys: pub, body: tampered, signature: s.signature }))).toBe('ERR_SIGNATURE_INVALID');
+    const other = signPayload(event, priv2);
+    const err = (() => {
+      try {
+        verifySignature({ keys: pub, body: other.body, signature: other.signature });
+      } catch (e) {
+        return e as JobhookError;
+      }
+      return undefined;
+    })();
+    expect(err?.code).toBe('ERR_SIGNATURE_INVALID');
+    expect(err?.status).toBe(401);
+    expect(err?.toJSON()).toEqual({ error: { code: 'ERR_SIGNATURE_INVALID', message: err?.message } });
+  });
+  it('a bad body is reported as such, after the signature format check', () => {
+    expect(codeOf(() => verifySignature({ keys: pub, body: '{"a": ', signature: 'ab' }))).toBe('ERR_BODY_MALFORMED');
+    expect(codeOf(() => verifySignature({ keys: pub, body: '[1]', signature: 'ab' }))).toBe('ERR_BODY_NOT_OBJECT');
+  });
+  it('refuses bad options at construction', () => {
+    // @ts-expect-error keys are required
+    expect(codeOf(() => createVerifier({}))).toBe('ERR_OPTION_INVALID');
+    // @ts-expect-error profiles must be known
+    expect(() => createVerifier({ keys: pub, profiles: ['python', 'yaml'] })).toThrow(/unknown profile "yaml"/);
+    expect(codeOf(() => createVerifier({ keys: pub, profiles: [] }))).toBe('ERR_OPTION_INVALID');
+    expect(codeOf(() => createVerifier({ keys: pub, profiles: ['python', 'python'] }))).toBe('ERR_OPTION_INVALID');
+  });
+  it('refuses a short or non-RSA signing key', () => {
+    const short = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
+    expect(codeOf(() => signPayload(event, short))).toBe('ERR_KEY_INVALID');
+    expect(codeOf(() => signPayload(event, pub))).toBe('ERR_KEY_INVALID');
+  });
+});
