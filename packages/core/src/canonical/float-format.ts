@@ -1,117 +1,239 @@
+import { ByteWriter } from './byte-writer.js';
+
 /**
- * Float formatting of the canonical profiles. Both Python's `repr(float)` and orjson (Ryu) print the
- * shortest digit string that reads back as the same double, choosing the closest when several are
- * equally short; they differ only in where they switch to exponent notation and how they write the
- * exponent. So each float is reduced once to `(digits, decpt)`, value = 0.DIGITS × 10^decpt, and the
- * profiles only lay those out.
+ * Float formatting of the canonical profiles. Python's `repr(float)` and orjson (Ryu) both print the
+ * shortest digit string that reads back as the same double, the closest one when several are equally
+ * short; they differ only in where they switch to exponent notation and how they write the exponent.
+ * So a float is reduced once to significant digits plus a decimal-point position
+ * (value = 0.DIGITS × 10^decpt), held in a scratch buffer, and each profile only lays those out.
+ * This runs once per float of every body, so it works on bytes and allocates nothing.
  */
 
-/** A finite double as its shortest round-trip decimal digits. @internal */
-export interface ShortDecimal {
-  /** Sign bit (true for -0.0 too). */
-  negative: boolean;
-  /** Significant digits, no leading or trailing zeros; `"0"` for zero. */
-  digits: string;
-  /** Position of the decimal point: value = 0.DIGITS × 10^decpt. Zero has decpt 1. */
-  decpt: number;
-}
+/** Significant digits of the float being formatted (ASCII), no leading or trailing zeros. */
+const digits = new Uint8Array(32);
+let digitCount = 0;
+let decpt = 0;
+let negative = false;
 
 /**
  * Any decimal of at most 15 significant digits in the normal range is recovered exactly from the
  * double nearest to it (DBL_DIG = 15), so no other string of that length or shorter reads back as
- * the same double: its own digits are the shortest round-trip form. Keeping well inside the normal
- * range (subnormals carry fewer digits) makes that hold without converting.
+ * the same double: its own digits are the shortest round-trip form, no conversion needed.
+ * Subnormals carry fewer digits, hence the margin on the exponent.
  */
 const FAST_MAX_DIGITS = 15;
 const FAST_MAX_DECPT = 290;
 
-/** The shortest round-trip digits of a finite double, from ECMAScript's Number::toString (which picks the closest of equally short candidates). @internal */
-export function shortestDecimal(x: number): ShortDecimal {
-  const negative = x < 0 || Object.is(x, -0);
-  if (x === 0) return { negative, digits: '0', decpt: 1 };
-  return splitDecimal(String(negative ? -x : x), negative);
+/** A float layout: writes `digits`/`decpt`/`negative` of the scratch state. @internal */
+export type FloatLayout = (w: ByteWriter) => void;
+
+function isDigit(c: number | undefined): boolean {
+  return c !== undefined && c >= 0x30 && c <= 0x39;
 }
+
+/** {@link loadLexeme}'s answer when the lexeme is already written as both layouts write it. */
+const AS_IS = 1;
 
 /**
- * Reduces a JSON number lexeme read as a Python float (it has a fraction or an exponent) to its
- * shortest round-trip digits, or to `null` when it overflows to infinity (sign in `overflowNegative`).
- * @internal
+ * Loads a JSON float lexeme `b[start, end)` (it has a fraction or an exponent) into the scratch
+ * state. Returns 0 when loaded, {@link AS_IS} when the lexeme is already in canonical form (the
+ * common case: Python wrote the body, so its floats are reprs), or ±Infinity when the value overflows.
  */
-export function lexemeDecimal(lexeme: string): ShortDecimal | number {
-  const negative = lexeme.charCodeAt(0) === 0x2d;
-  let ePos = lexeme.indexOf('e');
-  if (ePos < 0) ePos = lexeme.indexOf('E');
-  const mantissaEnd = ePos < 0 ? lexeme.length : ePos;
-  const exponent = ePos < 0 ? 0 : Number(lexeme.slice(ePos + 1));
-  const dot = lexeme.indexOf('.');
-  const intStart = negative ? 1 : 0;
-  const intEnd = dot < 0 || dot > mantissaEnd ? mantissaEnd : dot;
-  let digits = lexeme.slice(intStart, intEnd) + (intEnd < mantissaEnd ? lexeme.slice(intEnd + 1, mantissaEnd) : '');
-  let decpt = intEnd - intStart + exponent;
-  let lead = 0;
-  while (lead < digits.length && digits.charCodeAt(lead) === 0x30) lead++;
-  if (lead === digits.length) return { negative, digits: '0', decpt: 1 };
-  let trail = digits.length;
-  while (digits.charCodeAt(trail - 1) === 0x30) trail--;
-  digits = digits.slice(lead, trail);
-  decpt -= lead;
-  if (digits.length <= FAST_MAX_DIGITS && decpt > -FAST_MAX_DECPT && decpt < FAST_MAX_DECPT) {
-    return { negative, digits, decpt };
+function loadLexeme(b: Uint8Array, start: number, end: number): number {
+  let p = start;
+  negative = b[p] === 0x2d;
+  if (negative) p++;
+  const intStart = p;
+  while (p < end && isDigit(b[p])) p++;
+  const intLen = p - intStart;
+  let fracStart = p;
+  let fracLen = 0;
+  if (b[p] === 0x2e) {
+    fracStart = ++p;
+    while (p < end && isDigit(b[p])) p++;
+    fracLen = p - fracStart;
   }
-  const x = Number(lexeme);
-  // Overflow is reported as the infinity itself; underflow yields a signed zero.
+  let exp = 0;
+  let expHuge = false;
+  if (p < end) {
+    p++; // e or E
+    const expNegative = b[p] === 0x2d;
+    if (expNegative || b[p] === 0x2b) p++;
+    for (; p < end; p++) {
+      exp = exp * 10 + (b[p]! - 0x30);
+      if (exp > 1e6) expHuge = true;
+    }
+    if (expNegative) exp = -exp;
+  }
+  const total = intLen + fracLen;
+  const plain = p === fracStart + fracLen && fracLen > 0; // "I.F", no exponent
+  let lead = 0;
+  while (lead < total && digitAt(b, intStart, intLen, fracStart, lead) === 0x30) lead++;
+  if (lead === total) {
+    if (plain && intLen === 1 && fracLen === 1) return AS_IS; // 0.0 or -0.0
+    setZero();
+    return 0;
+  }
+  let trail = total;
+  while (digitAt(b, intStart, intLen, fracStart, trail - 1) === 0x30) trail--;
+  const n = trail - lead;
+  const point = intLen + exp - lead;
+  if (!expHuge && n <= FAST_MAX_DIGITS && point > -FAST_MAX_DECPT && point < FAST_MAX_DECPT) {
+    // "I.F" is canonical in fixed range when F has no trailing zero beyond a lone "0" ("1.0").
+    if (plain && point > -4 && point <= 16 && (b[end - 1] !== 0x30 || fracLen === 1)) return AS_IS;
+    for (let k = 0; k < n; k++) digits[k] = digitAt(b, intStart, intLen, fracStart, lead + k);
+    digitCount = n;
+    decpt = point;
+    return 0;
+  }
+  let text = '';
+  for (let i = start; i < end; i++) text += String.fromCharCode(b[i]!);
+  const x = Number(text);
   if (!Number.isFinite(x)) return x;
-  return shortestDecimal(x);
+  loadDouble(x);
+  return 0;
 }
 
-function splitDecimal(text: string, negative: boolean): ShortDecimal {
-  const ePos = text.indexOf('e');
-  const mantissa = ePos < 0 ? text : text.slice(0, ePos);
-  const exponent = ePos < 0 ? 0 : Number(text.slice(ePos + 1));
-  const dot = mantissa.indexOf('.');
-  const intPart = dot < 0 ? mantissa : mantissa.slice(0, dot);
-  let digits = dot < 0 ? intPart : intPart + mantissa.slice(dot + 1);
-  let decpt = intPart.length + exponent;
-  let lead = 0;
-  while (digits.charCodeAt(lead) === 0x30) lead++;
-  let trail = digits.length;
-  while (digits.charCodeAt(trail - 1) === 0x30) trail--;
-  digits = digits.slice(lead, trail);
-  decpt -= lead;
-  return { negative, digits, decpt };
+function digitAt(b: Uint8Array, intStart: number, intLen: number, fracStart: number, k: number): number {
+  return k < intLen ? b[intStart + k]! : b[fracStart + k - intLen]!;
+}
+
+function setZero(): void {
+  digits[0] = 0x30;
+  digitCount = 1;
+  decpt = 1;
+}
+
+/** Loads a finite double's shortest round-trip digits (ECMAScript's Number::toString picks the closest of equally short candidates, as Python does). */
+function loadDouble(x: number): void {
+  negative = x < 0 || Object.is(x, -0);
+  if (x === 0) {
+    setZero();
+    return;
+  }
+  const text = String(negative ? -x : x);
+  let exp = 0;
+  let n = 0;
+  let intLen = -1;
+  let leadingZeros = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x2e) {
+      intLen = i;
+    } else if (c === 0x65) {
+      exp = Number(text.slice(i + 1));
+      if (intLen < 0) intLen = i;
+      break;
+    } else if (n === 0 && c === 0x30) {
+      leadingZeros++;
+    } else {
+      digits[n++] = c;
+    }
+  }
+  if (intLen < 0) intLen = text.length;
+  while (digits[n - 1] === 0x30) n--;
+  digitCount = n;
+  decpt = intLen + exp - leadingZeros;
+}
+
+function writeDigits(w: ByteWriter, from: number, to: number): void {
+  for (let k = from; k < to; k++) w.byte(digits[k]!);
+}
+
+function writeZeros(w: ByteWriter, count: number): void {
+  for (let k = 0; k < count; k++) w.byte(0x30);
 }
 
 /**
  * Python's `float.__repr__`: fixed notation when -4 < decpt <= 16 (with `.0` on integral values),
  * otherwise `d.ddde±XX` with at least two exponent digits. @internal
  */
-export function formatPythonFloat(d: ShortDecimal): string {
-  const { digits, decpt } = d;
-  const sign = d.negative ? '-' : '';
-  const n = digits.length;
+export const pythonLayout: FloatLayout = (w) => {
+  const n = digitCount;
+  if (negative) w.byte(0x2d);
   if (decpt > -4 && decpt <= 16) {
-    if (decpt <= 0) return `${sign}0.${'0'.repeat(-decpt)}${digits}`;
-    if (decpt >= n) return `${sign}${digits}${'0'.repeat(decpt - n)}.0`;
-    return `${sign}${digits.slice(0, decpt)}.${digits.slice(decpt)}`;
+    if (decpt <= 0) {
+      w.byte(0x30);
+      w.byte(0x2e);
+      writeZeros(w, -decpt);
+      writeDigits(w, 0, n);
+    } else if (decpt >= n) {
+      writeDigits(w, 0, n);
+      writeZeros(w, decpt - n);
+      w.byte(0x2e);
+      w.byte(0x30);
+    } else {
+      writeDigits(w, 0, decpt);
+      w.byte(0x2e);
+      writeDigits(w, decpt, n);
+    }
+    return;
   }
+  writeMantissa(w, n);
   const exp = decpt - 1;
-  const mantissa = n === 1 ? digits : `${digits[0]}.${digits.slice(1)}`;
-  const absExp = exp < 0 ? -exp : exp;
-  return `${sign}${mantissa}e${exp < 0 ? '-' : '+'}${absExp < 10 ? '0' : ''}${absExp}`;
+  w.byte(0x65);
+  w.byte(exp < 0 ? 0x2d : 0x2b);
+  const abs = exp < 0 ? -exp : exp;
+  if (abs < 10) w.byte(0x30);
+  w.ascii(String(abs));
+};
+
+/**
+ * orjson's float format (the Ryu crate's `format64`): fixed notation when -5 < decpt <= 16,
+ * otherwise `d.ddde[-]X` with no plus sign and no padding. @internal
+ */
+export const ryuLayout: FloatLayout = (w) => {
+  const n = digitCount;
+  if (negative) w.byte(0x2d);
+  if (decpt - n >= 0 && decpt <= 16) {
+    writeDigits(w, 0, n);
+    writeZeros(w, decpt - n);
+    w.byte(0x2e);
+    w.byte(0x30);
+  } else if (decpt > 0 && decpt <= 16) {
+    writeDigits(w, 0, decpt);
+    w.byte(0x2e);
+    writeDigits(w, decpt, n);
+  } else if (decpt > -5 && decpt <= 0) {
+    w.byte(0x30);
+    w.byte(0x2e);
+    writeZeros(w, -decpt);
+    writeDigits(w, 0, n);
+  } else {
+    writeMantissa(w, n);
+    w.byte(0x65);
+    w.ascii(String(decpt - 1));
+  }
+};
+
+function writeMantissa(w: ByteWriter, n: number): void {
+  w.byte(digits[0]!);
+  if (n > 1) {
+    w.byte(0x2e);
+    writeDigits(w, 1, n);
+  }
 }
 
 /**
- * orjson's float format (the Ryu crate's `format64`): fixed notation when -5 < decpt <= 16, otherwise
- * `d.ddde[-]X` with no plus sign and no padding. @internal
+ * Writes the float lexeme `b[start, end)` in `layout`. Returns 0, or the infinity the value
+ * overflows to (then nothing was written: each profile spells infinities its own way).
+ * @internal
  */
-export function formatRyuFloat(d: ShortDecimal): string {
-  const { digits, decpt } = d;
-  const sign = d.negative ? '-' : '';
-  const n = digits.length;
-  const k = decpt - n;
-  if (k >= 0 && decpt <= 16) return `${sign}${digits}${'0'.repeat(k)}.0`;
-  if (decpt > 0 && decpt <= 16) return `${sign}${digits.slice(0, decpt)}.${digits.slice(decpt)}`;
-  if (decpt > -5 && decpt <= 0) return `${sign}0.${'0'.repeat(-decpt)}${digits}`;
-  const mantissa = n === 1 ? digits : `${digits[0]}.${digits.slice(1)}`;
-  return `${sign}${mantissa}e${decpt - 1}`;
+export function writeFloatLexeme(b: Uint8Array, start: number, end: number, layout: FloatLayout, w: ByteWriter): number {
+  const loaded = loadLexeme(b, start, end);
+  if (loaded === AS_IS) {
+    w.copy(b, start, end);
+    return 0;
+  }
+  if (loaded !== 0) return loaded;
+  layout(w);
+  return 0;
+}
+
+/** Python's `repr(x)` of a finite double, e.g. `1e-07`, `1.0`, `-0.0`. @internal */
+export function pythonFloatRepr(x: number): string {
+  loadDouble(x);
+  const w = new ByteWriter(32);
+  pythonLayout(w);
+  return w.result().toString('latin1');
 }

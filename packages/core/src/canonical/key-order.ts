@@ -6,8 +6,8 @@
 
 /** An object member's key, ready to be ordered. @internal */
 export interface SortKey {
-  /** Tape index of the key string. */
-  readonly index: number;
+  /** Position of the member in its object, in body order. */
+  readonly position: number;
   /** The decoded key (empty when `codePoints` is set). */
   readonly text: string;
   /** True when the key is pure ASCII, so `<` is exact. */

@@ -1,6 +1,7 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
-import { formatPythonFloat, formatRyuFloat, lexemeDecimal, type ShortDecimal } from './float-format.js';
+import { pythonLayout, ryuLayout, writeFloatLexeme, type FloatLayout } from './float-format.js';
+import { AsciiKeyCache } from './ascii-key-cache.js';
 import { compareKeys, type SortKey } from './key-order.js';
 import { decodeCodePoints, decodeString, quotePython } from './strings.js';
 import {
@@ -29,7 +30,7 @@ export interface TapeProfile {
   /** `ensure_ascii=True`: escape DEL and everything non-ASCII. */
   readonly ascii: boolean;
   /** Float layout. */
-  readonly formatFloat: (d: ShortDecimal) => string;
+  readonly floatLayout: FloatLayout;
   /** How NaN and the infinities are written. */
   readonly nonFinite: { nan: string; inf: string; ninf: string };
   /** orjson refuses integers outside [-2^63, 2^64 - 1]. */
@@ -50,7 +51,7 @@ export interface TapeProfile {
 export const PYTHON_PROFILE: TapeProfile = {
   name: 'python',
   ascii: false,
-  formatFloat: formatPythonFloat,
+  floatLayout: pythonLayout,
   nonFinite: { nan: 'NaN', inf: 'Infinity', ninf: '-Infinity' },
   int64Only: false,
   maxDepth: Number.POSITIVE_INFINITY,
@@ -67,7 +68,7 @@ export const PYTHON_ASCII_PROFILE: TapeProfile = { ...PYTHON_PROFILE, name: 'pyt
 export const ORJSON_PROFILE: TapeProfile = {
   name: 'orjson',
   ascii: false,
-  formatFloat: formatRyuFloat,
+  floatLayout: ryuLayout,
   nonFinite: { nan: 'null', inf: 'null', ninf: 'null' },
   int64Only: true,
   maxDepth: 255,
@@ -143,7 +144,7 @@ function firstSeenOrder(members: SortKey[], strictlyIncreasing: boolean): SortKe
       byKey.set(id, out.length);
       out.push(member);
     } else {
-      out[at] = { ...out[at]!, index: member.index };
+      out[at] = { ...out[at]!, position: member.position };
     }
   }
   return out;
@@ -154,6 +155,11 @@ function unrepresentable(profile: TapeProfile, why: string): never {
 }
 
 class TapeSerializer {
+  private readonly keys = new AsciiKeyCache();
+  /** Per depth: the keys and member order of the last ASCII-keyed object written there. */
+  private readonly shapeKeys: (string[] | undefined)[] = [];
+  private readonly shapeOrder: (number[] | undefined)[] = [];
+
   constructor(
     private readonly b: Buffer,
     private readonly tape: Int32Array,
@@ -231,31 +237,81 @@ class TapeSerializer {
       w.ascii('{}');
       return after;
     }
-    const members: SortKey[] = new Array<SortKey>(count);
-    let sorted = true;
+    const profile = this.profile;
+    const keyIndex: number[] = new Array<number>(count);
+    let asciiKeys = true;
     let j = i + 3;
     for (let m = 0; m < count; m++) {
-      const key = this.sortKey(j);
-      members[m] = key;
-      if (sorted && m > 0 && compareKeys(members[m - 1]!, key) >= 0) sorted = false;
+      keyIndex[m] = j;
+      if ((tape[j]! & (F_ESC | F_NONASCII)) !== 0) asciiKeys = false;
       const v = j + 3;
       const kind = tape[v]! & TYPE_MASK;
       j = kind === T_OBJ || kind === T_ARR ? tape[v + 2]! : v + 3;
     }
-    const profile = this.profile;
-    const order = profile.sortKeys ? sortMembers(members, sorted) : firstSeenOrder(members, sorted);
+    const order =
+      asciiKeys && profile.sortKeys ? this.asciiKeyOrder(keyIndex, depth) : this.generalKeyOrder(keyIndex);
     w.byte(0x7b);
     for (let m = 0; m < order.length; m++) {
-      const member = order[m]!;
+      const k = keyIndex[order[m]!]!;
       if (m > 0) w.ascii(profile.itemSeparator);
       this.newline(depth + 1);
-      this.string(tape[member.index]!, tape[member.index + 1]!, tape[member.index + 2]!);
+      this.string(tape[k]!, tape[k + 1]!, tape[k + 2]!);
       w.ascii(profile.keySeparator);
-      this.value(member.index + 3, depth + 1);
+      this.value(k + 3, depth + 1);
     }
     this.newline(depth);
     w.byte(0x7d);
     return after;
+  }
+
+  /**
+   * Member positions in output order for an object of ASCII keys, where `<` is code-point order.
+   * Arrays of same-shaped objects are the bulk of large payloads, so the order of the last object
+   * seen at this depth is reused when its keys are the same.
+   */
+  private asciiKeyOrder(keyIndex: readonly number[], depth: number): readonly number[] {
+    const count = keyIndex.length;
+    const keys = new Array<string>(count);
+    for (let m = 0; m < count; m++) {
+      const k = keyIndex[m]!;
+      keys[m] = this.keys.get(this.b, this.tape[k + 1]!, this.tape[k + 2]!);
+    }
+    const last = this.shapeKeys[depth];
+    if (last !== undefined && last.length === count) {
+      let same = true;
+      for (let m = 0; m < count; m++) {
+        if (last[m] !== keys[m]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return this.shapeOrder[depth]!;
+    }
+    const positions = new Array<number>(count);
+    for (let m = 0; m < count; m++) positions[m] = m;
+    // Array.prototype.sort is stable, so among equal keys the last in the body stays last.
+    positions.sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
+    const order: number[] = [];
+    for (let m = 0; m < count; m++) {
+      const next = positions[m + 1];
+      if (next === undefined || keys[next] !== keys[positions[m]!]) order.push(positions[m]!);
+    }
+    this.shapeKeys[depth] = keys;
+    this.shapeOrder[depth] = order;
+    return order;
+  }
+
+  /** Member positions in output order, for any keys and both key orders. */
+  private generalKeyOrder(keyIndex: readonly number[]): readonly number[] {
+    const count = keyIndex.length;
+    const members = new Array<SortKey>(count);
+    let increasing = true;
+    for (let m = 0; m < count; m++) {
+      members[m] = this.sortKey(keyIndex[m]!, m);
+      if (increasing && m > 0 && compareKeys(members[m - 1]!, members[m]!) >= 0) increasing = false;
+    }
+    const ordered = this.profile.sortKeys ? sortMembers(members, increasing) : firstSeenOrder(members, increasing);
+    return ordered.map((member) => member.position);
   }
 
   private newline(depth: number): void {
@@ -264,7 +320,7 @@ class TapeSerializer {
     else if (indent !== null) this.w.ascii(`\n${' '.repeat(indent * depth)}`);
   }
 
-  private sortKey(i: number): SortKey {
+  private sortKey(i: number, position: number): SortKey {
     const tape = this.tape;
     const kind = tape[i]!;
     const start = tape[i + 1]!;
@@ -272,10 +328,10 @@ class TapeSerializer {
     if ((kind & F_LONE) !== 0) {
       // JavaScript strings cannot tell a Python lone-surrogate pair from a real astral character.
       const cps = decodeCodePoints(this.b, start, end);
-      return { index: i, text: '', ascii: false, codePoints: cps };
+      return { position, text: '', ascii: false, codePoints: cps };
     }
     const text = decodeString(this.b, kind, start, end);
-    return { index: i, text, ascii: (kind & (F_ESC | F_NONASCII)) === 0, codePoints: undefined };
+    return { position, text, ascii: (kind & (F_ESC | F_NONASCII)) === 0, codePoints: undefined };
   }
 
   private string(kind: number, start: number, end: number): void {
@@ -317,11 +373,7 @@ class TapeSerializer {
   }
 
   private float(start: number, end: number): void {
-    const d = lexemeDecimal(this.b.toString('latin1', start, end));
-    if (typeof d === 'number') {
-      this.w.ascii(d > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
-    } else {
-      this.w.ascii(this.profile.formatFloat(d));
-    }
+    const overflow = writeFloatLexeme(this.b, start, end, this.profile.floatLayout, this.w);
+    if (overflow !== 0) this.w.ascii(overflow > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
   }
 }

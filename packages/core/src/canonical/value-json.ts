@@ -1,5 +1,5 @@
 import { JobhookError } from '../errors.js';
-import { formatPythonFloat, shortestDecimal } from './float-format.js';
+import { pythonFloatRepr } from './float-format.js';
 import { DEFAULT_MAX_DEPTH, parseBodyUnchecked } from './parse.js';
 
 /**
@@ -53,7 +53,7 @@ function write(value: unknown, depth: number, maxDepth: number): string | undefi
       if (Number.isInteger(value) && !Object.is(value, -0)) {
         return Number.isSafeInteger(value) ? String(value) : BigInt(value).toString();
       }
-      return formatPythonFloat(shortestDecimal(value));
+      return pythonFloatRepr(value);
     case 'undefined':
       return undefined;
     case 'object':
