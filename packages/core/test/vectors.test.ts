@@ -1,0 +1,171 @@
+/**
+ * The shared signature vectors (../shared/vectors, or $JOBHOOK_VECTORS_DIR): every case verified with
+ * the `main` public key in both PEM forms, classified as valid / invalid / malformed.
+ */
+import { createHash, createPublicKey } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { JobhookError, canonicalize, createVerifier, type Verifier, type VerifyResult } from '../src/index.js';
+
+const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const REPO_ROOT = path.resolve(PACKAGE_DIR, '../..');
+const VECTORS_DIR = process.env['JOBHOOK_VECTORS_DIR'] ?? path.resolve(REPO_ROOT, '../shared/vectors');
+
+type Expectation = 'valid' | 'invalid' | 'malformed' | 'valid-or-malformed' | 'not-valid';
+type Outcome = 'valid' | 'invalid' | 'malformed';
+const EXPECTATIONS: readonly Expectation[] = ['valid', 'invalid', 'malformed', 'valid-or-malformed', 'not-valid'];
+
+interface VectorCase {
+  id: string;
+  category: string;
+  body: Buffer;
+  signature: string;
+  key: string;
+  mode: 'utf8' | 'ascii';
+  expect: Expectation;
+}
+
+interface Loaded {
+  cases: VectorCase[];
+  keys: { mainSpki: string; mainPkcs1: string; otherSpki: string; otherPkcs1: string } | null;
+  error: string | null;
+}
+
+function loadVectors(): Loaded {
+  const file = path.join(VECTORS_DIR, 'vectors.jsonl');
+  const keyDir = path.join(VECTORS_DIR, 'keys');
+  const needed = [
+    file,
+    ...['main.public.pem', 'main.public.pkcs1.pem', 'other.public.pem', 'other.public.pkcs1.pem'].map((k) => path.join(keyDir, k)),
+  ];
+  const missing = needed.filter((f) => !existsSync(f));
+  if (missing.length > 0) {
+    return {
+      cases: [],
+      keys: null,
+      error:
+        `The shared signature vectors are missing: ${missing.join(', ')}. ` +
+        `Expected them in ${VECTORS_DIR} (set JOBHOOK_VECTORS_DIR to override).`,
+    };
+  }
+  const cases: VectorCase[] = [];
+  const lines = readFileSync(file, 'utf8').split('\n');
+  for (const [n, line] of lines.entries()) {
+    if (line.trim() === '') continue;
+    const raw = JSON.parse(line) as Record<string, unknown>;
+    const { id, category, body_b64: bodyB64, signature, key, mode, expect: exp } = raw;
+    if (
+      typeof id !== 'string' ||
+      typeof category !== 'string' ||
+      typeof bodyB64 !== 'string' ||
+      typeof signature !== 'string' ||
+      typeof key !== 'string' ||
+      (mode !== 'utf8' && mode !== 'ascii') ||
+      !EXPECTATIONS.includes(exp as Expectation)
+    ) {
+      return { cases: [], keys: null, error: `${file}:${n + 1}: unexpected vector shape: ${line.slice(0, 300)}` };
+    }
+    cases.push({ id, category, body: Buffer.from(bodyB64, 'base64'), signature, key, mode, expect: exp as Expectation });
+  }
+  const read = (name: string): string => readFileSync(path.join(keyDir, name), 'utf8');
+  return {
+    cases,
+    keys: {
+      mainSpki: read('main.public.pem'),
+      mainPkcs1: read('main.public.pkcs1.pem'),
+      otherSpki: read('other.public.pem'),
+      otherPkcs1: read('other.public.pkcs1.pem'),
+    },
+    error: null,
+  };
+}
+
+const loaded = loadVectors();
+
+interface Classified {
+  outcome: Outcome;
+  result: VerifyResult | undefined;
+  error: JobhookError | undefined;
+}
+
+function classify(verifier: Verifier, c: VectorCase): Classified {
+  try {
+    const result = verifier.verify({ body: c.body, signature: c.signature });
+    return { outcome: 'valid', result, error: undefined };
+  } catch (err) {
+    if (!(err instanceof JobhookError)) throw err; // anything else is a bug, never a verdict
+    return { outcome: err.code.startsWith('ERR_SIGNATURE') ? 'invalid' : 'malformed', result: undefined, error: err };
+  }
+}
+
+function allowed(expectation: Expectation): readonly Outcome[] {
+  switch (expectation) {
+    case 'valid':
+    case 'invalid':
+    case 'malformed':
+      return [expectation];
+    case 'valid-or-malformed':
+      return ['valid', 'malformed'];
+    case 'not-valid':
+      return ['invalid', 'malformed'];
+  }
+}
+
+function spkiKeyId(pem: string): string {
+  const der = createPublicKey(pem).export({ type: 'spki', format: 'der' });
+  return createHash('sha256').update(der).digest('hex');
+}
+
+describe('shared signature vectors', () => {
+  it('are present and non-empty', () => {
+    if (loaded.error !== null) throw new Error(loaded.error);
+    expect(loaded.cases.length).toBeGreaterThan(0);
+    expect(loaded.cases.filter((c) => c.expect === 'valid').length).toBeGreaterThan(0);
+    expect(new Set(loaded.cases.map((c) => c.id)).size).toBe(loaded.cases.length);
+  });
+
+  const keys = loaded.keys;
+  if (keys === null) return;
+  const mainKeyId = spkiKeyId(keys.mainSpki);
+
+  describe.each([
+    { form: 'SPKI (main.public.pem)', pem: keys.mainSpki },
+    { form: 'PKCS#1 (main.public.pkcs1.pem)', pem: keys.mainPkcs1 },
+  ])('main key as $form', ({ pem }) => {
+    const verifier = createVerifier({ keys: pem });
+
+    it('has the SPKI-DER SHA-256 key id', () => {
+      expect(verifier.keyRing.keys.map((k) => k.id)).toEqual([mainKeyId]);
+    });
+
+    it.each(loaded.cases)('$id [$category, $mode] is $expect', (c) => {
+      const got = classify(verifier, c);
+      const detail = got.error === undefined ? '' : ` (${got.error.code}: ${got.error.message})`;
+      expect(allowed(c.expect), `case ${c.id}: got ${got.outcome}${detail}`).toContain(got.outcome);
+      if (got.result === undefined) return;
+      const r = got.result;
+      expect(r.keyId, `case ${c.id}: keyId`).toBe(mainKeyId);
+      // An ASCII-only payload has the same bytes in both Python profiles, and python is tried first.
+      const profiles = c.mode === 'utf8' ? ['python'] : ['python', 'python-ascii'];
+      expect(profiles, `case ${c.id}: reported profile ${r.profile}`).toContain(r.profile);
+      expect(r.digest, `case ${c.id}: digest`).toBe(createHash('sha256').update(r.canonical).digest('hex'));
+      expect(r.canonical.equals(canonicalize(c.body, { profile: r.profile })), `case ${c.id}: canonical bytes`).toBe(true);
+      expect(typeof r.payload, `case ${c.id}: payload`).toBe('object');
+    });
+  });
+
+  it.each([
+    { form: 'SPKI', pem: keys.otherSpki },
+    { form: 'PKCS#1', pem: keys.otherPkcs1 },
+  ])('the other key ($form) verifies none of the valid cases', ({ pem }) => {
+    const verifier = createVerifier({ keys: pem });
+    expect(verifier.keyRing.keys[0]?.id).not.toBe(mainKeyId);
+    const accepted = loaded.cases
+      .filter((c) => c.expect === 'valid')
+      .filter((c) => classify(verifier, c).outcome === 'valid')
+      .map((c) => c.id);
+    expect(accepted).toEqual([]);
+  });
+});
