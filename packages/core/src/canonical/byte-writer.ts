@@ -61,7 +61,12 @@ export class ByteWriter {
     const buf = this.buf;
     let p = this.pos;
     buf[p++] = 0x0a;
-    for (let i = 1; i < n; i++) buf[p++] = 0x20;
+    if (n <= 9) {
+      for (let i = 1; i < n; i++) buf[p++] = 0x20;
+    } else {
+      buf.fill(0x20, p, p + n - 1);
+      p += n - 1;
+    }
     this.pos = p;
   }
 

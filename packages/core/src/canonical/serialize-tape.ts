@@ -3,7 +3,8 @@ import { ByteWriter } from './byte-writer.js';
 import { pythonLayout, ryuLayout, writeFloatLexeme, type FloatLayout } from './float-format.js';
 import { AsciiKeyCache } from './ascii-key-cache.js';
 import { compareKeys, type SortKey } from './key-order.js';
-import { decodeCodePoints, decodeString, quotePython } from './strings.js';
+import { decodeCodePoints, decodeString } from './strings.js';
+import { writePythonString } from './string-writer.js';
 import {
   F_DEL,
   F_ESC,
@@ -154,8 +155,11 @@ function unrepresentable(profile: TapeProfile, why: string): never {
   throw new JobhookError('ERR_CANONICAL_UNREPRESENTABLE', `the ${profile.name} profile cannot represent ${why}`);
 }
 
+/** Shared by every serialization: the same few keys recur across webhooks too. */
+const KEY_CACHE = new AsciiKeyCache();
+
 class TapeSerializer {
-  private readonly keys = new AsciiKeyCache();
+  private readonly keys = KEY_CACHE;
   /** Per depth: the keys and member order of the last ASCII-keyed object written there. */
   private readonly shapeKeys: (string[] | undefined)[] = [];
   private readonly shapeOrder: (number[] | undefined)[] = [];
@@ -335,27 +339,16 @@ class TapeSerializer {
   }
 
   private string(kind: number, start: number, end: number): void {
-    const w = this.w;
     const profile = this.profile;
-    if (profile.ascii) {
-      if ((kind & (F_ESC | F_NONASCII | F_DEL)) === 0) {
-        w.byte(0x22);
-        w.copy(this.b, start, end);
-        w.byte(0x22);
-      } else {
-        w.ascii(quotePython(decodeString(this.b, kind, start, end), true));
-      }
+    if (!profile.ascii && (kind & F_LONE) !== 0) {
+      unrepresentable(profile, 'a string with a lone surrogate (it has no UTF-8 form)');
+    }
+    if ((kind & (profile.ascii ? F_ESC | F_NONASCII | F_DEL : F_ESC)) === 0) {
+      // Nothing to escape or decode: the body's bytes, quotes included, are the canonical form.
+      this.w.copy(this.b, start - 1, end + 1);
       return;
     }
-    if ((kind & F_LONE) !== 0) unrepresentable(profile, 'a string with a lone surrogate (it has no UTF-8 form)');
-    if ((kind & F_ESC) === 0) {
-      // Valid UTF-8 with nothing to escape is already in its canonical form.
-      w.byte(0x22);
-      w.copy(this.b, start, end);
-      w.byte(0x22);
-    } else {
-      w.utf8(quotePython(decodeString(this.b, kind, start, end), false));
-    }
+    writePythonString(this.w, this.b, start, end, profile.ascii);
   }
 
   private integer(start: number, end: number): void {

@@ -1,0 +1,147 @@
+import type { ByteWriter } from './byte-writer.js';
+
+/**
+ * Writes tape strings in Python's escaping straight from the body bytes, without making JavaScript
+ * strings: `ensure_ascii=False` escapes `"`, `\` and control characters (short forms, else `\u00XX`
+ * in lowercase hex); `ensure_ascii=True` also escapes DEL and every non-ASCII code point (astral ones
+ * as a surrogate pair). Escapes in the body are decoded first, as `json.loads` does.
+ * Strings were validated by the parser, and a UTF-8 writer is never given one with a lone surrogate.
+ * @internal
+ */
+
+const HEX_DIGITS = [0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66];
+
+/** Code unit of a one-letter escape (`\n` → 0x0a), indexed by the letter. */
+const UNESCAPE = new Uint8Array(128);
+UNESCAPE[0x22] = 0x22;
+UNESCAPE[0x5c] = 0x5c;
+UNESCAPE[0x2f] = 0x2f;
+UNESCAPE[0x62] = 0x08;
+UNESCAPE[0x66] = 0x0c;
+UNESCAPE[0x6e] = 0x0a;
+UNESCAPE[0x72] = 0x0d;
+UNESCAPE[0x74] = 0x09;
+
+/** Python's short escape letter for an ASCII unit, or 0 when it has none. */
+const SHORT_ESCAPE = new Uint8Array(128);
+SHORT_ESCAPE[0x22] = 0x22;
+SHORT_ESCAPE[0x5c] = 0x5c;
+SHORT_ESCAPE[0x08] = 0x62;
+SHORT_ESCAPE[0x0c] = 0x66;
+SHORT_ESCAPE[0x0a] = 0x6e;
+SHORT_ESCAPE[0x0d] = 0x72;
+SHORT_ESCAPE[0x09] = 0x74;
+
+function hex(c: number): number {
+  return c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x57;
+}
+
+function hex4(b: Uint8Array, p: number): number {
+  return (hex(b[p]!) << 12) | (hex(b[p + 1]!) << 8) | (hex(b[p + 2]!) << 4) | hex(b[p + 3]!);
+}
+
+function writeUnitEscape(w: ByteWriter, u: number): void {
+  w.ensure(6);
+  const buf = w.buf;
+  let p = w.pos;
+  buf[p++] = 0x5c;
+  buf[p++] = 0x75;
+  buf[p++] = HEX_DIGITS[(u >> 12) & 15]!;
+  buf[p++] = HEX_DIGITS[(u >> 8) & 15]!;
+  buf[p++] = HEX_DIGITS[(u >> 4) & 15]!;
+  buf[p++] = HEX_DIGITS[u & 15]!;
+  w.pos = p;
+}
+
+function writeCodePoint(w: ByteWriter, cp: number, ascii: boolean): void {
+  if (cp < 0x80) {
+    const short = SHORT_ESCAPE[cp]!;
+    if (short !== 0) {
+      w.byte(0x5c);
+      w.byte(short);
+    } else if (cp < 0x20 || (ascii && cp === 0x7f)) {
+      writeUnitEscape(w, cp);
+    } else {
+      w.byte(cp);
+    }
+  } else if (ascii) {
+    if (cp >= 0x10000) {
+      const v = cp - 0x10000;
+      writeUnitEscape(w, 0xd800 + (v >> 10));
+      writeUnitEscape(w, 0xdc00 + (v & 0x3ff));
+    } else {
+      writeUnitEscape(w, cp);
+    }
+  } else if (cp < 0x800) {
+    w.byte(0xc0 | (cp >> 6));
+    w.byte(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    w.byte(0xe0 | (cp >> 12));
+    w.byte(0x80 | ((cp >> 6) & 0x3f));
+    w.byte(0x80 | (cp & 0x3f));
+  } else {
+    w.byte(0xf0 | (cp >> 18));
+    w.byte(0x80 | ((cp >> 12) & 0x3f));
+    w.byte(0x80 | ((cp >> 6) & 0x3f));
+    w.byte(0x80 | (cp & 0x3f));
+  }
+}
+
+/**
+ * Writes the string `b[start, end)` (the bytes between its quotes), quotes included.
+ * @internal
+ */
+export function writePythonString(w: ByteWriter, b: Uint8Array, start: number, end: number, ascii: boolean): void {
+  w.byte(0x22);
+  let run = start;
+  let p = start;
+  while (p < end) {
+    const c = b[p]!;
+    if (c === 0x5c) {
+      if (p > run) w.copy(b, run, p);
+      const e = b[p + 1]!;
+      if (e !== 0x75) {
+        writeCodePoint(w, UNESCAPE[e]!, ascii);
+        p += 2;
+      } else {
+        let cp = hex4(b, p + 2);
+        p += 6;
+        // json.loads joins a high-surrogate escape with an immediately following low-surrogate escape.
+        if (cp >= 0xd800 && cp <= 0xdbff && b[p] === 0x5c && b[p + 1] === 0x75 && p + 6 <= end) {
+          const low = hex4(b, p + 2);
+          if (low >= 0xdc00 && low <= 0xdfff) {
+            cp = 0x10000 + ((cp - 0xd800) << 10) + (low - 0xdc00);
+            p += 6;
+          }
+        }
+        writeCodePoint(w, cp, ascii);
+      }
+      run = p;
+    } else if (c >= 0x80 && ascii) {
+      if (p > run) w.copy(b, run, p);
+      let cp: number;
+      if (c < 0xe0) {
+        cp = ((c & 0x1f) << 6) | (b[p + 1]! & 0x3f);
+        p += 2;
+      } else if (c < 0xf0) {
+        cp = ((c & 0x0f) << 12) | ((b[p + 1]! & 0x3f) << 6) | (b[p + 2]! & 0x3f);
+        p += 3;
+      } else {
+        cp = ((c & 0x07) << 18) | ((b[p + 1]! & 0x3f) << 12) | ((b[p + 2]! & 0x3f) << 6) | (b[p + 3]! & 0x3f);
+        p += 4;
+      }
+      writeCodePoint(w, cp, true);
+      run = p;
+    } else if (c === 0x7f && ascii) {
+      if (p > run) w.copy(b, run, p);
+      writeUnitEscape(w, 0x7f);
+      run = ++p;
+    } else {
+      // Raw ASCII (never a quote, backslash or control: the parser refused those) or, when writing
+      // UTF-8, valid UTF-8 without surrogates: already in canonical form.
+      p++;
+    }
+  }
+  if (p > run) w.copy(b, run, p);
+  w.byte(0x22);
+}
