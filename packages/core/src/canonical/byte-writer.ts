@@ -61,7 +61,7 @@ export class ByteWriter {
     const buf = this.buf;
     let p = this.pos;
     buf[p++] = 0x0a;
-    if (n <= 9) {
+    if (n <= 80) {
       for (let i = 1; i < n; i++) buf[p++] = 0x20;
     } else {
       buf.fill(0x20, p, p + n - 1);

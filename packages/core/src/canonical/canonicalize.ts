@@ -26,5 +26,6 @@ export function canonicalize(body: Uint8Array | string, options: CanonicalizeOpt
   }
   const { maxBodyBytes, maxDepth } = resolveParseOptions(options, 'canonicalize');
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
-  return serializeCanonical(parseBodyUnchecked(bytes, maxBodyBytes, maxDepth), profile);
+  // The parse never escapes this call, so it may use the shared scratch tape.
+  return serializeCanonical(parseBodyUnchecked(bytes, maxBodyBytes, maxDepth, true, true), profile);
 }

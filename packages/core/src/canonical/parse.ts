@@ -96,15 +96,26 @@ export function parseBodyUnchecked(
   maxBodyBytes: number,
   maxDepth: number,
   requireObject = true,
+  scratch = false,
 ): ParsedBody {
   if (body.length > maxBodyBytes) {
     throw new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${maxBodyBytes}`, {
       detail: { bytes: body.length, limit: maxBodyBytes },
     });
   }
-  const parser = new Parser(body, maxDepth);
-  return parser.parseDocument(requireObject);
+  const parser = new Parser(body, maxDepth, scratch ? SCRATCH.tape : undefined);
+  const doc = parser.parseDocument(requireObject);
+  if (scratch && doc.tape.length <= SCRATCH_MAX_INTS) SCRATCH.tape = doc.tape;
+  return doc;
 }
+
+/**
+ * One tape reused by the synchronous callers that never let the parse escape (canonicalize, verify):
+ * allocating a typed array per request costs more than parsing a small body. Bounded, so one huge
+ * body does not pin its tape.
+ */
+const SCRATCH: { tape: Int32Array } = { tape: new Int32Array(4096) };
+const SCRATCH_MAX_INTS = 1 << 20;
 
 class Parser {
   private readonly b: Uint8Array;
@@ -117,12 +128,12 @@ class Parser {
   /** Surrogate flags of the string being scanned, set by `escape` and `utf8`. */
   private surrogateFlags = 0;
 
-  constructor(bytes: Uint8Array, maxDepth: number) {
+  constructor(bytes: Uint8Array, maxDepth: number, tape: Int32Array | undefined) {
     this.b = bytes;
     this.n = bytes.length;
     this.maxDepth = maxDepth;
     // About one entry per 8 body bytes is typical of JSON; the tape grows when it is not enough.
-    this.tape = new Int32Array(Math.max(48, Math.ceil(bytes.length / 8) * 3));
+    this.tape = tape ?? new Int32Array(Math.max(48, Math.ceil(bytes.length / 8) * 3));
   }
 
   parseDocument(requireObject: boolean): ParsedBody {

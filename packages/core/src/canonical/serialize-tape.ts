@@ -155,14 +155,16 @@ function unrepresentable(profile: TapeProfile, why: string): never {
   throw new JobhookError('ERR_CANONICAL_UNREPRESENTABLE', `the ${profile.name} profile cannot represent ${why}`);
 }
 
-/** Shared by every serialization: the same few keys recur across webhooks too. */
+/**
+ * Shared by every serialization, since webhooks repeat the same keys and object shapes: interned
+ * keys, and per depth the keys and member order of the last ASCII-keyed object written there.
+ */
 const KEY_CACHE = new AsciiKeyCache();
+const SHAPE_KEYS: (string[] | undefined)[] = [];
+const SHAPE_ORDER: (number[] | undefined)[] = [];
 
 class TapeSerializer {
   private readonly keys = KEY_CACHE;
-  /** Per depth: the keys and member order of the last ASCII-keyed object written there. */
-  private readonly shapeKeys: (string[] | undefined)[] = [];
-  private readonly shapeOrder: (number[] | undefined)[] = [];
 
   constructor(
     private readonly b: Buffer,
@@ -280,7 +282,7 @@ class TapeSerializer {
       const k = keyIndex[m]!;
       keys[m] = this.keys.get(this.b, this.tape[k + 1]!, this.tape[k + 2]!);
     }
-    const last = this.shapeKeys[depth];
+    const last = SHAPE_KEYS[depth];
     if (last !== undefined && last.length === count) {
       let same = true;
       for (let m = 0; m < count; m++) {
@@ -289,19 +291,32 @@ class TapeSerializer {
           break;
         }
       }
-      if (same) return this.shapeOrder[depth]!;
+      if (same) return SHAPE_ORDER[depth]!;
     }
     const positions = new Array<number>(count);
     for (let m = 0; m < count; m++) positions[m] = m;
-    // Array.prototype.sort is stable, so among equal keys the last in the body stays last.
-    positions.sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : 0));
+    if (count <= 24) {
+      // Insertion sort: objects are small, and this beats Array.prototype.sort's comparator calls.
+      for (let m = 1; m < count; m++) {
+        const pos = positions[m]!;
+        const key = keys[pos]!;
+        let at = m - 1;
+        while (at >= 0 && keys[positions[at]!]! > key) {
+          positions[at + 1] = positions[at]!;
+          at--;
+        }
+        positions[at + 1] = pos;
+      }
+    } else {
+      positions.sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
+    }
     const order: number[] = [];
     for (let m = 0; m < count; m++) {
       const next = positions[m + 1];
       if (next === undefined || keys[next] !== keys[positions[m]!]) order.push(positions[m]!);
     }
-    this.shapeKeys[depth] = keys;
-    this.shapeOrder[depth] = order;
+    SHAPE_KEYS[depth] = keys;
+    SHAPE_ORDER[depth] = order;
     return order;
   }
 

@@ -78,7 +78,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
     verify(input: VerifyInput): VerifyResult {
       const signature = decodeSignatureHex(input.signature);
       const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
-      const doc = parseBodyUnchecked(body, maxBodyBytes, maxDepth);
+      // verifyParsed builds the payload before returning, so the parse may use the scratch tape.
+      const doc = parseBodyUnchecked(body, maxBodyBytes, maxDepth, true, true);
       return verifyParsed(doc, signature, keyRing, profiles);
     },
   });
