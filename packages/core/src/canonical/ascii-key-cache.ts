@@ -30,3 +30,6 @@ export class AsciiKeyCache {
     return key;
   }
 }
+
+/** The process-wide cache: webhooks repeat the same few keys request after request. @internal */
+export const sharedKeyCache = new AsciiKeyCache();

@@ -1,7 +1,7 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
 import { pythonLayout, ryuLayout, writeFloatLexeme, type FloatLayout } from './float-format.js';
-import { AsciiKeyCache } from './ascii-key-cache.js';
+import { sharedKeyCache } from './ascii-key-cache.js';
 import { compareKeys, type SortKey } from './key-order.js';
 import { decodeCodePoints, decodeString } from './strings.js';
 import { writePythonString } from './string-writer.js';
@@ -156,15 +156,14 @@ function unrepresentable(profile: TapeProfile, why: string): never {
 }
 
 /**
- * Shared by every serialization, since webhooks repeat the same keys and object shapes: interned
- * keys, and per depth the keys and member order of the last ASCII-keyed object written there.
+ * Shared by every serialization, since webhooks repeat the same object shapes: per depth, the keys
+ * and member order of the last ASCII-keyed object written there.
  */
-const KEY_CACHE = new AsciiKeyCache();
 const SHAPE_KEYS: (string[] | undefined)[] = [];
 const SHAPE_ORDER: (number[] | undefined)[] = [];
 
 class TapeSerializer {
-  private readonly keys = KEY_CACHE;
+  private readonly keys = sharedKeyCache;
 
   constructor(
     private readonly b: Buffer,

@@ -69,56 +69,60 @@ export function decodeCodePoints(b: Uint8Array, start: number, end: number): num
   return out;
 }
 
-/** A JavaScript string from Python code points (lone surrogates stay single UTF-16 units). @internal */
-export function codePointsToString(cps: readonly number[]): string {
-  let s = '';
-  let chunk: number[] = [];
-  for (const cp of cps) {
-    if (cp >= 0x10000) {
-      const v = cp - 0x10000;
-      chunk.push(0xd800 + (v >> 10), 0xdc00 + (v & 0x3ff));
-    } else {
-      chunk.push(cp);
-    }
-    if (chunk.length >= 4096) {
-      s += String.fromCharCode(...chunk);
-      chunk = [];
-    }
-  }
-  return s + String.fromCharCode(...chunk);
-}
+/** UTF-16 units of the string being decoded; grown on demand. */
+let units = new Uint16Array(1024);
 
 /**
- * Decodes a tape string to a JavaScript string.
+ * Decodes a tape string to a JavaScript string: plain strings natively, strings with escapes or
+ * encoded surrogates by one pass into UTF-16 units (Python's lone surrogates stay single units).
  * @internal
  */
 export function decodeString(buf: Buffer, kind: number, start: number, end: number): string {
   if ((kind & (F_ESC | F_RAWSURR)) === 0) {
     return (kind & F_NONASCII) === 0 ? buf.toString('latin1', start, end) : buf.toString('utf8', start, end);
   }
-  if ((kind & F_RAWSURR) !== 0) return codePointsToString(decodeCodePoints(buf, start, end));
-  // Escapes but valid UTF-8: decode the runs between escapes natively.
-  let s = '';
-  let run = start;
+  // A string never has more UTF-16 units than bytes.
+  if (units.length < end - start) units = new Uint16Array(Math.max(end - start, units.length * 2));
+  const u = units;
+  let n = 0;
   let p = start;
   while (p < end) {
-    if (buf[p] !== 0x5c) {
+    const c = buf[p]!;
+    if (c === 0x5c) {
+      const e = buf[p + 1]!;
+      if (e === 0x75) {
+        // Surrogate escapes stay single units: an escaped pair becomes a valid pair, as in Python.
+        u[n++] = hex4(buf, p + 2);
+        p += 6;
+      } else {
+        u[n++] = ESCAPE_CHAR[e]!;
+        p += 2;
+      }
+    } else if (c < 0x80) {
+      u[n++] = c;
       p++;
-      continue;
-    }
-    if (p > run) s += buf.toString('utf8', run, p);
-    const e = buf[p + 1]!;
-    if (e === 0x75) {
-      // Surrogate escapes are emitted as single units: an escaped pair becomes a valid pair, as in Python.
-      s += String.fromCharCode(hex4(buf, p + 2));
-      p += 6;
-    } else {
-      s += String.fromCharCode(ESCAPE_CHAR[e]!);
+    } else if (c < 0xe0) {
+      u[n++] = ((c & 0x1f) << 6) | (buf[p + 1]! & 0x3f);
       p += 2;
+    } else if (c < 0xf0) {
+      u[n++] = ((c & 0x0f) << 12) | ((buf[p + 1]! & 0x3f) << 6) | (buf[p + 2]! & 0x3f);
+      p += 3;
+    } else {
+      const cp = ((c & 0x07) << 18) | ((buf[p + 1]! & 0x3f) << 12) | ((buf[p + 2]! & 0x3f) << 6) | (buf[p + 3]! & 0x3f);
+      u[n++] = 0xd800 + ((cp - 0x10000) >> 10);
+      u[n++] = 0xdc00 + ((cp - 0x10000) & 0x3ff);
+      p += 4;
     }
-    run = p;
   }
-  if (end > run) s += buf.toString('utf8', run, end);
-  return s;
+  return unitsToString(u, n);
 }
 
+function unitsToString(u: Uint16Array, n: number): string {
+  // fromCharCode keeps lone surrogates (TextDecoder would replace them); chunks bound the argument count.
+  if (n <= 8192) return String.fromCharCode.apply(null, u.subarray(0, n) as unknown as number[]);
+  let s = '';
+  for (let i = 0; i < n; i += 8192) {
+    s += String.fromCharCode.apply(null, u.subarray(i, Math.min(n, i + 8192)) as unknown as number[]);
+  }
+  return s;
+}

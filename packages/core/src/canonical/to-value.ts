@@ -1,5 +1,8 @@
+import { sharedKeyCache } from './ascii-key-cache.js';
 import { decodeString } from './strings.js';
 import {
+  F_ESC,
+  F_NONASCII,
   T_ARR,
   T_FALSE,
   T_FLT,
@@ -55,7 +58,11 @@ class ValueBuilder {
         const obj: JsonObject = {};
         let j = i + 3;
         for (let m = 0; m < count; m++) {
-          const key = decodeString(this.b, tape[j]!, tape[j + 1]!, tape[j + 2]!);
+          const keyKind = tape[j]!;
+          const key =
+            (keyKind & (F_ESC | F_NONASCII)) === 0
+              ? sharedKeyCache.get(this.b, tape[j + 1]!, tape[j + 2]!)
+              : decodeString(this.b, keyKind, tape[j + 1]!, tape[j + 2]!);
           const value = this.build(j + 3);
           if (key === '__proto__') {
             Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
