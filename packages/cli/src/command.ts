@@ -1,6 +1,6 @@
-import { parseArgs } from 'node:util';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CANONICAL_PROFILES, isCanonicalProfile, type CanonicalProfile } from '@jobhook/core';
-import type { CliIo } from './io.js';
+import { write, type CliIo } from './io.js';
 import { UsageError } from './errors.js';
 
 /** One `jobhook` subcommand. New commands (`serve`, `send`) are one more file and one table entry. */
@@ -11,7 +11,7 @@ export interface Command {
   readonly summary: string;
   /** Synopsis lines, without the leading `jobhook `. */
   readonly synopsis: readonly string[];
-  /** `[flag, description]` rows of the help text. */
+  /** `[flag, description]` rows of the help text (`-h, --help` is added). */
   readonly flags: readonly (readonly [string, string])[];
   /** Extra help paragraphs (exit codes, formats). */
   readonly notes?: readonly string[];
@@ -22,38 +22,77 @@ export interface Command {
   run(argv: readonly string[], io: CliIo): Promise<number>;
 }
 
-/** The `--help` flag every command accepts, to spread into its `parseArgs` options. */
-export const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
+/** The `--help` flag every command accepts. */
+const HELP_OPTION = { help: { type: 'boolean', short: 'h' } } as const;
 
-/**
- * Runs `node:util` `parseArgs` (strict), turning its errors into {@link UsageError}s of `command`.
- * Taking the call as a thunk keeps `parseArgs`' precise inferred types for each command.
- */
-export function parseCommandLine<T>(command: Command, parse: () => T): T {
-  try {
-    return parse();
-  } catch (err) {
-    const code = (err as { code?: unknown }).code;
-    if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) {
-      throw new UsageError((err as Error).message, command);
-    }
-    throw err;
-  }
+type OptionsConfig = NonNullable<ParseArgsConfig['options']>;
+
+/** The parsed flags of a command whose `parseArgs` options are `O`. */
+export type CommandValues<O extends OptionsConfig> = ReturnType<
+  typeof parseArgs<{ args: string[]; options: O; allowPositionals: true; strict: true }>
+>['values'];
+
+/** What a command declares; {@link defineCommand} does the parsing, `--help` and argument count. */
+export interface CommandSpec<O extends OptionsConfig> extends Omit<Command, 'run'> {
+  /** `node:util` `parseArgs` options (strict). */
+  readonly options: O;
+  /** How many positional arguments the command takes at most. */
+  readonly maxPositionals: number;
+  /** Runs the command with parsed arguments; resolves to the exit code. */
+  execute(values: CommandValues<O>, positionals: readonly string[], io: CliIo): Promise<number>;
 }
 
-/** Re-export so commands import their parser from one place. */
-export { parseArgs };
+/**
+ * Makes a {@link Command} from its spec: strict `parseArgs` (its errors become {@link UsageError}s),
+ * `-h/--help`, and a check on the number of positionals, so each command holds only its own logic.
+ */
+export function defineCommand<const O extends OptionsConfig>(spec: CommandSpec<O>): Command {
+  const command: Command = {
+    name: spec.name,
+    summary: spec.summary,
+    synopsis: spec.synopsis,
+    flags: spec.flags,
+    ...(spec.notes === undefined ? {} : { notes: spec.notes }),
+    async run(argv, io) {
+      let parsed;
+      try {
+        parsed = parseArgs({
+          args: [...argv],
+          options: { ...spec.options, ...HELP_OPTION },
+          allowPositionals: true,
+          strict: true,
+        });
+      } catch (err) {
+        const code = (err as { code?: unknown }).code;
+        if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) {
+          throw new UsageError((err as Error).message, command);
+        }
+        throw err;
+      }
+      if ((parsed.values as { help?: boolean }).help === true) {
+        await write(io.stdout, commandHelp(command));
+        return 0;
+      }
+      const extra = parsed.positionals[spec.maxPositionals];
+      if (extra !== undefined) throw new UsageError(`unexpected argument '${extra}'`, command);
+      return spec.execute(parsed.values as CommandValues<O>, parsed.positionals, io);
+    },
+  };
+  return command;
+}
+
+const HELP_ROW = ['-h, --help', 'show this help'] as const;
 
 /** The full help text of a command. */
 export function commandHelp(command: Command): string {
-  const width = Math.max(...command.flags.map(([flag]) => flag.length)) + 2;
+  const width = Math.max(HELP_ROW[0].length, ...command.flags.map(([flag]) => flag.length)) + 2;
   const lines = [
     `Usage: ${command.synopsis.map((s) => `jobhook ${s}`).join('\n       ')}`,
     '',
     command.summary,
     '',
     'Options:',
-    ...command.flags.map(([flag, text]) => `  ${flag.padEnd(width)}${text}`),
+    ...[...command.flags, HELP_ROW].map(([flag, text]) => `  ${flag.padEnd(width)}${text}`),
   ];
   for (const note of command.notes ?? []) lines.push('', note);
   return `${lines.join('\n')}\n`;
@@ -70,10 +109,4 @@ export function toProfile(command: Command, name: string): CanonicalProfile {
     throw new UsageError(`unknown profile '${name}'; expected one of ${CANONICAL_PROFILES.join(', ')}`, command);
   }
   return name;
-}
-
-/** Refuses positionals beyond `max` (parseArgs only knows "none" or "any number"). */
-export function checkPositionals(command: Command, positionals: readonly string[], max: number): void {
-  const extra = positionals[max];
-  if (extra !== undefined) throw new UsageError(`unexpected argument '${extra}'`, command);
 }

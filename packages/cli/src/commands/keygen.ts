@@ -4,23 +4,16 @@ import { createPublicKey, generateKeyPair } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadPublicKey, MIN_RSA_BITS } from '@jobhook/core';
-import { HELP_OPTION, checkPositionals, commandHelp, parseArgs, parseCommandLine, type Command } from '../command.js';
+import { defineCommand } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { write, type CliIo } from '../io.js';
-
-const OPTIONS = {
-  ...HELP_OPTION,
-  out: { type: 'string' },
-  bits: { type: 'string', default: '3072' },
-  force: { type: 'boolean' },
-} as const;
 
 /** Core refuses signatures over 4096 hex characters, i.e. keys over 16384 bits. */
 const MAX_BITS = 16384;
 const FILES = { private: 'private.pem', spki: 'public.pem', pkcs1: 'public.pkcs1.pem' } as const;
 
 /** `jobhook keygen`: a key pair for local testing of a receiver (and for `jobhook sign`). */
-export const keygenCommand: Command = {
+export const keygenCommand = defineCommand({
   name: 'keygen',
   summary: 'Generate an RSA key pair: private.pem (PKCS#8), public.pem (SPKI), public.pkcs1.pem (PKCS#1).',
   synopsis: ['keygen --out DIR [--bits 3072] [--force]'],
@@ -28,18 +21,11 @@ export const keygenCommand: Command = {
     ['--out DIR', 'directory to write the keys to (created if missing)'],
     ['--bits N', `modulus length, ${MIN_RSA_BITS} to ${MAX_BITS} (default 3072)`],
     ['--force', 'overwrite existing key files'],
-    ['-h, --help', 'show this help'],
   ],
   notes: ['private.pem is written with mode 0600. Prints the paths and the key id (SHA-256 of the SPKI DER).'],
-  async run(argv: readonly string[], io: CliIo): Promise<number> {
-    const { values, positionals } = parseCommandLine(keygenCommand, () =>
-      parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: false, strict: true }),
-    );
-    if (values.help === true) {
-      await write(io.stdout, commandHelp(keygenCommand));
-      return 0;
-    }
-    checkPositionals(keygenCommand, positionals, 0);
+  options: { out: { type: 'string' }, bits: { type: 'string', default: '3072' }, force: { type: 'boolean' } },
+  maxPositionals: 0,
+  async execute(values, _positionals, io: CliIo): Promise<number> {
     if (values.out === undefined) throw new UsageError('--out DIR is required', keygenCommand);
     const bits = /^\d+$/.test(values.bits) ? Number(values.bits) : Number.NaN;
     if (!(bits >= MIN_RSA_BITS && bits <= MAX_BITS)) {
@@ -79,7 +65,7 @@ export const keygenCommand: Command = {
     );
     return 0;
   },
-};
+});
 
 async function exists(path: PathLike): Promise<boolean> {
   try {

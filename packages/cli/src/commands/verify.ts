@@ -1,28 +1,11 @@
 import { createVerifier, type CanonicalProfile, type Verifier } from '@jobhook/core';
-import {
-  HELP_OPTION,
-  checkPositionals,
-  commandHelp,
-  parseArgs,
-  parseCommandLine,
-  toProfile,
-  type Command,
-} from '../command.js';
+import { defineCommand, toProfile } from '../command.js';
 import { describeError, UsageError } from '../errors.js';
 import { jsonLine, readFileArg, readInput, write, type CliIo } from '../io.js';
 import { jobIdOf, verifyBatch } from './verify-batch.js';
 
-const OPTIONS = {
-  ...HELP_OPTION,
-  'public-key': { type: 'string', multiple: true },
-  profile: { type: 'string', multiple: true },
-  signature: { type: 'string' },
-  body: { type: 'string' },
-  batch: { type: 'string' },
-} as const;
-
 /** `jobhook verify`: one body, or a JSONL batch through one verifier. */
-export const verifyCommand: Command = {
+export const verifyCommand = defineCommand({
   name: 'verify',
   summary: 'Verify webhook signatures: one body (stdin or --body), or a JSONL batch.',
   synopsis: [
@@ -35,7 +18,6 @@ export const verifyCommand: Command = {
     ['--signature HEX', 'the signature header value; an empty value is ERR_SIGNATURE_MISSING'],
     ['--body FILE', 'the exact body bytes (default: stdin; - is stdin)'],
     ['--batch FILE', 'JSONL of {"id","body_b64","signature"} (- is stdin); one result line per input'],
-    ['-h, --help', 'show this help'],
   ],
   notes: [
     'Single: prints {"ok":true,"job_id":...,"profile":...,"key":...} or {"ok":false,"code":...,"message":...}.\n' +
@@ -43,15 +25,15 @@ export const verifyCommand: Command = {
     'Batch: prints {"id","ok","code","profile","job_id"} per input line, in order; a line that is not\n' +
       'JSON or lacks a field gets code ERR_BATCH_LINE_INVALID. Exit 0 once every line is processed.',
   ],
-  async run(argv: readonly string[], io: CliIo): Promise<number> {
-    const { values, positionals } = parseCommandLine(verifyCommand, () =>
-      parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true }),
-    );
-    if (values.help === true) {
-      await write(io.stdout, commandHelp(verifyCommand));
-      return 0;
-    }
-    checkPositionals(verifyCommand, positionals, 0);
+  options: {
+    'public-key': { type: 'string', multiple: true },
+    profile: { type: 'string', multiple: true },
+    signature: { type: 'string' },
+    body: { type: 'string' },
+    batch: { type: 'string' },
+  },
+  maxPositionals: 0,
+  async execute(values, _positionals, io: CliIo): Promise<number> {
     const keyFiles = values['public-key'] ?? [];
     if (keyFiles.length === 0) throw new UsageError('--public-key FILE is required', verifyCommand);
     const profiles = [...new Set((values.profile ?? []).map((p) => toProfile(verifyCommand, p)))];
@@ -68,7 +50,7 @@ export const verifyCommand: Command = {
     }
     return verifyOne(keyFiles, profiles, values.signature, values.body, io);
   },
-};
+});
 
 /** Reads the key files and builds the one verifier a run uses. */
 async function loadVerifier(keyFiles: readonly string[], profiles: readonly CanonicalProfile[]): Promise<Verifier> {
