@@ -21,6 +21,20 @@ export const ERROR_STATUS = {
   ERR_SIGNATURE_INVALID: 401,
   /** The hash-algorithm header names something other than SHA256. */
   ERR_HASH_ALGORITHM_UNSUPPORTED: 401,
+  /** The verified payload is not an `async_job_completed` event of the spec's shape; the message names the field. */
+  ERR_PAYLOAD_INVALID: 400,
+  /** The request method is not POST. */
+  ERR_METHOD_NOT_ALLOWED: 405,
+  /** The content type is not JSON. */
+  ERR_UNSUPPORTED_MEDIA_TYPE: 415,
+  /** The same job is being handled right now (by this or another instance): retry later. */
+  ERR_JOB_IN_FLIGHT: 503,
+  /** Your handler threw or rejected; the claim was released so the sender's retry runs it again. */
+  ERR_HANDLER_FAILED: 500,
+  /** Your handler did not settle in `handlerTimeoutMs`; it keeps running and the sender retries later. */
+  ERR_HANDLER_TIMEOUT: 503,
+  /** The idempotency store could not be reached; nothing was handled. */
+  ERR_STORE_UNAVAILABLE: 503,
   /** A key given to jobhook is unusable (not RSA, under 2048 bits, not a PEM, ...). Thrown at construction. */
   ERR_KEY_INVALID: 500,
   /** An option given to a jobhook factory is wrong. Thrown at construction. */

@@ -1,0 +1,2 @@
+// placeholder: implemented by the store work (see idempotency-store.ts for the contract)
+export {};
