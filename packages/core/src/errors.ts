@@ -35,6 +35,8 @@ export const ERROR_STATUS = {
   ERR_HANDLER_TIMEOUT: 503,
   /** The idempotency store could not be reached; nothing was handled. */
   ERR_STORE_UNAVAILABLE: 503,
+  /** An unexpected failure inside jobhook (a bug): answered 500 so the sender retries, and logged. */
+  ERR_INTERNAL: 500,
   /** A key given to jobhook is unusable (not RSA, under 2048 bits, not a PEM, ...). Thrown at construction. */
   ERR_KEY_INVALID: 500,
   /** An option given to a jobhook factory is wrong. Thrown at construction. */

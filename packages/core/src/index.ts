@@ -48,3 +48,22 @@ export {
   type SignedPayload,
 } from './signature/sign.js';
 export { DEFAULT_HEADER_NAMES, HASH_ALGORITHM, type WebhookHeaderNames } from './signature/headers.js';
+export { createMemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
+export type { IdempotencyStore, ClaimResult, Clock } from './store/idempotency-store.js';
+export {
+  validateEvent,
+  type AsyncJobCompletedEvent,
+  type FailEvent,
+  type JobError,
+  type SuccessEvent,
+} from './events/async-job-event.js';
+export {
+  createReceiver,
+  type Receiver,
+  type ReceiverRequest,
+  type ReceiverResponse,
+} from './receiver/create-receiver.js';
+export type { EventHandler, HandlerContext, ReceiverOptions } from './receiver/receiver-options.js';
+export type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver/receiver-outcome.js';
+export type { RequestHeaders } from './receiver/request-headers.js';
+export { silentLogger, type Logger } from './receiver/logger.js';

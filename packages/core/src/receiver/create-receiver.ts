@@ -1,0 +1,265 @@
+import { JobhookError, type ErrorCode } from '../errors.js';
+import { parseBodyUnchecked } from '../canonical/parse.js';
+import { validateEvent, type AsyncJobCompletedEvent, type FailEvent, type SuccessEvent } from '../events/async-job-event.js';
+import { HASH_ALGORITHM } from '../signature/headers.js';
+import { decodeSignatureHex } from '../signature/signature-hex.js';
+import { createVerifier, verifyParsed, type VerifyResult } from '../signature/verifier.js';
+import type { IdempotencyStore } from '../store/idempotency-store.js';
+import { createMemoryStore } from '../store/memory-store.js';
+import { resolveReceiverOptions, type HandlerContext, type ReceiverOptions } from './receiver-options.js';
+import type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver-outcome.js';
+import { firstHeader, isJsonContentType, readHeader, type RequestHeaders } from './request-headers.js';
+import { runClaimedJob } from './run-claimed-job.js';
+
+/** One webhook request, as an adapter read it. */
+export interface ReceiverRequest {
+  /** HTTP method. */
+  method: string;
+  /** Request headers (Node's `req.headers`, any record, or a fetch `Headers`). */
+  headers: RequestHeaders;
+  /** The body bytes exactly as received (never a re-serialized object). */
+  rawBody: Uint8Array | string;
+}
+
+/** The answer to write back: status, headers and a JSON body. */
+export interface ReceiverResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** JSON text: `{"ok":true,...}` or `{"error":{"code","message"}}`. */
+  body: string;
+  /** What happened, for logs and tests. */
+  outcome: ReceiverOutcome;
+  /** The verified event, when there was one. */
+  event?: AsyncJobCompletedEvent;
+}
+
+/** The framework-agnostic receive pipeline. */
+export interface Receiver {
+  /** Runs one request through the pipeline. Never rejects: every failure is an answer. */
+  handle(request: ReceiverRequest): Promise<ReceiverResponse>;
+  /**
+   * The answer for a request refused before `handle` could run (an adapter's body reader hit the
+   * size limit, the client aborted, ...), counted and logged like any rejection.
+   */
+  reject(error: JobhookError): ReceiverResponse;
+  /** Counters since creation (a copy). */
+  stats(): ReceiverStats;
+  /** The store in use. */
+  readonly store: IdempotencyStore;
+  /** The body limit, for adapters that read the body themselves. */
+  readonly maxBodyBytes: number;
+  /** Closes a store the receiver created itself (the default memory store). */
+  close(): Promise<void>;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;
+
+/**
+ * Creates the receive pipeline:
+ * method → content type → size → hash-algorithm and signature headers → lossless parse → canonical
+ * bytes → RSA verify against the key ring → payload shape → claim → handler → complete | release →
+ * answer. The answers steer the sender's retries (it retries 5xx, never 4xx): 200 handled or
+ * duplicate; 503 + Retry-After when the job is in flight elsewhere, the store is down or the
+ * handler is slow; 500 when the handler failed; 401/400/405/413/415 for requests to drop.
+ *
+ * @example
+ * ```ts
+ * const receiver = createReceiver({
+ *   publicKeys: readFileSync('service.pem'),
+ *   onSuccess: async (event) => saveResult(event.job_id, event.output),
+ * });
+ * const { status, headers, body } = await receiver.handle({ method, headers: req.headers, rawBody });
+ * ```
+ * @throws JobhookError `ERR_OPTION_INVALID` / `ERR_KEY_INVALID` at construction.
+ */
+export function createReceiver(options: ReceiverOptions): Receiver {
+  const resolved = resolveReceiverOptions(options);
+  const { headerNames, logger: log, retryAfterSeconds } = resolved;
+  const verifier = createVerifier({
+    keys: options.publicKeys,
+    ...(options.profiles === undefined ? {} : { profiles: options.profiles }),
+    maxBodyBytes: resolved.maxBodyBytes,
+    maxDepth: resolved.maxDepth,
+  });
+  const ownsStore = options.store === undefined;
+  const store = options.store ?? createMemoryStore();
+  const { onSuccess, onFail, onEvent, onOutcome } = options;
+  const stats: ReceiverStats = {
+    received: 0,
+    verified: 0,
+    handled: 0,
+    duplicates: 0,
+    inFlight: 0,
+    handlerFailures: 0,
+    handlerTimeouts: 0,
+    storeUnavailable: 0,
+    rejected: {},
+  };
+
+  async function runHandlers(event: AsyncJobCompletedEvent, context: HandlerContext): Promise<void> {
+    if (event.status === 'success') {
+      if (onSuccess !== undefined) await onSuccess(event as SuccessEvent, context);
+    } else if (onFail !== undefined) {
+      await onFail(event as FailEvent, context);
+    }
+    if (onEvent !== undefined) await onEvent(event, context);
+  }
+
+  function answer(
+    started: number,
+    kind: OutcomeKind,
+    status: number,
+    body: object,
+    detail: Partial<ReceiverOutcome> & { event?: AsyncJobCompletedEvent },
+    extraHeaders: Record<string, string> = {},
+  ): ReceiverResponse {
+    const { event, ...outcomeDetail } = detail;
+    const outcome: ReceiverOutcome = { kind, status, ...outcomeDetail, durationMs: performance.now() - started };
+    const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
+    log[level](outcome, `jobhook: webhook ${kind}`);
+    if (onOutcome !== undefined) {
+      try {
+        onOutcome(outcome);
+      } catch (err) {
+        log.error({ err }, 'jobhook: onOutcome threw');
+      }
+    }
+    return {
+      status,
+      headers: { ...JSON_HEADERS, ...extraHeaders },
+      body: JSON.stringify(body),
+      outcome,
+      ...(event === undefined ? {} : { event }),
+    };
+  }
+
+  function errorAnswer(
+    started: number,
+    kind: OutcomeKind,
+    error: JobhookError,
+    detail: Partial<ReceiverOutcome> & { event?: AsyncJobCompletedEvent } = {},
+    extraHeaders: Record<string, string> = {},
+  ): ReceiverResponse {
+    if (kind === 'rejected') stats.rejected[error.code] = (stats.rejected[error.code] ?? 0) + 1;
+    return answer(started, kind, error.status, error.toJSON(), { code: error.code, ...detail }, extraHeaders);
+  }
+
+  function rejection(started: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): ReceiverResponse {
+    return errorAnswer(started, 'rejected', new JobhookError(code, message), {}, headers);
+  }
+
+  const retryAfter = { 'retry-after': String(retryAfterSeconds) };
+
+  async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
+    const started = performance.now();
+    stats.received++;
+    if (request.method.toUpperCase() !== 'POST') {
+      return rejection(started, 'ERR_METHOD_NOT_ALLOWED', `webhooks are POSTed; got ${request.method}`, { allow: 'POST' });
+    }
+    const { headers } = request;
+    const contentType = firstHeader(headers, 'content-type');
+    if (!isJsonContentType(contentType)) {
+      return rejection(started, 'ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${contentType ?? 'none'}`);
+    }
+    const hashAlgorithm = firstHeader(headers, headerNames.hashAlgorithm);
+    if (hashAlgorithm !== undefined && hashAlgorithm.trim().toUpperCase() !== HASH_ALGORITHM) {
+      return rejection(started, 'ERR_HASH_ALGORITHM_UNSUPPORTED', `${headerNames.hashAlgorithm} must be ${HASH_ALGORITHM}, got ${hashAlgorithm}`);
+    }
+
+    const body = typeof request.rawBody === 'string' ? Buffer.from(request.rawBody, 'utf8') : request.rawBody;
+    if (body.length > resolved.maxBodyBytes) {
+      return rejection(started, 'ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${resolved.maxBodyBytes}`);
+    }
+    let verified: VerifyResult;
+    let event: AsyncJobCompletedEvent;
+    try {
+      const signature = decodeSignatureHex(readHeader(headers, headerNames.signature));
+      // The parse is consumed (payload built) inside verifyParsed, so the scratch tape is safe here.
+      const doc = parseBodyUnchecked(body, resolved.maxBodyBytes, resolved.maxDepth, true, true);
+      verified = verifyParsed(doc, signature, verifier.keyRing, verifier.profiles);
+      stats.verified++;
+      event = validateEvent(verified.payload);
+    } catch (err) {
+      if (err instanceof JobhookError) return errorAnswer(started, 'rejected', err);
+      throw err;
+    }
+
+    const jobId = event.job_id;
+    const known = { jobId, eventStatus: event.status, profile: verified.profile, keyId: verified.keyId, event };
+    let claim;
+    try {
+      claim = await store.claim(jobId, { leaseMs: resolved.leaseMs });
+    } catch (err) {
+      stats.storeUnavailable++;
+      const error =
+        err instanceof JobhookError && err.code === 'ERR_STORE_UNAVAILABLE'
+          ? err
+          : new JobhookError('ERR_STORE_UNAVAILABLE', 'the idempotency store failed', { cause: err });
+      log.error({ jobId, err }, 'jobhook: idempotency store unavailable');
+      return errorAnswer(started, 'store-unavailable', error, known, retryAfter);
+    }
+    if (claim.state === 'done') {
+      stats.duplicates++;
+      return answer(started, 'duplicate', 200, { ok: true, job_id: jobId, duplicate: true }, known);
+    }
+    if (claim.state === 'in-flight') {
+      stats.inFlight++;
+      const error = new JobhookError('ERR_JOB_IN_FLIGHT', `job ${jobId} is being handled right now; retry later`);
+      return errorAnswer(started, 'in-flight', error, known, retryAfter);
+    }
+
+    const end = await runClaimedJob({
+      event,
+      token: claim.token,
+      store,
+      run: runHandlers,
+      context: { jobId, profile: verified.profile, keyId: verified.keyId, headers, log },
+      leaseMs: resolved.leaseMs,
+      doneTtlMs: resolved.doneTtlMs,
+      handlerTimeoutMs: resolved.handlerTimeoutMs,
+      log,
+    });
+    if (end.kind === 'done') {
+      stats.handled++;
+      return answer(started, 'handled', 200, { ok: true, job_id: jobId, duplicate: false }, known);
+    }
+    if (end.kind === 'timeout') {
+      stats.handlerTimeouts++;
+      const error = new JobhookError(
+        'ERR_HANDLER_TIMEOUT',
+        `the handler of job ${jobId} is still running after ${resolved.handlerTimeoutMs} ms; retry later`,
+      );
+      return errorAnswer(started, 'handler-timeout', error, known, retryAfter);
+    }
+    stats.handlerFailures++;
+    log.error({ jobId, err: end.error }, 'jobhook: handler failed; claim released for the retry');
+    // The handler's own message stays in the logs: it may hold internals the sender must not see.
+    const error = new JobhookError('ERR_HANDLER_FAILED', `the handler of job ${jobId} failed; retry later`, {
+      cause: end.error,
+    });
+    return errorAnswer(started, 'handler-failed', error, known);
+  }
+
+  return Object.freeze({
+    async handle(request: ReceiverRequest): Promise<ReceiverResponse> {
+      try {
+        return await handle(request);
+      } catch (err) {
+        // A bug or a non-jobhook throw (a bad headers object, ...): answer 500 rather than crash the server.
+        log.error({ err }, 'jobhook: unexpected error in the receive pipeline');
+        const error = new JobhookError('ERR_INTERNAL', 'internal error in the webhook receiver', { cause: err });
+        return errorAnswer(performance.now(), 'rejected', error);
+      }
+    },
+    reject(error: JobhookError): ReceiverResponse {
+      stats.received++;
+      return errorAnswer(performance.now(), 'rejected', error);
+    },
+    stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected } }),
+    store,
+    maxBodyBytes: resolved.maxBodyBytes,
+    async close(): Promise<void> {
+      if (ownsStore) await store.close();
+    },
+  });
+}

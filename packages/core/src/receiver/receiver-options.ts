@@ -1,0 +1,136 @@
+import { JobhookError } from '../errors.js';
+import type { CanonicalProfile } from '../canonical/profiles.js';
+import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/async-job-event.js';
+import type { KeyRing, PublicKeyInput } from '../keys/key-ring.js';
+import { DEFAULT_HEADER_NAMES, type WebhookHeaderNames } from '../signature/headers.js';
+import type { IdempotencyStore } from '../store/idempotency-store.js';
+import { isLogger, silentLogger, type Logger } from './logger.js';
+import type { ReceiverOutcome } from './receiver-outcome.js';
+import type { RequestHeaders } from './request-headers.js';
+
+/** What a handler gets besides the event. */
+export interface HandlerContext {
+  /** The event's `job_id` (the idempotency key). */
+  jobId: string;
+  /** The canonical profile the signature matched. */
+  profile: CanonicalProfile;
+  /** Id of the key that verified (SHA-256 of its SPKI DER, hex). */
+  keyId: string;
+  /** The request headers, as the adapter gave them. */
+  headers: RequestHeaders;
+  /**
+   * Aborted when `handlerTimeoutMs` elapses: the sender has been told to retry later, and the
+   * claim is kept until the handler settles. Pass it to cancellable work, or ignore it.
+   */
+  signal: AbortSignal;
+  /** The receiver's logger. */
+  log: Logger;
+}
+
+/** A handler of one kind of event. Throwing (or rejecting) makes the sender retry. */
+export type EventHandler<E> = (event: E, context: HandlerContext) => unknown;
+
+/** Options of `createReceiver`. */
+export interface ReceiverOptions {
+  /** The service public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list (rotation), or a key ring. Required. */
+  publicKeys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
+  /** Runs for `status: "success"` events. */
+  onSuccess?: EventHandler<SuccessEvent>;
+  /** Runs for `status: "fail"` events. */
+  onFail?: EventHandler<FailEvent>;
+  /** Runs for every event, after `onSuccess`/`onFail`. At least one of the three is required. */
+  onEvent?: EventHandler<AsyncJobCompletedEvent>;
+  /** Where claims live. Default: a memory store (one process only; use Redis for several instances). */
+  store?: IdempotencyStore;
+  /** Canonical profiles tried, in order. Default all four, `python` first. */
+  profiles?: readonly CanonicalProfile[];
+  /** Lease of a claim, renewed while the handler runs. Default 60,000 (above the sender's 30 s timeout). */
+  leaseMs?: number;
+  /** How long a handled `job_id` is remembered. Default 7 days. */
+  doneTtlMs?: number;
+  /** Bodies above this are refused with 413. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Nesting above this is refused with 400. Default 512. */
+  maxDepth?: number;
+  /** After this the sender is answered 503 (so it retries) while the handler goes on. Default 25,000 (under the sender's 30 s). */
+  handlerTimeoutMs?: number;
+  /** `Retry-After` seconds on 503 answers. Default 30 (the spec's longest backoff). */
+  retryAfterSeconds?: number;
+  /** Header names. Default the spec's `X-Service-Signature`, `X-Service-Hash-Algorithm`, `X-Service-Webhook`. */
+  headerNames?: Partial<WebhookHeaderNames>;
+  /** pino-compatible logger. Default silent. */
+  logger?: Logger;
+  /** Called once per request with what happened; errors it throws are logged, not raised. */
+  onOutcome?: (outcome: ReceiverOutcome) => void;
+}
+
+/** Options after defaults and checks. @internal */
+export interface ResolvedReceiverOptions {
+  leaseMs: number;
+  doneTtlMs: number;
+  maxBodyBytes: number;
+  maxDepth: number;
+  handlerTimeoutMs: number;
+  retryAfterSeconds: number;
+  headerNames: WebhookHeaderNames;
+  logger: Logger;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+function fail(message: string): never {
+  throw new JobhookError('ERR_OPTION_INVALID', `createReceiver: ${message}`);
+}
+
+function positiveInteger(name: string, value: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
+    fail(`${name} must be an integer from 1 to ${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Applies defaults and checks the options that are not checked elsewhere; throws `ERR_OPTION_INVALID`
+ * with a message naming the option.
+ * @internal
+ */
+export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiverOptions {
+  if (typeof options !== 'object' || options === null) fail('options must be an object');
+  if (options.publicKeys === undefined) fail('publicKeys is required (the service public key PEM)');
+  const handlers = [options.onSuccess, options.onFail, options.onEvent];
+  if (handlers.every((h) => h === undefined)) fail('give at least one handler: onSuccess, onFail or onEvent');
+  for (const [name, h] of [['onSuccess', options.onSuccess], ['onFail', options.onFail], ['onEvent', options.onEvent]] as const) {
+    if (h !== undefined && typeof h !== 'function') fail(`${name} must be a function`);
+  }
+  if (options.onOutcome !== undefined && typeof options.onOutcome !== 'function') fail('onOutcome must be a function');
+  const {
+    leaseMs = 60_000,
+    doneTtlMs = 7 * DAY_MS,
+    maxBodyBytes = 1024 * 1024,
+    maxDepth = 512,
+    handlerTimeoutMs = 25_000,
+    retryAfterSeconds = 30,
+    logger = silentLogger,
+  } = options;
+  positiveInteger('leaseMs', leaseMs);
+  positiveInteger('doneTtlMs', doneTtlMs);
+  positiveInteger('handlerTimeoutMs', handlerTimeoutMs);
+  positiveInteger('retryAfterSeconds', retryAfterSeconds, 3600);
+  // The lease is renewed every leaseMs / 3 while the handler runs; below 30 ms that is a busy loop.
+  if (leaseMs < 30) fail(`leaseMs must be at least 30, got ${leaseMs}`);
+  if (doneTtlMs < leaseMs) fail(`doneTtlMs (${doneTtlMs}) must not be shorter than leaseMs (${leaseMs})`);
+  if (!isLogger(logger)) fail('logger must have debug, info, warn and error methods (pino-compatible)');
+  const headerNames = { ...DEFAULT_HEADER_NAMES, ...options.headerNames };
+  for (const [key, value] of Object.entries(headerNames)) {
+    if (typeof value !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value)) {
+      fail(`headerNames.${key} must be an HTTP header name, got ${JSON.stringify(value)}`);
+    }
+  }
+  const store = options.store as Partial<IdempotencyStore> | undefined;
+  if (store !== undefined) {
+    for (const method of ['claim', 'complete', 'release', 'extend'] as const) {
+      if (typeof store[method] !== 'function') fail(`store must implement ${method}() (see IdempotencyStore)`);
+    }
+  }
+  return { leaseMs, doneTtlMs, maxBodyBytes, maxDepth, handlerTimeoutMs, retryAfterSeconds, headerNames, logger };
+}

@@ -1,0 +1,61 @@
+import type { CanonicalProfile } from '../canonical/profiles.js';
+import type { ErrorCode } from '../errors.js';
+
+/**
+ * What happened to one request:
+ * - `handled`: verified, claimed, handler ran, 200;
+ * - `duplicate`: verified, the job was already handled, 200 without running the handler;
+ * - `in-flight`: verified, the job is being handled right now elsewhere, 503 + `Retry-After`;
+ * - `handler-failed`: the handler threw, claim released, 500;
+ * - `handler-timeout`: the handler outran `handlerTimeoutMs`, 503 (it goes on; the claim is kept until it settles);
+ * - `store-unavailable`: the idempotency store failed, 503, nothing handled;
+ * - `rejected`: refused before any handling (signature, body, method, content type), 4xx.
+ */
+export type OutcomeKind =
+  | 'handled'
+  | 'duplicate'
+  | 'in-flight'
+  | 'handler-failed'
+  | 'handler-timeout'
+  | 'store-unavailable'
+  | 'rejected';
+
+/** One request's outcome, as given to `onOutcome` and logs. */
+export interface ReceiverOutcome {
+  kind: OutcomeKind;
+  /** HTTP status answered. */
+  status: number;
+  /** Error code, for every kind but `handled` and `duplicate`. */
+  code?: ErrorCode;
+  /** The job, once the payload verified. */
+  jobId?: string;
+  /** Event status (`success` / `fail`), once the payload verified. */
+  eventStatus?: string;
+  /** The matched profile and key, once verified. */
+  profile?: CanonicalProfile;
+  keyId?: string;
+  /** Time from the start of `handle` to the answer. */
+  durationMs: number;
+}
+
+/** Counters of a receiver since it was created. */
+export interface ReceiverStats {
+  /** Requests given to `handle` (and `reject`). */
+  received: number;
+  /** Signatures that verified. */
+  verified: number;
+  /** Jobs whose handler ran to success. */
+  handled: number;
+  /** Deliveries of jobs already handled (acknowledged without running the handler). */
+  duplicates: number;
+  /** Deliveries refused because the same job was in flight. */
+  inFlight: number;
+  /** Handlers that threw or rejected. */
+  handlerFailures: number;
+  /** Handlers that outran `handlerTimeoutMs`. */
+  handlerTimeouts: number;
+  /** Requests answered 503 because the store failed. */
+  storeUnavailable: number;
+  /** Rejections by error code (signature, body, method, content type, payload). */
+  rejected: Partial<Record<ErrorCode, number>>;
+}
