@@ -35,6 +35,14 @@ export const ERROR_STATUS = {
   ERR_HANDLER_TIMEOUT: 503,
   /** The idempotency store could not be reached; nothing was handled. */
   ERR_STORE_UNAVAILABLE: 503,
+  /**
+   * A JSON body parser consumed the request before jobhook, and no raw body was captured: mount the
+   * webhook route before the parser, or capture the raw bytes (`captureRawBody`). A setup mistake,
+   * so 500: the sender retries once it is fixed.
+   */
+  ERR_BODY_ALREADY_PARSED: 500,
+  /** The request body could not be read whole (client aborted, length mismatch). */
+  ERR_BODY_INCOMPLETE: 400,
   /** An unexpected failure inside jobhook (a bug): answered 500 so the sender retries, and logged. */
   ERR_INTERNAL: 500,
   /** A key given to jobhook is unusable (not RSA, under 2048 bits, not a PEM, ...). Thrown at construction. */

@@ -67,3 +67,6 @@ export type { EventHandler, HandlerContext, ReceiverOptions } from './receiver/r
 export type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver/receiver-outcome.js';
 export type { RequestHeaders } from './receiver/request-headers.js';
 export { silentLogger, type Logger } from './receiver/logger.js';
+export { resolveReceiver, type ReceiverOrOptions } from './adapter/resolve-receiver.js';
+export { bodyReadError } from './adapter/body-read-error.js';
+export { bodyAlreadyParsedError, captureRawBody, capturedRawBody } from './adapter/raw-body-capture.js';
