@@ -23,6 +23,7 @@ import { codeVersion, machine } from './report.mjs';
 const GROUPS = {
   canonicalize: () => import('./canonicalize.bench.mjs'),
   verify: () => import('./verify.bench.mjs'),
+  stores: () => import('./stores.bench.mjs'),
 };
 
 const here = dirname(fileURLToPath(import.meta.url));

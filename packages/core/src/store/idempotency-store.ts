@@ -10,20 +10,31 @@
  */
 export interface IdempotencyStore {
   /**
-   * Tries to claim `jobId` for `leaseMs`.
-   * @throws JobhookError `ERR_STORE_UNAVAILABLE` when the store cannot be reached.
+   * Tries to claim `jobId` for `leaseMs`: `claimed` with a new token when nobody holds it and it is
+   * not done; `in-flight` with `retryAfterMs` (ms until the current lease runs out, at least 1) when
+   * a live claim holds it; `done` when it completed less than its `ttlMs` ago.
+   * @throws JobhookError `ERR_STORE_UNAVAILABLE` when the store cannot be reached (then nothing was
+   * claimed); `ERR_OPTION_INVALID` when `jobId` is not a 1–200-character string or `leaseMs` not a
+   * positive whole number.
    */
   claim(jobId: string, options: { leaseMs: number }): Promise<ClaimResult>;
   /**
    * Marks the claimed job done for `ttlMs`; later claims answer `done` until then.
-   * Resolves false (and changes nothing) when `token` is not the current claim's.
+   * Resolves false (and changes nothing) when `token` is not the current claim's — including when
+   * its lease ran out, even if nobody claimed the job since (extend the lease of a slow handler).
    */
   complete(jobId: string, token: string, options: { ttlMs: number }): Promise<boolean>;
-  /** Gives the claim up so the next delivery can claim the job. False when `token` is stale. */
+  /** Gives the claim up so the next delivery can claim the job. False (nothing changed) when `token` is stale. */
   release(jobId: string, token: string): Promise<boolean>;
-  /** Renews the lease of a claim still being worked on. False when `token` is stale. */
+  /**
+   * Renews the lease of a claim still being worked on: it now runs out `leaseMs` from now (set, not
+   * added). False (nothing changed) when `token` is stale or its lease already ran out.
+   */
   extend(jobId: string, token: string, options: { leaseMs: number }): Promise<boolean>;
-  /** Releases what the store owns (connections it opened, timers). Idempotent. */
+  /**
+   * Releases what the store owns (connections it opened, timers). Idempotent. Afterwards every
+   * operation rejects with `ERR_STORE_UNAVAILABLE`.
+   */
   close(): Promise<void>;
 }
 

@@ -1,2 +1,172 @@
-// placeholder: implemented by the store work (see idempotency-store.ts for the contract)
-export {};
+import { randomUUID } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { JobhookError } from '../errors.js';
+import type { ClaimResult, Clock, IdempotencyStore } from './idempotency-store.js';
+import { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from './store-checks.js';
+
+/** Default of {@link MemoryStoreOptions.max}. */
+export const DEFAULT_MEMORY_STORE_MAX = 100_000;
+/** Largest {@link MemoryStoreOptions.max}: lru-cache allocates its index arrays for `max` entries up front. */
+export const MAX_MEMORY_STORE_MAX = 10_000_000;
+
+/** Options of {@link createMemoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * How many `done` jobs are remembered at most. Default: 100,000.
+   *
+   * When a new job completes with `max` done jobs remembered, the least recently seen one is
+   * forgotten early (before its `ttlMs`): a later duplicate delivery of THAT job is then handled
+   * again. Size `max` above the number of jobs completed within one `ttlMs`.
+   *
+   * Claims in flight do not count towards `max` and are never evicted: a live lease always holds
+   * until it is completed, released or runs out. (Their number is bounded by the handlers running
+   * at once; leases that ran out are swept as new claims arrive.)
+   */
+  max?: number;
+  /**
+   * Where time comes from (milliseconds, monotonic). Default: `performance` (`performance.now()`).
+   * Inject a fake clock to test leases and TTLs without sleeping.
+   */
+  clock?: Clock;
+}
+
+interface Lease {
+  readonly token: string;
+  expiresAt: number;
+}
+
+const DONE: ClaimResult = Object.freeze({ state: 'done' });
+/** Expired leases are swept when this many are held, and then whenever the count doubles. */
+const SWEEP_MIN = 1024;
+
+/**
+ * Creates an idempotency store in this process's memory: right for one instance; several
+ * instances behind a load balancer need a shared store (`createRedisStore` from
+ * `@jobhook/core/redis`).
+ *
+ * Done jobs live in an LRU of at most `max` entries, each until its `ttlMs` runs out (see
+ * {@link MemoryStoreOptions.max} for what eviction means); claims in flight live apart, are never
+ * evicted, and lapse when their lease runs out. Tokens are random UUIDs (122 random bits).
+ *
+ * @example
+ * ```ts
+ * const store = createMemoryStore({ max: 50_000 });
+ * const claim = await store.claim(jobId, { leaseMs: 60_000 });
+ * if (claim.state === 'claimed') {
+ *   await handle(event);
+ *   await store.complete(jobId, claim.token, { ttlMs: 24 * 3_600_000 });
+ * }
+ * ```
+ * @throws JobhookError `ERR_OPTION_INVALID` at construction when an option is wrong. Methods
+ * reject with `ERR_OPTION_INVALID` on a bad argument and `ERR_STORE_UNAVAILABLE` once closed.
+ */
+export function createMemoryStore(options: MemoryStoreOptions = {}): IdempotencyStore {
+  const where = 'createMemoryStore';
+  const max = readOption(options, 'max', where) ?? DEFAULT_MEMORY_STORE_MAX;
+  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_MEMORY_STORE_MAX) {
+    throw optionError(where, `max must be a whole number from 1 to ${MAX_MEMORY_STORE_MAX}, got ${describeValue(max)}`);
+  }
+  const clock = (readOption(options, 'clock', where) ?? performance) as Clock;
+  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
+    throw optionError(where, `clock must be an object with a now() method returning milliseconds, got ${describeValue(clock)}`);
+  }
+
+  // Done jobs: value = when the entry expires (clock ms). Expiry is checked here rather than with
+  // lru-cache's own `ttl`, whose staleness test treats a start time of 0 as "no TTL" (a fake clock
+  // starting at 0 would never expire) and which arms a timer per read unless ttlResolution is 0.
+  const done = new LRUCache<string, number>({ max });
+  // Claims in flight, apart from `done` so that no amount of completed jobs can evict a live lease.
+  const leases = new Map<string, Lease>();
+  let sweepAt = SWEEP_MIN;
+  let closed = false;
+
+  const now = (): number => clock.now();
+
+  function isDone(jobId: string, at: number): boolean {
+    const until = done.get(jobId);
+    if (until === undefined) return false;
+    if (at < until) return true;
+    done.delete(jobId);
+    return false;
+  }
+
+  /** The lease of `jobId` if it is still live; drops it when it ran out. */
+  function liveLease(jobId: string, at: number): Lease | undefined {
+    const lease = leases.get(jobId);
+    if (lease === undefined) return undefined;
+    if (at < lease.expiresAt) return lease;
+    leases.delete(jobId);
+    return undefined;
+  }
+
+  function sweep(at: number): void {
+    for (const [jobId, lease] of leases) if (at >= lease.expiresAt) leases.delete(jobId);
+    sweepAt = Math.max(SWEEP_MIN, leases.size * 2);
+  }
+
+  function checkOpen(operation: string): void {
+    if (closed) throw new JobhookError('ERR_STORE_UNAVAILABLE', `memoryStore.${operation}: the store is closed`);
+  }
+
+  /** The current lease of `jobId` when `token` is its token, else undefined. */
+  function heldLease(jobId: string, token: string, at: number): Lease | undefined {
+    if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return undefined;
+    const lease = liveLease(jobId, at);
+    return lease !== undefined && lease.token === token ? lease : undefined;
+  }
+
+  return Object.freeze({
+    async claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
+      checkOpen('claim');
+      checkJobId(jobId, 'memoryStore.claim');
+      const leaseMs = checkMs(readOption(claimOptions, 'leaseMs', 'memoryStore.claim'), 'leaseMs', 'memoryStore.claim');
+      const at = now();
+      if (isDone(jobId, at)) return DONE;
+      const lease = liveLease(jobId, at);
+      if (lease !== undefined) return { state: 'in-flight', retryAfterMs: Math.max(1, Math.ceil(lease.expiresAt - at)) };
+      if (leases.size >= sweepAt) sweep(at);
+      const token = randomUUID();
+      leases.set(jobId, { token, expiresAt: at + leaseMs });
+      return { state: 'claimed', token };
+    },
+
+    async complete(jobId: string, token: string, completeOptions: { ttlMs: number }): Promise<boolean> {
+      checkOpen('complete');
+      checkJobId(jobId, 'memoryStore.complete');
+      checkToken(token, 'memoryStore.complete');
+      const ttlMs = checkMs(readOption(completeOptions, 'ttlMs', 'memoryStore.complete'), 'ttlMs', 'memoryStore.complete');
+      const at = now();
+      if (heldLease(jobId, token, at) === undefined) return false;
+      leases.delete(jobId);
+      done.set(jobId, at + ttlMs);
+      return true;
+    },
+
+    async release(jobId: string, token: string): Promise<boolean> {
+      checkOpen('release');
+      checkJobId(jobId, 'memoryStore.release');
+      checkToken(token, 'memoryStore.release');
+      if (heldLease(jobId, token, now()) === undefined) return false;
+      leases.delete(jobId);
+      return true;
+    },
+
+    async extend(jobId: string, token: string, extendOptions: { leaseMs: number }): Promise<boolean> {
+      checkOpen('extend');
+      checkJobId(jobId, 'memoryStore.extend');
+      checkToken(token, 'memoryStore.extend');
+      const leaseMs = checkMs(readOption(extendOptions, 'leaseMs', 'memoryStore.extend'), 'leaseMs', 'memoryStore.extend');
+      const at = now();
+      const lease = heldLease(jobId, token, at);
+      if (lease === undefined) return false;
+      lease.expiresAt = at + leaseMs;
+      return true;
+    },
+
+    async close(): Promise<void> {
+      closed = true;
+      leases.clear();
+      done.clear();
+    },
+  });
+}

@@ -1,0 +1,358 @@
+/**
+ * `@jobhook/core/redis`: the Redis idempotency store. A subpath of its own so that the main entry
+ * never loads `ioredis` (an optional peer dependency).
+ * @packageDocumentation
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import { JobhookError } from '../errors.js';
+import type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
+import { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from './store-checks.js';
+
+export type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
+
+/** Default of {@link RedisStoreOptions.keyPrefix}. */
+export const DEFAULT_REDIS_KEY_PREFIX = 'jobhook:';
+/** Default of {@link RedisStoreOptions.operationTimeoutMs}. */
+export const DEFAULT_OPERATION_TIMEOUT_MS = 2000;
+/** Longest {@link RedisStoreOptions.keyPrefix}. */
+export const MAX_KEY_PREFIX_LENGTH = 100;
+/** Largest {@link RedisStoreOptions.operationTimeoutMs} (what `setTimeout` can wait). */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Options of {@link createRedisStore}. */
+export interface RedisStoreOptions {
+  /**
+   * An ioredis `Redis` or `Cluster` client, or a `redis://` / `rediss://` URL.
+   *
+   * A client you pass stays yours: the store defines its four `jobhook*V1` script commands on it
+   * and never closes it. From a URL the store makes its own client, which fails commands at the
+   * first failed reconnection instead of queueing them, reconnects forever in the background, and
+   * is quit by {@link IdempotencyStore.close}.
+   */
+  redis: Redis | Cluster | string;
+  /**
+   * Prefix of every key; a job's key is `${keyPrefix}{${jobId}}`, the braces making the job id the
+   * Redis Cluster hash tag. Must not contain `{` or `}`. Default: `'jobhook:'`.
+   */
+  keyPrefix?: string;
+  /**
+   * Longest wait for one operation, in milliseconds; past it the operation rejects with
+   * `ERR_STORE_UNAVAILABLE`. Default: 2000.
+   */
+  operationTimeoutMs?: number;
+}
+
+// One key per job. Its value is `c:<token>` while claimed (PX = the lease) and `d` once done
+// (PX = the done TTL); a missing key means "never seen, or forgotten": claimable. The `c:` prefix
+// keeps a caller's token from ever equalling the `d` marker. Each script is one round trip; ioredis
+// sends EVALSHA and falls back to EVAL when the server does not know the script (after a restart).
+
+/** claim(KEYS[1], token, leaseMs) → {1} claimed | {2, pttl} in flight | {3} done. */
+const CLAIM_LUA = `
+if redis.call('SET', KEYS[1], 'c:' .. ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return {1}
+end
+if redis.call('GET', KEYS[1]) == 'd' then
+  return {3}
+end
+return {2, redis.call('PTTL', KEYS[1])}
+`;
+
+/** complete(KEYS[1], token, ttlMs) → 1 when the claim was the caller's (now done), else 0. */
+const COMPLETE_LUA = `
+if redis.call('GET', KEYS[1]) == 'c:' .. ARGV[1] then
+  redis.call('SET', KEYS[1], 'd', 'PX', ARGV[2])
+  return 1
+end
+return 0
+`;
+
+/** release(KEYS[1], token) → 1 when the claim was the caller's (now deleted), else 0. */
+const RELEASE_LUA = `
+if redis.call('GET', KEYS[1]) == 'c:' .. ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0
+`;
+
+/** extend(KEYS[1], token, leaseMs) → 1 when the claim was the caller's (lease now leaseMs from now), else 0. */
+const EXTEND_LUA = `
+if redis.call('GET', KEYS[1]) == 'c:' .. ARGV[1] then
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0
+`;
+
+const COMMANDS = {
+  jobhookClaimV1: CLAIM_LUA,
+  jobhookCompleteV1: COMPLETE_LUA,
+  jobhookReleaseV1: RELEASE_LUA,
+  jobhookExtendV1: EXTEND_LUA,
+} as const;
+
+/** The client once the scripts are defined on it. */
+interface ScriptedClient {
+  jobhookClaimV1(key: string, token: string, leaseMs: number): Promise<unknown>;
+  jobhookCompleteV1(key: string, token: string, ttlMs: number): Promise<unknown>;
+  jobhookReleaseV1(key: string, token: string): Promise<unknown>;
+  jobhookExtendV1(key: string, token: string, leaseMs: number): Promise<unknown>;
+}
+
+type Client = Redis | Cluster;
+type Operation = 'claim' | 'complete' | 'release' | 'extend';
+
+const DONE: ClaimResult = Object.freeze({ state: 'done' });
+
+/**
+ * Creates an idempotency store on Redis (a single server or a Redis Cluster), shared by every
+ * receiver instance that uses the same Redis and `keyPrefix`. Each operation is one atomic Lua
+ * script on one key, so it is one round trip and cluster-safe.
+ *
+ * Failures: when Redis cannot be reached, errors, or does not answer within `operationTimeoutMs`,
+ * the operation rejects with `ERR_STORE_UNAVAILABLE` (503; the Redis error as `cause`) — it never
+ * hangs and never answers `claimed` it did not get. When Redis is back, the same store works again.
+ * An operation that timed out may still reach Redis later; a late claim then holds its job for
+ * `leaseMs` (deliveries meanwhile answer "in flight"), never runs it twice.
+ *
+ * @example
+ * ```ts
+ * import { createRedisStore } from '@jobhook/core/redis';
+ * const store = createRedisStore({ redis: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379' });
+ * const receiver = createReceiver({ keys, store, onEvent });
+ * // on shutdown: await store.close();
+ * ```
+ * @throws JobhookError `ERR_OPTION_INVALID` at construction when an option is wrong. Methods
+ * reject with `ERR_OPTION_INVALID` on a bad argument and `ERR_STORE_UNAVAILABLE` as above.
+ */
+export function createRedisStore(options: RedisStoreOptions): IdempotencyStore {
+  const where = 'createRedisStore';
+  const redis = readOption(options, 'redis', where);
+  const keyPrefix = readOption(options, 'keyPrefix', where) ?? DEFAULT_REDIS_KEY_PREFIX;
+  if (typeof keyPrefix !== 'string' || keyPrefix.length > MAX_KEY_PREFIX_LENGTH || /[{}]/.test(keyPrefix)) {
+    throw optionError(
+      where,
+      `keyPrefix must be a string of at most ${MAX_KEY_PREFIX_LENGTH} characters without { or } (the job id is the key's cluster hash tag), got ${describeValue(keyPrefix)}`,
+    );
+  }
+  const timeoutMs = checkMs(
+    readOption(options, 'operationTimeoutMs', where) ?? DEFAULT_OPERATION_TIMEOUT_MS,
+    'operationTimeoutMs',
+    where,
+    MAX_TIMER_MS,
+  );
+
+  let client: Client;
+  let owned: boolean;
+  /** The last connection error of a client the store owns, told with timeouts. */
+  let lastError: Error | undefined;
+  if (typeof redis === 'string') {
+    checkRedisUrl(redis, where);
+    client = new Redis(redis, ownedClientOptions(timeoutMs));
+    owned = true;
+    client.on('error', (err: Error) => {
+      lastError = err;
+    });
+    client.on('ready', () => {
+      lastError = undefined;
+    });
+  } else if (isClient(redis)) {
+    client = redis;
+    owned = false;
+  } else {
+    throw optionError(where, `redis must be an ioredis Redis or Cluster client or a redis:// URL, got ${describeValue(redis)}`);
+  }
+  for (const [name, lua] of Object.entries(COMMANDS)) client.defineCommand(name, { numberOfKeys: 1, lua });
+  const scripted = client as unknown as ScriptedClient;
+
+  let closing: Promise<void> | undefined;
+
+  const keyOf = (jobId: string): string => `${keyPrefix}{${jobId}}`;
+
+  function checkOpen(operation: Operation): void {
+    if (closing !== undefined) throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisStore.${operation}: the store is closed`);
+  }
+
+  /**
+   * Runs one script, bounded by `timeoutMs`, mapping every failure to `ERR_STORE_UNAVAILABLE`.
+   * The command's own promise always gets a rejection handler, so a late failure (after the
+   * timeout) is never an unhandled rejection.
+   */
+  function run<T>(operation: Operation, jobId: string, send: () => Promise<unknown>, read: (reply: unknown) => T | undefined): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const fail = (reason: string, cause: unknown): void => {
+        settled = true;
+        reject(
+          new JobhookError('ERR_STORE_UNAVAILABLE', `idempotency store unavailable: Redis ${operation} failed: ${reason}`, {
+            cause,
+            detail: { operation, jobId },
+          }),
+        );
+      };
+      const timer = setTimeout(() => {
+        if (settled) return;
+        const state = `connection ${client.status}${lastError === undefined ? '' : `, last error: ${lastError.message}`}`;
+        fail(`no answer in ${timeoutMs} ms (${state})`, lastError ?? new Error(`timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      let pending: Promise<unknown>;
+      try {
+        pending = send();
+      } catch (err) {
+        clearTimeout(timer);
+        fail(messageOf(err), err);
+        return;
+      }
+      pending.then(
+        (reply) => {
+          if (settled) return;
+          clearTimeout(timer);
+          const value = read(reply);
+          if (value === undefined) fail(`unexpected reply ${describeReply(reply)}`, undefined);
+          else {
+            settled = true;
+            resolve(value);
+          }
+        },
+        (err: unknown) => {
+          if (settled) return;
+          clearTimeout(timer);
+          fail(messageOf(err), err);
+        },
+      );
+    });
+  }
+
+  return Object.freeze({
+    async claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
+      checkOpen('claim');
+      checkJobId(jobId, 'redisStore.claim');
+      const leaseMs = checkMs(readOption(claimOptions, 'leaseMs', 'redisStore.claim'), 'leaseMs', 'redisStore.claim');
+      const token = randomUUID();
+      return run('claim', jobId, () => scripted.jobhookClaimV1(keyOf(jobId), token, leaseMs), (reply): ClaimResult | undefined => {
+        if (!Array.isArray(reply)) return undefined;
+        switch (reply[0]) {
+          case 1:
+            return { state: 'claimed', token };
+          case 3:
+            return DONE;
+          case 2: {
+            const pttl = reply[1];
+            if (typeof pttl !== 'number') return undefined;
+            // -1 (a key without expiry, which this store never writes) waits one lease.
+            return { state: 'in-flight', retryAfterMs: pttl > 0 ? pttl : pttl === -1 ? leaseMs : 1 };
+          }
+          default:
+            return undefined;
+        }
+      });
+    },
+
+    async complete(jobId: string, token: string, completeOptions: { ttlMs: number }): Promise<boolean> {
+      checkOpen('complete');
+      checkJobId(jobId, 'redisStore.complete');
+      checkToken(token, 'redisStore.complete');
+      const ttlMs = checkMs(readOption(completeOptions, 'ttlMs', 'redisStore.complete'), 'ttlMs', 'redisStore.complete');
+      if (!plausibleToken(token)) return false;
+      return run('complete', jobId, () => scripted.jobhookCompleteV1(keyOf(jobId), token, ttlMs), readFlag);
+    },
+
+    async release(jobId: string, token: string): Promise<boolean> {
+      checkOpen('release');
+      checkJobId(jobId, 'redisStore.release');
+      checkToken(token, 'redisStore.release');
+      if (!plausibleToken(token)) return false;
+      return run('release', jobId, () => scripted.jobhookReleaseV1(keyOf(jobId), token), readFlag);
+    },
+
+    async extend(jobId: string, token: string, extendOptions: { leaseMs: number }): Promise<boolean> {
+      checkOpen('extend');
+      checkJobId(jobId, 'redisStore.extend');
+      checkToken(token, 'redisStore.extend');
+      const leaseMs = checkMs(readOption(extendOptions, 'leaseMs', 'redisStore.extend'), 'leaseMs', 'redisStore.extend');
+      if (!plausibleToken(token)) return false;
+      return run('extend', jobId, () => scripted.jobhookExtendV1(keyOf(jobId), token, leaseMs), readFlag);
+    },
+
+    close(): Promise<void> {
+      closing ??= owned ? quit(client as Redis, timeoutMs) : Promise.resolve();
+      return closing;
+    },
+  });
+}
+
+/**
+ * Settings of a client the store makes from a URL: commands issued while (re)connecting wait in
+ * the offline queue (so the first requests after start-up are not refused) but are failed at the
+ * first failed connection attempt (`maxRetriesPerRequest: 0`) rather than retried; a connection
+ * attempt or a silent socket is given up after `timeoutMs`; reconnection goes on forever, at most
+ * one second apart, so the store recovers by itself when Redis is back.
+ */
+function ownedClientOptions(timeoutMs: number) {
+  return {
+    enableOfflineQueue: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: timeoutMs,
+    socketTimeout: timeoutMs,
+    retryStrategy: (attempt: number) => Math.min(50 * attempt, 1000),
+  } satisfies RedisOptions;
+}
+
+/** Quits a client the store made: QUIT when connected (bounded), then stop reconnecting for good. */
+async function quit(client: Redis, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+    });
+    await Promise.race([client.quit().then(noop, noop), deadline]);
+    clearTimeout(timer);
+  }
+  client.disconnect();
+}
+
+function noop(): void {}
+
+function isClient(value: unknown): value is Client {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { defineCommand?: unknown }).defineCommand === 'function' &&
+    typeof (value as { status?: unknown }).status === 'string'
+  );
+}
+
+function checkRedisUrl(url: string, where: string): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')) {
+    throw optionError(where, `redis must be a redis:// or rediss:// URL (or an ioredis client), got ${describeValue(url)}`);
+  }
+}
+
+/** A token this store could have issued; any other cannot match, so no round trip is needed. */
+function plausibleToken(token: string): boolean {
+  return token.length > 0 && token.length <= MAX_TOKEN_LENGTH;
+}
+
+function readFlag(reply: unknown): boolean | undefined {
+  return reply === 1 ? true : reply === 0 ? false : undefined;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function describeReply(reply: unknown): string {
+  try {
+    return JSON.stringify(reply)?.slice(0, 80) ?? String(reply);
+  } catch {
+    return typeof reply;
+  }
+}

@@ -1,0 +1,289 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisStore as createRedisStoreFromSubpath } from '@jobhook/core/redis';
+import { isJobhookError, JobhookError } from '../../src/errors.js';
+import type { IdempotencyStore } from '../../src/store/idempotency-store.js';
+import { createRedisStore, type RedisStoreOptions } from '../../src/store/redis-store.js';
+import { freePort, redisCommand, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
+import { describeStoreConformance } from './conformance.js';
+
+const prefix = (): string => `jobhook-test-${randomUUID().slice(0, 8)}:`;
+
+let server: RedisServer;
+let sharedClient: Redis;
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  sharedClient = new Redis(server.url);
+});
+afterAll(async () => {
+  sharedClient?.disconnect();
+  await server?.dispose();
+});
+
+describeStoreConformance('redis (URL: the store owns its client)', () => createRedisStore({ redis: server.url, keyPrefix: prefix() }));
+describeStoreConformance('redis (an ioredis client passed in)', () => createRedisStore({ redis: sharedClient, keyPrefix: prefix() }));
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function claimToken(store: IdempotencyStore, jobId: string, leaseMs = 10_000): Promise<string> {
+  const result = await store.claim(jobId, { leaseMs });
+  if (result.state !== 'claimed') throw new Error(`expected claimed, got ${JSON.stringify(result)}`);
+  return result.token;
+}
+
+/** Runs `op`, expecting ERR_STORE_UNAVAILABLE; returns the error and how long it took. */
+async function expectUnavailable(op: () => Promise<unknown>): Promise<{ error: JobhookError; ms: number }> {
+  const t0 = performance.now();
+  let error: unknown;
+  try {
+    await op();
+  } catch (err) {
+    error = err;
+  }
+  const ms = performance.now() - t0;
+  if (!isJobhookError(error, 'ERR_STORE_UNAVAILABLE')) throw new Error(`expected ERR_STORE_UNAVAILABLE, got ${String(error)}`, { cause: error });
+  return { error, ms };
+}
+
+/** Unhandled rejections seen while a test runs (vitest would fail the run too; this names the test). */
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown): void => {
+  unhandled.push(reason);
+};
+beforeAll(() => {
+  process.on('unhandledRejection', onUnhandled);
+});
+afterAll(() => {
+  process.off('unhandledRejection', onUnhandled);
+});
+afterEach(() => {
+  expect(unhandled).toEqual([]);
+});
+
+describe('createRedisStore', () => {
+  const stores: IdempotencyStore[] = [];
+  const track = (store: IdempotencyStore): IdempotencyStore => {
+    stores.push(store);
+    return store;
+  };
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((s) => s.close()));
+  });
+
+  it('is exported from @jobhook/core/redis', async () => {
+    expect(createRedisStoreFromSubpath.name).toBe('createRedisStore');
+    expect(() => createRedisStoreFromSubpath({ redis: 'nope' })).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID' }));
+    const store = track(createRedisStoreFromSubpath({ redis: server.url, keyPrefix: prefix() }));
+    expect((await store.claim(randomUUID(), { leaseMs: 1000 })).state).toBe('claimed');
+  });
+
+  it('validates its options at construction, saying what is wrong', () => {
+    const bad: [unknown, RegExp][] = [
+      [undefined, /createRedisStore: options must be an object with `redis`, got undefined/],
+      [{}, /createRedisStore: redis must be an ioredis Redis or Cluster client or a redis:\/\/ URL, got undefined/],
+      [{ redis: 42 }, /redis must be an ioredis Redis or Cluster client or a redis:\/\/ URL, got 42/],
+      [{ redis: {} }, /got an object/],
+      [{ redis: 'localhost:6379' }, /redis must be a redis:\/\/ or rediss:\/\/ URL \(or an ioredis client\), got "localhost:6379"/],
+      [{ redis: 'http://127.0.0.1:6379' }, /redis must be a redis:\/\/ or rediss:\/\/ URL/],
+      [{ redis: server.url, keyPrefix: 'app{1}:' }, /keyPrefix must be a string of at most 100 characters without \{ or \}.*got "app\{1\}:"/],
+      [{ redis: server.url, keyPrefix: 7 }, /keyPrefix .* got 7/],
+      [{ redis: server.url, keyPrefix: 'p'.repeat(101) }, /keyPrefix must be a string of at most 100 characters/],
+      [{ redis: server.url, operationTimeoutMs: 0 }, /operationTimeoutMs must be a whole number of milliseconds from 1 to 2147483647, got 0/],
+      [{ redis: server.url, operationTimeoutMs: 1.5 }, /operationTimeoutMs .* got 1\.5/],
+      [{ redis: server.url, operationTimeoutMs: '2000' }, /operationTimeoutMs .* got "2000"/],
+      [{ redis: server.url, operationTimeoutMs: 2 ** 31 }, /operationTimeoutMs .* got 2147483648/],
+    ];
+    for (const [options, message] of bad) {
+      let error: unknown;
+      try {
+        track(createRedisStore(options as RedisStoreOptions));
+      } catch (err) {
+        error = err;
+      }
+      expect(error, JSON.stringify(options)).toMatchObject({ name: 'JobhookError', code: 'ERR_OPTION_INVALID' });
+      expect((error as Error).message).toMatch(message);
+    }
+  });
+
+  it('keeps one key per job, `${keyPrefix}{${jobId}}`: the job id is the hash tag', async () => {
+    const keyPrefix = prefix();
+    const store = track(createRedisStore({ redis: server.url, keyPrefix }));
+    const jobId = randomUUID();
+    const token = await claimToken(store, jobId, 5000);
+    const key = `${keyPrefix}{${jobId}}`;
+    expect(await redisCommand(server.port, ['KEYS', `${keyPrefix}*`])).toEqual([key]);
+    expect(await redisCommand(server.port, ['GET', key])).toBe(`c:${token}`);
+    const pttl = await redisCommand(server.port, ['PTTL', key]);
+    expect(pttl).toBeGreaterThan(4000);
+    expect(pttl).toBeLessThanOrEqual(5000);
+    expect(await redisCommand(server.port, ['CLUSTER', 'KEYSLOT', key])).toBeInstanceOf(Error); // not a cluster: fine
+    expect(await store.complete(jobId, token, { ttlMs: 60_000 })).toBe(true);
+    expect(await redisCommand(server.port, ['GET', key])).toBe('d');
+    expect(await redisCommand(server.port, ['PTTL', key])).toBeGreaterThan(59_000);
+    const other = randomUUID();
+    const otherToken = await claimToken(store, other);
+    expect(await store.release(other, otherToken)).toBe(true);
+    expect(await redisCommand(server.port, ['KEYS', `${keyPrefix}*`])).toEqual([key]);
+  });
+
+  it('does not close a client passed in; closes the one it made from a URL', async () => {
+    const client = new Redis(server.url);
+    try {
+      const store = createRedisStore({ redis: client, keyPrefix: prefix() });
+      await claimToken(store, randomUUID());
+      await store.close();
+      expect(await client.ping()).toBe('PONG');
+      expect(client.status).toBe('ready');
+    } finally {
+      client.disconnect();
+    }
+
+    const name = `jobhook-owned-${randomUUID().slice(0, 8)}`;
+    const owned = createRedisStore({ redis: `${server.url}?connectionName=${name}`, keyPrefix: prefix() });
+    await claimToken(owned, randomUUID());
+    const connections = async (): Promise<number> =>
+      String(await redisCommand(server.port, ['CLIENT', 'LIST'])).split('\n').filter((line) => line.includes(`name=${name}`)).length;
+    expect(await connections()).toBe(1);
+    await owned.close();
+    for (let i = 0; i < 50 && (await connections()) > 0; i++) await sleep(20);
+    expect(await connections()).toBe(0);
+  });
+
+  it('finds its scripts again after SCRIPT FLUSH (EVALSHA falls back to EVAL)', async () => {
+    const store = track(createRedisStore({ redis: server.url, keyPrefix: prefix() }));
+    const a = randomUUID();
+    const token = await claimToken(store, a);
+    expect(await redisCommand(server.port, ['SCRIPT', 'FLUSH'])).toBe('OK');
+    expect((await store.claim(a, { leaseMs: 1000 })).state).toBe('in-flight');
+    expect(await redisCommand(server.port, ['SCRIPT', 'FLUSH'])).toBe('OK');
+    expect(await store.complete(a, token, { ttlMs: 60_000 })).toBe(true);
+    expect(await store.claim(a, { leaseMs: 1000 })).toEqual({ state: 'done' });
+  });
+
+  it('fails fast with ERR_STORE_UNAVAILABLE when nothing listens at the URL', async () => {
+    const port = await freePort();
+    const store = track(createRedisStore({ redis: `redis://127.0.0.1:${port}`, operationTimeoutMs: 1000 }));
+    const { error, ms } = await expectUnavailable(() => store.claim('job', { leaseMs: 1000 }));
+    expect(ms).toBeLessThan(1300);
+    expect(error.status).toBe(503);
+    expect(error.message).toMatch(/^idempotency store unavailable: Redis claim failed: /);
+    expect(error.cause).toBeInstanceOf(Error);
+    expect(error.detail).toEqual({ operation: 'claim', jobId: 'job' });
+  });
+
+  it('times out an operation Redis does not answer (CLIENT PAUSE), then works again', async () => {
+    const keyPrefix = prefix();
+    const owned = track(createRedisStore({ redis: server.url, keyPrefix, operationTimeoutMs: 300 }));
+    const passed = track(createRedisStore({ redis: sharedClient, keyPrefix, operationTimeoutMs: 300 }));
+    const token = await claimToken(owned, 'paused-job');
+    expect((await passed.claim('paused-job', { leaseMs: 1000 })).state).toBe('in-flight');
+    expect(await redisCommand(server.port, ['CLIENT', 'PAUSE', '1200', 'ALL'])).toBe('OK');
+    for (const store of [owned, passed]) {
+      const { error, ms } = await expectUnavailable(() => store.claim(randomUUID(), { leaseMs: 1000 }));
+      expect(ms).toBeGreaterThanOrEqual(290);
+      expect(ms).toBeLessThan(800);
+      expect(error.message).toMatch(/no answer in 300 ms/);
+    }
+    await sleep(1300);
+    await waitUntilWorking(owned, 5000);
+    await waitUntilWorking(passed, 5000);
+    expect(await owned.complete('paused-job', token, { ttlMs: 60_000 })).toBe(true);
+    expect(await passed.claim('paused-job', { leaseMs: 1000 })).toEqual({ state: 'done' });
+  });
+});
+
+/** Polls a claim until the store answers (Redis back and reconnected), within `withinMs`. */
+async function waitUntilWorking(store: IdempotencyStore, withinMs: number): Promise<number> {
+  const t0 = performance.now();
+  let last: unknown;
+  while (performance.now() - t0 < withinMs) {
+    try {
+      await store.claim(`probe-${randomUUID()}`, { leaseMs: 1000 });
+      return performance.now() - t0;
+    } catch (err) {
+      last = err;
+      if (!isJobhookError(err, 'ERR_STORE_UNAVAILABLE')) throw err;
+      await sleep(50);
+    }
+  }
+  throw new Error(`the store did not work again within ${withinMs} ms`, { cause: last });
+}
+
+describe('createRedisStore when Redis goes down and comes back', () => {
+  // A server of our own, even when REDIS_URL is set: this test stops and restarts it.
+  let own: RedisServer;
+  let client: Redis;
+  beforeAll(async () => {
+    own = await startRedisServer({ own: true });
+    client = new Redis(own.url); // ioredis defaults: offline queue, 20 retries per request
+    client.on('error', () => {}); // the test expects connection errors; keep the log quiet
+  });
+  afterAll(async () => {
+    client?.disconnect();
+    await own?.dispose();
+  });
+
+  it('rejects every operation with ERR_STORE_UNAVAILABLE within ~operationTimeoutMs, then recovers with the same store', async () => {
+    const timeoutMs = 500;
+    const stores = {
+      url: createRedisStore({ redis: own.url, keyPrefix: prefix(), operationTimeoutMs: timeoutMs }),
+      client: createRedisStore({ redis: client, keyPrefix: prefix(), operationTimeoutMs: timeoutMs }),
+    };
+    try {
+      const tokens = {
+        url: await claimToken(stores.url, 'outage-job', 60_000),
+        client: await claimToken(stores.client, 'outage-job', 60_000),
+      };
+
+      await own.stop();
+
+      for (const [kind, store] of Object.entries(stores)) {
+        const token = tokens[kind as keyof typeof tokens];
+        const ops: [string, () => Promise<unknown>][] = [
+          ['claim', () => store.claim('outage-job', { leaseMs: 1000 })],
+          ['complete', () => store.complete('outage-job', token, { ttlMs: 1000 })],
+          ['release', () => store.release('outage-job', token)],
+          ['extend', () => store.extend('outage-job', token, { leaseMs: 1000 })],
+        ];
+        for (const [name, op] of ops) {
+          const { error, ms } = await expectUnavailable(op);
+          expect(ms, `${kind} ${name}`).toBeLessThan(timeoutMs + 300);
+          expect(error.message, `${kind} ${name}`).toMatch(new RegExp(`^idempotency store unavailable: Redis ${name} failed: `));
+          expect(error.cause, `${kind} ${name}`).toBeDefined();
+        }
+        // Many at once: all rejected, none hangs, none is an unhandled rejection.
+        const t0 = performance.now();
+        const results = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => store.claim(`burst-${i}`, { leaseMs: 1000 })));
+        expect(performance.now() - t0).toBeLessThan(timeoutMs + 300);
+        for (const r of results) {
+          expect(r.status).toBe('rejected');
+          if (r.status === 'rejected') expect(isJobhookError(r.reason, 'ERR_STORE_UNAVAILABLE')).toBe(true);
+        }
+      }
+      // The store the URL made fails at the first refused reconnection, not at the timeout.
+      const { error, ms } = await expectUnavailable(() => stores.url.claim('fast-fail', { leaseMs: 1000 }));
+      expect(ms).toBeLessThan(timeoutMs);
+      expect(error.message).toMatch(/ECONNREFUSED|MaxRetriesPerRequest|Reached the max retries|connect/i);
+
+      await own.restart();
+
+      // Ours reconnects at most a second apart; the passed-in client on ioredis's default backoff.
+      expect(await waitUntilWorking(stores.url, 5000)).toBeLessThan(2500);
+      await waitUntilWorking(stores.client, 10_000);
+      for (const [kind, store] of Object.entries(stores)) {
+        // Redis came back empty (nothing persisted): the old claim is gone, the job claimable anew.
+        expect(await store.complete('outage-job', tokens[kind as keyof typeof tokens], { ttlMs: 1000 }), kind).toBe(false);
+        const id = randomUUID();
+        const token = await claimToken(store, id);
+        expect((await store.claim(id, { leaseMs: 1000 })).state).toBe('in-flight');
+        expect(await store.extend(id, token, { leaseMs: 5000 })).toBe(true);
+        expect(await store.complete(id, token, { ttlMs: 60_000 })).toBe(true);
+        expect(await store.claim(id, { leaseMs: 1000 })).toEqual({ state: 'done' });
+      }
+    } finally {
+      await Promise.all(Object.values(stores).map((s) => s.close()));
+    }
+  });
+});

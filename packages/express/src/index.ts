@@ -1,0 +1,2 @@
+// @jobhook/express: work in progress
+export {};

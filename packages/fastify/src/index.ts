@@ -1,0 +1,2 @@
+// @jobhook/fastify: work in progress
+export {};

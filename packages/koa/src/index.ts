@@ -1,0 +1,2 @@
+// @jobhook/koa: work in progress
+export {};
