@@ -113,19 +113,19 @@ describe('createRedisStore', () => {
     const jobId = randomUUID();
     const token = await claimToken(store, jobId, 5000);
     const key = `${keyPrefix}{${jobId}}`;
-    expect(await redisCommand(server.port, ['KEYS', `${keyPrefix}*`])).toEqual([key]);
-    expect(await redisCommand(server.port, ['GET', key])).toBe(`c:${token}`);
-    const pttl = await redisCommand(server.port, ['PTTL', key]);
+    expect(await redisCommand(server.port, ['KEYS', `${keyPrefix}*`], 2000, server.host)).toEqual([key]);
+    expect(await redisCommand(server.port, ['GET', key], 2000, server.host)).toBe(`c:${token}`);
+    const pttl = await redisCommand(server.port, ['PTTL', key], 2000, server.host);
     expect(pttl).toBeGreaterThan(4000);
     expect(pttl).toBeLessThanOrEqual(5000);
-    expect(await redisCommand(server.port, ['CLUSTER', 'KEYSLOT', key])).toBeInstanceOf(Error); // not a cluster: fine
+    expect(await redisCommand(server.port, ['CLUSTER', 'KEYSLOT', key], 2000, server.host)).toBeInstanceOf(Error); // not a cluster: fine
     expect(await store.complete(jobId, token, { ttlMs: 60_000 })).toBe(true);
-    expect(await redisCommand(server.port, ['GET', key])).toBe('d');
-    expect(await redisCommand(server.port, ['PTTL', key])).toBeGreaterThan(59_000);
+    expect(await redisCommand(server.port, ['GET', key], 2000, server.host)).toBe('d');
+    expect(await redisCommand(server.port, ['PTTL', key], 2000, server.host)).toBeGreaterThan(59_000);
     const other = randomUUID();
     const otherToken = await claimToken(store, other);
     expect(await store.release(other, otherToken)).toBe(true);
-    expect(await redisCommand(server.port, ['KEYS', `${keyPrefix}*`])).toEqual([key]);
+    expect(await redisCommand(server.port, ['KEYS', `${keyPrefix}*`], 2000, server.host)).toEqual([key]);
   });
 
   it('does not close a client passed in; closes the one it made from a URL', async () => {
@@ -144,7 +144,7 @@ describe('createRedisStore', () => {
     const owned = createRedisStore({ redis: `${server.url}?connectionName=${name}`, keyPrefix: prefix() });
     await claimToken(owned, randomUUID());
     const connections = async (): Promise<number> =>
-      String(await redisCommand(server.port, ['CLIENT', 'LIST'])).split('\n').filter((line) => line.includes(`name=${name}`)).length;
+      String(await redisCommand(server.port, ['CLIENT', 'LIST'], 2000, server.host)).split('\n').filter((line) => line.includes(`name=${name}`)).length;
     expect(await connections()).toBe(1);
     await owned.close();
     for (let i = 0; i < 50 && (await connections()) > 0; i++) await sleep(20);
@@ -155,9 +155,9 @@ describe('createRedisStore', () => {
     const store = track(createRedisStore({ redis: server.url, keyPrefix: prefix() }));
     const a = randomUUID();
     const token = await claimToken(store, a);
-    expect(await redisCommand(server.port, ['SCRIPT', 'FLUSH'])).toBe('OK');
+    expect(await redisCommand(server.port, ['SCRIPT', 'FLUSH'], 2000, server.host)).toBe('OK');
     expect((await store.claim(a, { leaseMs: 1000 })).state).toBe('in-flight');
-    expect(await redisCommand(server.port, ['SCRIPT', 'FLUSH'])).toBe('OK');
+    expect(await redisCommand(server.port, ['SCRIPT', 'FLUSH'], 2000, server.host)).toBe('OK');
     expect(await store.complete(a, token, { ttlMs: 60_000 })).toBe(true);
     expect(await store.claim(a, { leaseMs: 1000 })).toEqual({ state: 'done' });
   });
@@ -179,7 +179,7 @@ describe('createRedisStore', () => {
     const passed = track(createRedisStore({ redis: sharedClient, keyPrefix, operationTimeoutMs: 300 }));
     const token = await claimToken(owned, 'paused-job');
     expect((await passed.claim('paused-job', { leaseMs: 1000 })).state).toBe('in-flight');
-    expect(await redisCommand(server.port, ['CLIENT', 'PAUSE', '1200', 'ALL'])).toBe('OK');
+    expect(await redisCommand(server.port, ['CLIENT', 'PAUSE', '1200', 'ALL'], 2000, server.host)).toBe('OK');
     for (const store of [owned, passed]) {
       const { error, ms } = await expectUnavailable(() => store.claim(randomUUID(), { leaseMs: 1000 }));
       expect(ms).toBeGreaterThanOrEqual(290);
