@@ -106,3 +106,66 @@ export function compare(tasks, settings = DEFAULT_SETTINGS) {
     return out;
   });
 }
+
+/**
+ * The async counterpart of harness.mjs `compare`: tasks warmed up round-robin, calibrated to
+ * ~BATCH_MS batches, then sampled interleaved until each has `time` ms and `minSamples` batches.
+ * A task is `{ name, fn: async () => {}, concurrency }`; a batch of n ops runs n calls of fn with
+ * at most `concurrency` pending. Returns `{ name, opsPerSec, nsPerOp, rme, samples, ops }` per task.
+ */
+export async function compareAsync(tasks, settings = DEFAULT_SETTINGS) {
+  const { time, warmup, minSamples, batchMs: BATCH_MS } = { ...DEFAULT_SETTINGS, ...settings };
+  const runBatch = async (task, n) => {
+    let started = 0;
+    const worker = async () => {
+      while (started < n) {
+        started++;
+        await task.fn();
+      }
+    };
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: Math.min(task.concurrency, n) }, worker));
+    return performance.now() - t0;
+  };
+  globalThis.gc?.();
+  for (const task of tasks) await task.fn(); // fail fast on a broken task
+  const warmEnd = performance.now() + warmup * tasks.length;
+  while (performance.now() < warmEnd) for (const task of tasks) await runBatch(task, Math.max(task.concurrency, 50));
+  const state = [];
+  for (const task of tasks) {
+    let n = task.concurrency;
+    for (;;) {
+      const ms = await runBatch(task, n);
+      if (ms >= BATCH_MS / 4) {
+        n = Math.max(task.concurrency * 2, Math.round((n * BATCH_MS) / ms));
+        break;
+      }
+      n *= 4;
+    }
+    state.push({ task, n, timed: 0, samples: [], count: 0 });
+  }
+  const done = (s) => s.timed >= time && s.samples.length >= minSamples;
+  while (!state.every(done)) {
+    for (const s of state) {
+      const ms = await runBatch(s.task, s.n);
+      s.timed += ms;
+      s.count += s.n;
+      s.samples.push((ms * 1e6) / s.n);
+    }
+  }
+  globalThis.gc?.();
+  return state.map(({ task, samples, count }) => {
+    const st = stats(samples);
+    return {
+      name: task.name,
+      opsPerSec: 1e9 / st.median,
+      nsPerOp: st.median,
+      meanNsPerOp: st.mean,
+      minNsPerOp: st.min,
+      maxNsPerOp: st.max,
+      rme: st.rme,
+      samples: st.samples,
+      ops: count,
+    };
+  });
+}

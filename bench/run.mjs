@@ -24,6 +24,7 @@ const GROUPS = {
   canonicalize: () => import('./canonicalize.bench.mjs'),
   verify: () => import('./verify.bench.mjs'),
   stores: () => import('./stores.bench.mjs'),
+  receiver: () => import('./receiver.bench.mjs'),
 };
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -3,10 +3,10 @@
 // same ioredis client: the Redis floor for the same two round trips, so ours/bare is the cost of the
 // Lua scripts and the store's bookkeeping. Starts its own redis-server (bench/redis-server.mjs).
 import { randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import { createMemoryStore } from '@jobhook/core';
 import { createRedisStore } from '@jobhook/core/redis';
+import { compareAsync } from './harness.mjs';
 import { startRedis } from './redis-server.mjs';
 import { ops, ratio, table, withRme } from './report.mjs';
 
@@ -16,7 +16,6 @@ const LEASE_MS = 30_000;
 const TTL_MS = 10_000; // short, so the keys of a long run expire while it runs
 const IN_FLIGHT = 100;
 /** Async batches are longer than the sync harness's 25 ms: a Redis batch has more jitter. */
-const BATCH_MS = 50;
 
 export const NOTES = [
   'pair     = one claim(jobId, { leaseMs }) then complete(jobId, token, { ttlMs }) on a new job id: two store operations, i.e. two Redis round trips (EVALSHA each).',
@@ -26,72 +25,6 @@ export const NOTES = [
   'ops/s = 2 × pairs/s (store operations per second).',
 ];
 
-/**
- * The async counterpart of harness.mjs `compare`: tasks warmed up round-robin, calibrated to
- * ~BATCH_MS batches, then sampled interleaved until each has `time` ms and `minSamples` batches.
- * A task is `{ name, fn: async () => {}, concurrency }`; a batch of n ops runs n calls of fn with
- * at most `concurrency` pending. Returns `{ name, opsPerSec, nsPerOp, rme, samples, ops }` per task.
- */
-async function compareAsync(tasks, settings) {
-  const { time, warmup, minSamples } = settings;
-  const runBatch = async (task, n) => {
-    let started = 0;
-    const worker = async () => {
-      while (started < n) {
-        started++;
-        await task.fn();
-      }
-    };
-    const t0 = performance.now();
-    await Promise.all(Array.from({ length: Math.min(task.concurrency, n) }, worker));
-    return performance.now() - t0;
-  };
-  globalThis.gc?.();
-  for (const task of tasks) await task.fn(); // fail fast on a broken task
-  const warmEnd = performance.now() + warmup * tasks.length;
-  while (performance.now() < warmEnd) for (const task of tasks) await runBatch(task, Math.max(task.concurrency, 50));
-  const state = [];
-  for (const task of tasks) {
-    let n = task.concurrency;
-    for (;;) {
-      const ms = await runBatch(task, n);
-      if (ms >= BATCH_MS / 4) {
-        n = Math.max(task.concurrency * 2, Math.round((n * BATCH_MS) / ms));
-        break;
-      }
-      n *= 4;
-    }
-    state.push({ task, n, timed: 0, samples: [], count: 0 });
-  }
-  const done = (s) => s.timed >= time && s.samples.length >= minSamples;
-  while (!state.every(done)) {
-    for (const s of state) {
-      const ms = await runBatch(s.task, s.n);
-      s.timed += ms;
-      s.count += s.n;
-      s.samples.push((ms * 1e6) / s.n);
-    }
-  }
-  globalThis.gc?.();
-  return state.map(({ task, samples, count }) => {
-    const sorted = [...samples].sort((a, b) => a - b);
-    const n = sorted.length;
-    const mean = sorted.reduce((a, b) => a + b, 0) / n;
-    const sd = n > 1 ? Math.sqrt(sorted.reduce((a, b) => a + (b - mean) ** 2, 0) / (n - 1)) : 0;
-    const median = n % 2 ? sorted[(n - 1) >> 1] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    return {
-      name: task.name,
-      opsPerSec: 1e9 / median,
-      nsPerOp: median,
-      meanNsPerOp: mean,
-      minNsPerOp: sorted[0],
-      maxNsPerOp: sorted[n - 1],
-      rme: n > 1 ? ((1.96 * sd) / Math.sqrt(n) / mean) * 100 : 0,
-      samples: n,
-      ops: count,
-    };
-  });
-}
 
 /** A claim + complete pair on `store`, checked (a pair that did not claim would measure nothing). */
 function storePair(store, idPrefix) {
@@ -119,7 +52,7 @@ export async function run({ settings, log }) {
   const runId = randomUUID().slice(0, 8);
   log('  memory store…');
   const memory = createMemoryStore();
-  const [mem] = await compareAsync([{ name: 'memory', fn: storePair(memory, `m-${runId}-`), concurrency: 1 }], settings);
+  const [mem] = await compareAsync([{ name: 'memory', fn: storePair(memory, `m-${runId}-`), concurrency: 1 }], { ...settings, batchMs: 50 });
   await memory.close();
 
   log('  starting redis-server…');
@@ -138,7 +71,7 @@ export async function run({ settings, log }) {
           { name: 'redis store', fn: storePair(store, `${concurrency}-`), concurrency },
           { name: 'bare SET', fn: barePair(client, `bare-${runId}-${concurrency}:`), concurrency },
         ],
-        settings,
+        { ...settings, batchMs: 50 },
       );
       rows.push({ mode, concurrency, ours, bare, ratio: ours.opsPerSec / bare.opsPerSec });
     }

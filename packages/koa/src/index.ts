@@ -1,2 +1,13 @@
-// @jobhook/koa: work in progress
-export {};
+/**
+ * @jobhook/koa: Koa middleware (and an `@koa/router` route) that receives the service's signed
+ * `async_job_completed` webhooks through the `@jobhook/core` pipeline.
+ * @packageDocumentation
+ */
+export {
+  createKoaMiddleware,
+  type JobhookState,
+  type KoaMiddlewareOptions,
+  type KoaWebhookMiddleware,
+} from './create-koa-middleware.js';
+export type { Receiver, ReceiverOptions, ReceiverOrOptions } from '@jobhook/core';
+export { jobhookRoute, type RouterLike } from './jobhook-route.js';

@@ -1,7 +1,5 @@
 import { JobhookError } from '../errors.js';
 
-const HEX = /^[0-9a-fA-F]+$/;
-
 /**
  * Decodes a signature header value: hex, either case, surrounding whitespace ignored.
  * @throws JobhookError `ERR_SIGNATURE_MISSING` (absent or empty), `ERR_SIGNATURE_MALFORMED` (not even-length hex).
@@ -17,8 +15,10 @@ export function decodeSignatureHex(signature: string | readonly string[] | null 
   const text = typeof signature === 'string' ? signature.trim() : '';
   if (text === '') throw new JobhookError('ERR_SIGNATURE_MISSING', 'no signature was sent');
   // An RSA-16384 signature is 4096 hex characters; anything longer is not a signature.
-  if (text.length > 4096 || text.length % 2 !== 0 || !HEX.test(text)) {
+  // Buffer.from stops at the first pair that is not hex, so a short result means "not hex".
+  const bytes = text.length > 4096 || text.length % 2 !== 0 ? undefined : Buffer.from(text, 'hex');
+  if (bytes === undefined || bytes.length * 2 !== text.length) {
     throw new JobhookError('ERR_SIGNATURE_MALFORMED', 'the signature is not an even-length hex string');
   }
-  return Buffer.from(text, 'hex');
+  return bytes;
 }

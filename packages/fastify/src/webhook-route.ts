@@ -1,0 +1,76 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  JobhookError,
+  bodyAlreadyParsedError,
+  bodyReadError,
+  capturedRawBody,
+  type Receiver,
+  type ReceiverResponse,
+} from '@jobhook/core';
+import { PLUGIN_NAME } from './plugin-options.js';
+
+/** All methods reach the pipeline, which answers 405 + `Allow: POST` to any but POST (HEAD comes with GET). */
+const METHODS = ['POST', 'GET', 'PUT', 'PATCH', 'DELETE'];
+const EMPTY = Buffer.alloc(0);
+const ALREADY_PARSED_FIX =
+  'do not replace request.body on the webhook route (it has its own raw-body parser), or keep the bytes first with captureRawBody(request, reply, bytes)';
+
+function send(reply: FastifyReply, answer: ReceiverResponse): FastifyReply {
+  return reply.code(answer.status).headers(answer.headers).send(answer.body);
+}
+
+function keepRawBody(_request: FastifyRequest, body: Buffer, done: (err: null, body: Buffer) => void): void {
+  done(null, body);
+}
+
+/**
+ * The bytes to verify: the route's own parser hands over a Buffer; a hook that replaced the body
+ * with an object must have kept the bytes with `captureRawBody` (on the request or `request.raw`).
+ */
+function rawBodyOf(request: FastifyRequest): Uint8Array | undefined {
+  const { body } = request;
+  if (body instanceof Uint8Array) return body;
+  if (body === undefined || body === null) return EMPTY; // no body sent (GET, or POST without one)
+  return capturedRawBody(request) ?? capturedRawBody(request.raw);
+}
+
+/**
+ * The encapsulated context holding the webhook route: its own catch-all raw-body parser (so the
+ * app's JSON parser keeps serving every other route) and an error handler that turns Fastify's body
+ * errors into the pipeline's answers.
+ * @internal
+ */
+export function webhookRoute(receiver: Receiver, path: string) {
+  const bodyLimit = receiver.maxBodyBytes;
+
+  async function jobhookHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const rawBody = rawBodyOf(request);
+    const answer =
+      rawBody === undefined
+        ? receiver.reject(bodyAlreadyParsedError(PLUGIN_NAME, ALREADY_PARSED_FIX))
+        : await receiver.handle({ method: request.method, headers: request.headers, rawBody });
+    if (answer.event !== undefined) request.jobhookEvent = answer.event;
+    return send(reply, answer);
+  }
+
+  function jobhookErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    const code = typeof error.code === 'string' ? error.code : '';
+    if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      // A Content-Type header Fastify cannot even parse: the pipeline's 415, not Fastify's.
+      const type = String(request.headers['content-type']);
+      return send(reply, receiver.reject(new JobhookError('ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${type}`)));
+    }
+    // Over bodyLimit (from Content-Length, or while streaming), length mismatch, client abort.
+    if (code.startsWith('FST_ERR_CTP_') || request.raw.readableAborted) {
+      return send(reply, receiver.reject(bodyReadError(error, bodyLimit)));
+    }
+    throw error; // not ours (a hook of the app): the app's error handler answers
+  }
+
+  return async function jobhookRoute(instance: FastifyInstance): Promise<void> {
+    instance.decorateRequest('jobhookEvent', undefined);
+    instance.removeAllContentTypeParsers();
+    instance.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, keepRawBody);
+    instance.route({ method: METHODS, url: path, bodyLimit, handler: jobhookHandler, errorHandler: jobhookErrorHandler });
+  };
+}
