@@ -58,7 +58,7 @@ function buildEvent() {
         { segment: 'Je recommande, commande n°4821 — café crème ☕', sentiment: 'Positive', sentiment_rate: 0.8875 },
       ],
     },
-    user_parameters: { language: 'fr', text_length: 157, request_id: 'req-2026-11-22-0042' },
+    user_parameters: { language: 'fr', text_length: 157, request_id: 'req-2026-11-22-0042', source: 'avis-clients/2026-11/lot-7.csv', priority: 3 },
   };
 }
 
@@ -277,7 +277,7 @@ export async function run({ settings, log }) {
     log(`  warm-up ${warmupS} s each…`);
     expected = rate(await load(handWrittenPort, warmupS, cycling(), undefined, ask));
     await load(barePort, warmupS, cycling(), undefined, ask);
-    await topUp(warmupS);
+    await topUp(2 * warmupS); // the warm-up rate above was cold: a wider margin
     const warm = await load(adapterPort, warmupS, fresh, pool[0], ask);
     expected = Math.max(expected, rate(warm));
     const warmDuplicates = (await ask('stats')).stats.duplicates;
@@ -347,7 +347,7 @@ export async function run({ settings, log }) {
     log('');
     const notes = [
       ...NOTES,
-      `job_id pool: ${pool.length} signed, ${cursor} handed to the adapter; handler ran ${handlerRuns} times; receiver handled ${stats.handled}; duplicates: ${warmDuplicates} in the warm-up, ${duplicates} measured.`,
+      `body: ${pool[0].body.length} bytes (python json.dumps style). job_id pool: ${pool.length} signed, ${cursor} handed to the adapter; handler ran ${handlerRuns} times; receiver handled ${stats.handled}; duplicates: ${warmDuplicates} in the warm-up, ${duplicates} measured.`,
       ...problems.map((p) => `PROBLEM: ${p}`),
     ];
     for (const note of notes) log(`  ${note}`);

@@ -25,6 +25,9 @@ const GROUPS = {
   verify: () => import('./verify.bench.mjs'),
   stores: () => import('./stores.bench.mjs'),
   receiver: () => import('./receiver.bench.mjs'),
+  'adapter-express': () => import('./adapter-express.bench.mjs'),
+  'adapter-koa': () => import('./adapter-koa.bench.mjs'),
+  'adapter-fastify': () => import('./adapter-fastify.bench.mjs'),
 };
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -253,6 +253,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     },
     reject(error: JobhookError): ReceiverResponse {
       stats.received++;
+      if (error.cause !== undefined) log.warn({ err: error.cause, code: error.code }, 'jobhook: request refused before the pipeline');
       return errorAnswer(performance.now(), 'rejected', error);
     },
     stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected } }),
