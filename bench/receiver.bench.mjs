@@ -24,7 +24,11 @@ export async function run({ settings, log }) {
   log(`  signing ${POOL.toLocaleString('en')} deliveries…`);
   const pool = [];
   for (let i = 0; i < POOL; i++) {
-    const event = buildTestEvent({ user_parameters: { order: `A-${i}`, note: 'café ☕', weight: 1.5 } });
+    // ~1 KB, like the canonicalize and verify groups' webhook: OCR-ish output, unicode, floats.
+    const event = buildTestEvent({
+      output: { raw_text: 'Facture n° 2026-11-22 — Café Crème, 2 × 3,50 € — 東京 📄 '.repeat(5), pages: 1, confidence: 0.9876543, boxes: [[0.1, 0.2, 0.35, 0.05], [0.12, 0.31, 0.4, 0.05]] },
+      user_parameters: { order: `A-${i}`, note: 'commande n°4821 — café crème ☕', weight: 1.0, customer: { id: 1234567, tier: 'gold', tags: ['vip', 'eu'] } },
+    });
     const signed = signPayload(event, privateKey);
     const headers = { 'content-type': 'application/json' };
     for (const [k, v] of Object.entries(signed.headers)) headers[k.toLowerCase()] = v;
@@ -80,6 +84,7 @@ export async function run({ settings, log }) {
       ((ours.nsPerOp - base.nsPerOp) / 1000).toFixed(1),
     ]],
   );
+  log(`${text}\n\n${NOTES.map((n) => `  ${n}`).join('\n')}`);
   return {
     text,
     notes: NOTES,
