@@ -1,11 +1,14 @@
 // The jobhook demo: sign a webhook as the service does, show why a naive verifier fails, verify it
-// exactly, and check the public signature vectors. (The end-to-end demo with the reference sender
-// and a receiver replaces this once those packages exist.)
+// exactly, deliver it to a Fastify receiver over HTTP (handled once, duplicates acknowledged,
+// tampering refused), and check the public signature vectors. (The end-to-end demo with the
+// reference sender replaces the hand-made deliveries once that package exists.)
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Fastify from 'fastify';
 import { createVerifier, JobhookError, rawJson, signPayload } from '@jobhook/core';
+import { jobhook } from '@jobhook/fastify';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const step = (n, text) => console.log(`\n\x1b[1m${n}. ${text}\x1b[0m`);
@@ -52,7 +55,35 @@ try {
   console.log(`   ${err.status} ${err.code}: ${err.message}`);
 }
 
-step(5, 'The public signature vectors (../shared/vectors)');
+step(5, 'A Fastify receiver (@jobhook/fastify) gets the webhook over HTTP');
+const handled = [];
+const app = Fastify();
+await app.register(jobhook, {
+  path: '/webhooks/jobs',
+  publicKeys: publicKey,
+  onEvent: async (event) => {
+    handled.push(event.job_id);
+    await new Promise((resolve) => setTimeout(resolve, 100)); // some work, so deliveries overlap
+  },
+});
+const address = await app.listen({ port: 0, host: '127.0.0.1' });
+const url = `${address}/webhooks/jobs`;
+const post = async (body, headers = signed.headers) => {
+  const res = await fetch(url, { method: 'POST', body, headers });
+  const answer = await res.json();
+  return `${res.status} ${answer.error?.code ?? (answer.duplicate ? 'duplicate' : 'handled')}`;
+};
+console.log(`   first delivery          → ${await post(signed.body)}`);
+console.log(`   same job_id again       → ${await post(signed.body)} (handler not run again)`);
+const again = signPayload({ ...payload, job_id: '0d4f7c9e-6a1b-4e2f-9c3d-8b5a7e6f1a20' }, privateKey);
+const burst = await Promise.all(Array.from({ length: 5 }, () => post(again.body, again.headers)));
+console.log(`   5 deliveries at once    → ${burst.sort().join(', ')} (503 = retry later)`);
+console.log(`   tampered body           → ${await post(Buffer.from(signed.body.toString().replace('A-17', 'A-18')))}`);
+console.log(`   handler ran ${handled.length} times for ${new Set(handled).size} jobs`);
+await app.close();
+if (handled.length !== 2) process.exitCode = 1;
+
+step(6, 'The public signature vectors (../shared/vectors)');
 const vectorsDir = process.env.JOBHOOK_VECTORS_DIR ?? resolve(here, '../../../shared/vectors');
 if (existsSync(resolve(vectorsDir, 'vectors.jsonl'))) {
   const ring = createVerifier({ keys: readFileSync(resolve(vectorsDir, 'keys/main.public.pkcs1.pem')) });
