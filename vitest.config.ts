@@ -6,7 +6,7 @@ export default defineConfig({
     // Packages are tested from their sources; the CLI tests spawn the built binary.
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    reporters: ['default'],
+    reporters: ['default', './test/summary-reporter.ts'],
   },
   resolve: {
     conditions: ['source'],
