@@ -54,6 +54,28 @@ function stats(samplesNsPerOp) {
   return { median, mean, min: s[0], max: s[n - 1], rme, samples: n };
 }
 
+/** One task's figures from its per-batch samples (ns per op). */
+function taskResult({ task, samples, count }) {
+  const st = stats(samples);
+  const opsPerSec = 1e9 / st.median;
+  const out = {
+    name: task.name,
+    opsPerSec,
+    nsPerOp: st.median,
+    meanNsPerOp: st.mean,
+    minNsPerOp: st.min,
+    maxNsPerOp: st.max,
+    rme: st.rme,
+    samples: st.samples,
+    ops: count,
+  };
+  if (task.bytes !== undefined) {
+    out.bytes = task.bytes;
+    out.mbPerSec = (opsPerSec * task.bytes) / 1e6;
+  }
+  return out;
+}
+
 /**
  * Measures tasks interleaved. `tasks`: `[{ name, fn, bytes? }]`; `fn` does one operation and returns
  * its result (kept alive so it is not optimised away). Returns, per task in the same order:
@@ -85,26 +107,7 @@ export function compare(tasks, settings = DEFAULT_SETTINGS) {
     }
   }
   gc();
-  return state.map(({ task, samples, count }) => {
-    const st = stats(samples);
-    const opsPerSec = 1e9 / st.median;
-    const out = {
-      name: task.name,
-      opsPerSec,
-      nsPerOp: st.median,
-      meanNsPerOp: st.mean,
-      minNsPerOp: st.min,
-      maxNsPerOp: st.max,
-      rme: st.rme,
-      samples: st.samples,
-      ops: count,
-    };
-    if (task.bytes !== undefined) {
-      out.bytes = task.bytes;
-      out.mbPerSec = (opsPerSec * task.bytes) / 1e6;
-    }
-    return out;
-  });
+  return state.map(taskResult);
 }
 
 /**
@@ -154,18 +157,5 @@ export async function compareAsync(tasks, settings = DEFAULT_SETTINGS) {
     }
   }
   globalThis.gc?.();
-  return state.map(({ task, samples, count }) => {
-    const st = stats(samples);
-    return {
-      name: task.name,
-      opsPerSec: 1e9 / st.median,
-      nsPerOp: st.median,
-      meanNsPerOp: st.mean,
-      minNsPerOp: st.min,
-      maxNsPerOp: st.max,
-      rme: st.rme,
-      samples: st.samples,
-      ops: count,
-    };
-  });
+  return state.map(taskResult);
 }
