@@ -10,20 +10,11 @@ import {
   rawJson,
   signPayload,
   verifySignature,
-  type ErrorCode,
 } from '../src/index.js';
+import { codeOf } from './helpers/error-code.js';
 
 const vectorsDir = process.env['JOBHOOK_VECTORS_DIR'] ?? resolve(import.meta.dirname, '../../../../shared/vectors');
 
-function codeOf(fn: () => unknown): ErrorCode | 'no error' {
-  try {
-    fn();
-    return 'no error';
-  } catch (err) {
-    if (err instanceof JobhookError) return err.code;
-    throw err;
-  }
-}
 
 let priv: KeyObject;
 let pub: KeyObject;

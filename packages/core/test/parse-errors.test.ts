@@ -1,15 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalize, JobhookError, parseBody, toValue, type ErrorCode } from '../src/index.js';
+import { canonicalize, JobhookError, parseBody, toValue } from '../src/index.js';
+import { codeOf } from './helpers/error-code.js';
 
-function codeOf(fn: () => unknown): ErrorCode | 'no error' {
-  try {
-    fn();
-    return 'no error';
-  } catch (err) {
-    if (err instanceof JobhookError) return err.code;
-    throw err;
-  }
-}
 
 const text = (s: string) => canonicalize(s).toString('utf8');
 
