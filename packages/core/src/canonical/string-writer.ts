@@ -1,4 +1,5 @@
 import type { ByteWriter } from './byte-writer.js';
+import { hex4, UNESCAPE } from './strings.js';
 
 /**
  * Writes tape strings in Python's escaping straight from the body bytes, without making JavaScript
@@ -11,34 +12,14 @@ import type { ByteWriter } from './byte-writer.js';
 
 const HEX_DIGITS = [0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38, 0x39, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66];
 
-/** Code unit of a one-letter escape (`\n` → 0x0a), indexed by the letter. */
-const UNESCAPE = new Uint8Array(128);
-UNESCAPE[0x22] = 0x22;
-UNESCAPE[0x5c] = 0x5c;
-UNESCAPE[0x2f] = 0x2f;
-UNESCAPE[0x62] = 0x08;
-UNESCAPE[0x66] = 0x0c;
-UNESCAPE[0x6e] = 0x0a;
-UNESCAPE[0x72] = 0x0d;
-UNESCAPE[0x74] = 0x09;
-
-/** Python's short escape letter for an ASCII unit, or 0 when it has none. */
+/**
+ * Python's short escape letter for an ASCII unit, or 0 when it has none: the one-letter JSON escapes
+ * read backwards, except `\/`, which Python never writes.
+ */
 const SHORT_ESCAPE = new Uint8Array(128);
-SHORT_ESCAPE[0x22] = 0x22;
-SHORT_ESCAPE[0x5c] = 0x5c;
-SHORT_ESCAPE[0x08] = 0x62;
-SHORT_ESCAPE[0x0c] = 0x66;
-SHORT_ESCAPE[0x0a] = 0x6e;
-SHORT_ESCAPE[0x0d] = 0x72;
-SHORT_ESCAPE[0x09] = 0x74;
-
-function hex(c: number): number {
-  return c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x57;
-}
-
-function hex4(b: Uint8Array, p: number): number {
-  return (hex(b[p]!) << 12) | (hex(b[p + 1]!) << 8) | (hex(b[p + 2]!) << 4) | hex(b[p + 3]!);
-}
+UNESCAPE.forEach((unit, letter) => {
+  if (unit !== 0 && letter !== 0x2f) SHORT_ESCAPE[unit] = letter;
+});
 
 function writeUnitEscape(w: ByteWriter, u: number): void {
   w.ensure(6);

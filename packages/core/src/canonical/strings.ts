@@ -5,22 +5,23 @@ import { F_ESC, F_NONASCII, F_RAWSURR } from './tape.js';
  * Strings were validated by the parser, so decoding here never meets bad input.
  */
 
-const ESCAPE_CHAR: Record<number, number> = {
-  0x22: 0x22,
-  0x5c: 0x5c,
-  0x2f: 0x2f,
-  0x62: 0x08,
-  0x66: 0x0c,
-  0x6e: 0x0a,
-  0x72: 0x0d,
-  0x74: 0x09,
-};
+/** Code unit of a one-letter JSON escape (`\n` → 0x0a), indexed by the letter. @internal */
+export const UNESCAPE = new Uint8Array(128);
+UNESCAPE[0x22] = 0x22;
+UNESCAPE[0x5c] = 0x5c;
+UNESCAPE[0x2f] = 0x2f;
+UNESCAPE[0x62] = 0x08;
+UNESCAPE[0x66] = 0x0c;
+UNESCAPE[0x6e] = 0x0a;
+UNESCAPE[0x72] = 0x0d;
+UNESCAPE[0x74] = 0x09;
 
 function hexValue(c: number): number {
   return c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x57;
 }
 
-function hex4(b: Uint8Array, p: number): number {
+/** The value of the 4 hex digits at `b[p]` (validated by the parser). @internal */
+export function hex4(b: Uint8Array, p: number): number {
   return (hexValue(b[p]!) << 12) | (hexValue(b[p + 1]!) << 8) | (hexValue(b[p + 2]!) << 4) | hexValue(b[p + 3]!);
 }
 
@@ -37,7 +38,7 @@ export function decodeCodePoints(b: Uint8Array, start: number, end: number): num
     if (c === 0x5c) {
       const e = b[p + 1]!;
       if (e !== 0x75) {
-        out.push(ESCAPE_CHAR[e]!);
+        out.push(UNESCAPE[e]!);
         p += 2;
         continue;
       }
@@ -95,7 +96,7 @@ export function decodeString(buf: Buffer, kind: number, start: number, end: numb
         u[n++] = hex4(buf, p + 2);
         p += 6;
       } else {
-        u[n++] = ESCAPE_CHAR[e]!;
+        u[n++] = UNESCAPE[e]!;
         p += 2;
       }
     } else if (c < 0x80) {
