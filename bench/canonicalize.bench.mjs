@@ -2,7 +2,7 @@
 // JSON round trip, on the three generated payloads in both body styles.
 import { canonicalize, parseBody } from '@jobhook/core';
 import { BODY_STYLES, getPayloads } from './payloads.mjs';
-import { num, ops, ratio, table, verdict, withRme } from './report.mjs';
+import { num, ops, ratio, table, verdict, withRme, logResult } from './report.mjs';
 
 export const description = 'canonicalize(body, { profile: "python" }) vs native JSON.parse + JSON.stringify(v, null, 2)';
 
@@ -81,10 +81,7 @@ export async function run({ compare, settings, log }) {
       `${(r.parseShare * 100).toFixed(0)}%`,
     ]),
   );
-  log('');
-  log(text);
-  log('');
-  for (const note of NOTES) log(`  ${note}`);
+  logResult(log, text, NOTES);
 
   return {
     text,

@@ -29,7 +29,7 @@ import autocannon from 'autocannon';
 import { DEFAULT_HEADER_NAMES, loadPrivateKey, signPayload } from '@jobhook/core';
 import { DEFAULT_SETTINGS } from './harness.mjs';
 import { getPayload } from './payloads.mjs';
-import { num, ops, ratio, table, verdict } from './report.mjs';
+import { num, ops, ratio, table, verdict, logResult } from './report.mjs';
 
 /** Minimum adapter / hand-written req/s ratio. */
 export const TARGET = 0.9;
@@ -406,11 +406,7 @@ function report({ log, text, summary = [], notes, measured, stats, data = {}, ta
     `${counts.join('; ')}${stats.handlerRuns === undefined ? '' : `; handlers ran ${num(stats.handlerRuns)} times`}.`,
     ...problems.map((p) => `PROBLEM: ${p}`),
   ];
-  log('');
-  log(text);
-  for (const line of summary) log(line);
-  log('');
-  for (const note of allNotes) log(`  ${note}`);
+  logResult(log, text, allNotes, summary);
   const value = results.adapter.rps / results.handWritten.rps;
   return {
     text,

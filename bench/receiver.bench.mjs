@@ -6,7 +6,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createMemoryStore, createReceiver, createVerifier, signPayload, validateEvent } from '@jobhook/core';
 import { buildTestEvent } from '@jobhook/core/testing';
 import { compareAsync } from './harness.mjs';
-import { ops, ratio, table, verdict, withRme } from './report.mjs';
+import { ops, ratio, table, verdict, withRme, logResult } from './report.mjs';
 
 export const description = 'receiver.handle() vs verify + shape check alone, 1 KB webhook, RSA-3072, memory store';
 export const TARGET = 0.9;
@@ -84,7 +84,7 @@ export async function run({ settings, log }) {
       ((ours.nsPerOp - base.nsPerOp) / 1000).toFixed(1),
     ]],
   );
-  log(`${text}\n\n${NOTES.map((n) => `  ${n}`).join('\n')}`);
+  logResult(log, text, NOTES);
   return {
     text,
     notes: NOTES,

@@ -97,3 +97,12 @@ export function codeVersion() {
   }
   return { commit, coreDist: `${hash.digest('hex').slice(0, 12)} (${files} files)` };
 }
+
+/** Logs a group's tables, lines to show right after them, and its notes, as every group prints them. */
+export function logResult(log, text, notes, after = []) {
+  log('');
+  log(text);
+  for (const line of after) log(line);
+  log('');
+  for (const note of notes) log(`  ${note}`);
+}

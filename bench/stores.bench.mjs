@@ -8,7 +8,7 @@ import { createMemoryStore } from '@jobhook/core';
 import { createRedisStore } from '@jobhook/core/redis';
 import { compareAsync } from './harness.mjs';
 import { startRedis } from './redis-server.mjs';
-import { ops, ratio, table, withRme } from './report.mjs';
+import { ops, ratio, table, withRme, logResult } from './report.mjs';
 
 export const description = 'claim + complete pairs/s: memory store; Redis store sequential and 100 in flight vs bare SET NX PX + SET';
 
@@ -105,11 +105,8 @@ export async function run({ settings, log }) {
       ]),
     ],
   );
-  log('');
-  log(text);
-  log('');
   const notes = [...NOTES, `redis-server ${redis.version} on 127.0.0.1, nothing persisted; ioredis client with default options.`];
-  for (const note of notes) log(`  ${note}`);
+  logResult(log, text, notes);
   return {
     text,
     notes,

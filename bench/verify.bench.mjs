@@ -4,7 +4,7 @@ import { constants, createHash, generateKeyPair, verify } from 'node:crypto';
 import { promisify } from 'node:util';
 import { canonicalize, createVerifier, signPayload, verifySignature } from '@jobhook/core';
 import { getPayload } from './payloads.mjs';
-import { ops, ratio, table, verdict, withRme } from './report.mjs';
+import { ops, ratio, table, verdict, withRme, logResult } from './report.mjs';
 
 export const description = 'verifier.verify() vs bare crypto.verify on the 1 KB webhook; PEM parsed per call vs cached KeyObject';
 
@@ -181,10 +181,7 @@ export async function run({ compare, settings, log }) {
     'createVerifier once vs verifySignature (keys parsed) per call:',
     oneShotTable,
   ].join('\n\n');
-  log('');
-  log(text);
-  log('');
-  for (const note of NOTES) log(`  ${note}`);
+  logResult(log, text, NOTES);
 
   return {
     text,
