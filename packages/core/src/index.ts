@@ -20,8 +20,14 @@ export {
   serializeCanonical,
   type CanonicalProfile,
 } from './canonical/profiles.js';
-export { toValue, type JsonObject, type JsonValue } from './canonical/to-value.js';
-export { RawJson, rawJson } from './canonical/value-json.js';
+export {
+  toLosslessValue,
+  toValue,
+  type JsonObject,
+  type JsonValue,
+  type LosslessJsonValue,
+} from './canonical/to-value.js';
+export { RawJson, rawJson, stringifyJson } from './canonical/value-json.js';
 export {
   MIN_RSA_BITS,
   createKeyRing,

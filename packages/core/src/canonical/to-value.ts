@@ -1,5 +1,6 @@
 import { sharedKeyCache } from './ascii-key-cache.js';
 import { decodeString } from './strings.js';
+import { RawJson } from './value-json.js';
 import {
   F_ESC,
   F_NONASCII,
@@ -30,6 +31,36 @@ export interface JsonObject {
 }
 
 /**
+ * A JSON value that keeps every number exactly: floats (and `NaN`, `±Infinity`) are {@link RawJson}
+ * holding their lexeme, so `1.0` stays `1.0` when the value is signed or written again.
+ */
+export type LosslessJsonValue =
+  | null
+  | boolean
+  | number
+  | bigint
+  | string
+  | RawJson
+  | LosslessJsonValue[]
+  | { [key: string]: LosslessJsonValue };
+
+/**
+ * Builds the value of a parsed body as {@link toValue} does, but floats stay {@link RawJson}: for a
+ * value received as JSON and signed or stored later (the reference sender's `user_webhook_parameters`).
+ *
+ * @example
+ * ```ts
+ * const params = toLosslessValue(parseBody(Buffer.from('{"x": 1.0}')));
+ * stringifyJson(params) // '{"x":1.0}'
+ * ```
+ */
+export function toLosslessValue(doc: ParsedBody): LosslessJsonValue {
+  const bytes = doc.bytes;
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  return new ValueBuilder(buf, doc.tape, true).build(0) as LosslessJsonValue;
+}
+
+/**
  * Builds the JavaScript value of a parsed body. Objects are plain objects; a `__proto__` key becomes
  * an own property (as `JSON.parse` makes it), never the prototype; the last of duplicate keys wins.
  */
@@ -46,6 +77,8 @@ class ValueBuilder {
   constructor(
     private readonly b: Buffer,
     private readonly tape: Int32Array,
+    /** Floats as RawJson (see toLosslessValue). */
+    private readonly rawFloats = false,
   ) {}
 
   build(i: number): JsonValue {
@@ -95,8 +128,10 @@ class ValueBuilder {
         const big = BigInt(text);
         return big >= Number.MIN_SAFE_INTEGER && big <= Number.MAX_SAFE_INTEGER ? Number(big) : big;
       }
-      case T_FLT:
-        return Number(this.b.toString('latin1', tape[i + 1]!, tape[i + 2]!));
+      case T_FLT: {
+        const text = this.b.toString('latin1', tape[i + 1]!, tape[i + 2]!);
+        return this.rawFloats ? (new RawJson(text) as unknown as JsonValue) : Number(text);
+      }
       case T_TRUE:
         return true;
       case T_FALSE:

@@ -27,6 +27,21 @@ export function rawJson(text: string): RawJson {
 }
 
 /**
+ * Writes a value as compact JSON that Python's `json.loads` reads back as the intended value:
+ * integral numbers and bigints as integers, other numbers as Python float reprs, {@link RawJson}
+ * verbatim. The inverse of `toLosslessValue`, for storing a payload as text without losing numbers.
+ *
+ * @example
+ * ```ts
+ * stringifyJson({ n: 2n ** 70n, f: rawJson('1.0') }) // '{"n":1180591620717411303424,"f":1.0}'
+ * ```
+ * @throws JobhookError `ERR_BODY_TOO_DEEP` on cycles or over-deep values, `ERR_BODY_MALFORMED` for functions/symbols.
+ */
+export function stringifyJson(value: unknown): string {
+  return valueToJson(value);
+}
+
+/**
  * Writes a JavaScript value as compact JSON that Python's `json.loads` reads back as the intended
  * value: integral numbers (not -0) and bigints as integers, other numbers as Python float reprs
  * (`NaN`, `Infinity` included), {@link RawJson} verbatim, `toJSON()` honoured, `undefined` members

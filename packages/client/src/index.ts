@@ -1,0 +1,5 @@
+/**
+ * @jobhook/client: submit async jobs, poll them, wait for their results.
+ * @packageDocumentation
+ */
+export {};

@@ -1,0 +1,39 @@
+/** One webhook delivery attempt to make. Small on purpose: the payload is built from the job record. */
+export interface DeliveryTask {
+  jobId: string;
+  /** Redelivery round (see `JobRecord.deliveryRound`). */
+  round: number;
+  /** 1-based attempt number within the round; attempt 1 is the first try, 4 the last with 3 retries. */
+  attempt: number;
+}
+
+/**
+ * What happened to one attempt.
+ * - `delivered`: 2xx;
+ * - `rejected`: 4xx, or refused before sending (SSRF guard, unknown job): never retried;
+ * - `retry`: 5xx, timeout or network error with budget left: `nextDelayMs` says when;
+ * - `failed`: 5xx, timeout or network error on the last attempt.
+ */
+export type AttemptOutcome = 'delivered' | 'rejected' | 'retry' | 'failed';
+
+/** One attempt as recorded and listed by `GET /v3/universal-ai/async/{job_id}/deliveries`. */
+export interface AttemptRecord {
+  round: number;
+  attempt: number;
+  /** ISO 8601 with offset. */
+  startedAt: string;
+  /** From the start of the attempt to the answer's status line or the error. */
+  durationMs: number;
+  url: string;
+  /** The address connected to (checked by the SSRF guard), null when none was reached. */
+  address: string | null;
+  /** HTTP status of the answer, null when there was none. */
+  statusCode: number | null;
+  /** Stable error code when there was no answer or the attempt was refused: `timeout`, `ECONNREFUSED`, `ssrf_refused`, ... */
+  error: string | null;
+  /** Human-readable detail of `error`. */
+  errorMessage: string | null;
+  outcome: AttemptOutcome;
+  /** Delay before the next attempt when `outcome` is `retry`, else null. */
+  nextDelayMs: number | null;
+}

@@ -1,0 +1,98 @@
+import type { AttemptRecord } from '../delivery/delivery-types.js';
+
+/** Job states. `processing` is the in-progress state (the spec does not name it); the others are final. */
+export type JobStatus = 'processing' | 'success' | 'fail';
+
+/** `error` of a failed job (spec §6.2, §7). */
+export interface JobError {
+  message: string;
+  /** A provider-style error code, e.g. `provider_timeout`. */
+  error_code?: string;
+}
+
+/**
+ * Where the webhook of a job stands. `null` on jobs without `webhook_receiver`.
+ * - `pending`: queued or retrying;
+ * - `delivered`: a 2xx answer;
+ * - `rejected`: a 4xx answer, or the receiver refused by the SSRF guard: not retried;
+ * - `failed`: every attempt of the retry budget failed (5xx, timeout, network).
+ */
+export type DeliveryState = 'pending' | 'delivered' | 'rejected' | 'failed';
+
+/** How a submission asked the simulated provider to behave (`input.simulate`). */
+export interface SimulatePlan {
+  outcome?: 'success' | 'fail';
+  /** Processing time before the job finishes. */
+  delayMs?: number;
+  /** Exact JSON text of `simulate.output`, used as the job's `output`. */
+  outputJson?: string;
+  errorCode?: string;
+}
+
+/**
+ * One async job as the service stores it. Members that carry client data are kept as exact JSON text
+ * (`...Json`), so floats like `1.0`, big integers and unicode reach the webhook payload unchanged and
+ * the record survives a trip through Redis.
+ */
+export interface JobRecord {
+  /** UUID v4. */
+  jobId: string;
+  /** Organization that submitted it; another organization's poll gets 404. */
+  organizationId: string;
+  /** `id` of the API key that submitted it (null for a legacy key). */
+  keyId: string | null;
+  feature: string;
+  subfeature: string;
+  provider: string;
+  /** Provider-specific model; the spec's `model` field of the payload (null when none). */
+  model: string | null;
+  status: JobStatus;
+  /** ISO 8601 with offset. */
+  createdAt: string;
+  /** ISO 8601 with offset once final, else null. */
+  finishedAt: string | null;
+  /** Exact JSON text of the submission's `input` (an object). */
+  inputJson: string;
+  /** The submission's `webhook_receiver`, null when absent. */
+  webhookReceiver: string | null;
+  /** Exact JSON text of `user_webhook_parameters`, null when absent. */
+  userParametersJson: string | null;
+  showOriginalResponse: boolean;
+  simulate: SimulatePlan;
+  /** Exact JSON text of `output` (an object) on success, else null. */
+  outputJson: string | null;
+  /** Set on `fail`, else null. */
+  error: JobError | null;
+  /** Exact JSON text of the simulated raw provider response, set when final. */
+  originalResponseJson: string | null;
+  /** Price charged, a decimal string such as `"0.01"`; set when final. */
+  cost: string | null;
+  /** Null when the job has no `webhook_receiver`. */
+  delivery: DeliveryState | null;
+  /** Redelivery round: 0 for the first delivery, +1 for each redeliver call. */
+  deliveryRound: number;
+}
+
+/** The final result written once by {@link JobStore.finish}. */
+export type JobResult = Pick<JobRecord, 'status' | 'finishedAt' | 'outputJson' | 'error' | 'originalResponseJson' | 'cost'>;
+
+/**
+ * Where jobs and their delivery attempts live: memory by default, Redis with `--redis` so another
+ * sender process (or this one after a restart) sees them.
+ */
+export interface JobStore {
+  create(job: JobRecord): Promise<void>;
+  get(jobId: string): Promise<JobRecord | undefined>;
+  /**
+   * Sets the final result if the job is still `processing` and returns the updated record;
+   * `undefined` when it was already final (a second runner lost the race) or is unknown.
+   */
+  finish(jobId: string, result: JobResult): Promise<JobRecord | undefined>;
+  /** Sets the delivery state (and, when given, the round). */
+  setDelivery(jobId: string, state: DeliveryState, round?: number): Promise<void>;
+  /** Appends one attempt to the job's delivery log. */
+  appendAttempt(jobId: string, attempt: AttemptRecord): Promise<void>;
+  /** The job's delivery log, oldest first. */
+  listAttempts(jobId: string): Promise<AttemptRecord[]>;
+  close(): Promise<void>;
+}

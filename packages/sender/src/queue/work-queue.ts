@@ -1,0 +1,36 @@
+import type { AttemptRecord, DeliveryTask } from '../delivery/delivery-types.js';
+
+/** What the queue runs; the sender supplies these (retries are decided there, not in the queue). */
+export interface WorkHandlers {
+  /** Finishes a simulated job (idempotent: a job already final is left alone). */
+  runJob(jobId: string): Promise<void>;
+  /** Makes one delivery attempt; when it answers `retry`, the handler enqueues the next attempt. */
+  deliver(task: DeliveryTask): Promise<AttemptRecord>;
+}
+
+/** Queue depths, for stats and benchmarks. */
+export interface WorkQueueCounts {
+  /** Jobs waiting to finish. */
+  jobs: number;
+  /** Delivery attempts waiting (delayed retries included) or running. */
+  deliveries: number;
+}
+
+/**
+ * Schedules job completion and delivery attempts: in memory by default, on Redis (BullMQ) so that a
+ * restart loses nothing and several sender processes share the work.
+ *
+ * Enqueueing the same job, or the same `(jobId, round, attempt)` delivery, twice is a no-op: that is
+ * what keeps one attempt from being sent twice when two processes race.
+ */
+export interface WorkQueue {
+  /** Runs `handlers.runJob(jobId)` after `delayMs`. */
+  scheduleJob(jobId: string, delayMs: number): Promise<void>;
+  /** Runs `handlers.deliver(task)` after `delayMs` (default 0). */
+  enqueueDelivery(task: DeliveryTask, delayMs?: number): Promise<void>;
+  /** Starts running work with these handlers. Work enqueued before `start` waits for it. */
+  start(handlers: WorkHandlers): Promise<void>;
+  counts(): Promise<WorkQueueCounts>;
+  /** Stops taking work and waits for running handlers. Queued work stays queued (in Redis) or is dropped (memory). */
+  close(): Promise<void>;
+}
