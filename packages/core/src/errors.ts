@@ -43,6 +43,12 @@ export const ERROR_STATUS = {
   ERR_BODY_ALREADY_PARSED: 500,
   /** The request body could not be read whole (client aborted, length mismatch). */
   ERR_BODY_INCOMPLETE: 400,
+  /**
+   * The reference sender refuses a webhook receiver URL: not https (unless insecure receivers are
+   * allowed), userinfo, or a host that is or resolves to a loopback, private, link-local, reserved...
+   * address (server-side request forgery guard).
+   */
+  ERR_RECEIVER_REFUSED: 400,
   /** An unexpected failure inside jobhook (a bug): answered 500 so the sender retries, and logged. */
   ERR_INTERNAL: 500,
   /** A key given to jobhook is unusable (not RSA, under 2048 bits, not a PEM, ...). Thrown at construction. */
