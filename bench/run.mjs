@@ -28,6 +28,7 @@ const GROUPS = {
   'adapter-express': () => import('./adapter-express.bench.mjs'),
   'adapter-koa': () => import('./adapter-koa.bench.mjs'),
   'adapter-fastify': () => import('./adapter-fastify.bench.mjs'),
+  sender: () => import('./sender.bench.mjs'),
 };
 
 const here = dirname(fileURLToPath(import.meta.url));

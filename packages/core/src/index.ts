@@ -48,6 +48,7 @@ export {
 export {
   loadPrivateKey,
   signPayload,
+  signPayloadAsync,
   type BodyStyle,
   type PrivateKeyInput,
   type SignOptions,

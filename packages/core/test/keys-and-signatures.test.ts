@@ -9,6 +9,7 @@ import {
   JobhookError,
   rawJson,
   signPayload,
+  signPayloadAsync,
   verifySignature,
 } from '../src/index.js';
 import { codeOf } from './helpers/error-code.js';
@@ -95,6 +96,16 @@ describe('signPayload → createVerifier round trip', () => {
     expect(text).toContain('"tiny": 1e-07');
     expect(text).toContain('"big": 123456789012345678901234567890');
     expect(signed.body.equals(signed.canonical)).toBe(true);
+  });
+  it('signPayloadAsync gives the same bytes and signature as signPayload, and the same errors', async () => {
+    for (const bodyStyle of ['python', 'canonical', 'compact'] as const) {
+      const sync = signPayload(event, priv, { bodyStyle });
+      const async_ = await signPayloadAsync(event, priv, { bodyStyle });
+      expect(async_.body.equals(sync.body)).toBe(true);
+      expect(async_.signature).toBe(sync.signature); // PKCS#1 v1.5 is deterministic
+      expect(async_.headers).toEqual(sync.headers);
+    }
+    await expect(signPayloadAsync(event, pub)).rejects.toMatchObject({ code: 'ERR_KEY_INVALID' });
   });
   it('sends the python body style as json.dumps defaults would', () => {
     const signed = signPayload({ b: 'é', a: [1, 2.5] }, priv);

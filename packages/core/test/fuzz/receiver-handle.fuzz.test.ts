@@ -1,0 +1,451 @@
+/**
+ * Property-based fuzzing of the receive pipeline through `receiver.handle`, the one entry point every
+ * adapter uses. What must hold whatever arrives:
+ * - `handle` never throws or rejects, and never answers 5xx for a bad request (the sender would retry it);
+ * - it never accepts an invalid signature: 2xx only when the body's canonical form (core's
+ *   `canonicalize`, under some profile) is exactly the signed one, and the headers are acceptable;
+ * - the handler runs at most once per `job_id`;
+ * - with the idempotency store down, a valid delivery answers 503 (retry) and an invalid one 4xx.
+ *
+ * FUZZ_RUNS (total cases, default 5,000), FUZZ_SEED and FUZZ_STRICT: see fuzz-config.ts.
+ * `npm run fuzz` runs this folder alone; `FUZZ_RUNS=200000 npm run fuzz` is the long run.
+ */
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createKeyRing,
+  createMemoryStore,
+  createReceiver,
+  ERROR_STATUS,
+  JobhookError,
+  parseBody,
+  signPayload,
+  toValue,
+  type CanonicalProfile,
+  type ErrorCode,
+  type IdempotencyStore,
+  type KeyRing,
+  type Receiver,
+  type ReceiverRequest,
+  type ReceiverResponse,
+} from '../../src/index.js';
+import { createTestKeyPair, signTestEvent } from '../../src/testing/index.js';
+import {
+  applyMutation,
+  buildHeaders,
+  buildLargeBody,
+  CONTENT_TYPES,
+  eventTextArb,
+  HASH_ALGORITHMS,
+  headerChoiceArb,
+  largeBodyArb,
+  mutationArb,
+  PLAIN_HEADERS,
+  smallBodyBytesArb,
+  wildJsonArb,
+  wildSignatureArb,
+  type WildSignature,
+} from './arbitraries.js';
+import { buildDeliveryPool, eventShapeOk, matchingProfiles, parsesAsObject, sameJson, type PoolEntry } from './delivery-pool.js';
+import { FUZZ_RUNS, FUZZ_SEED, FUZZ_STRICT, runsFor, timeoutFor } from './fuzz-config.js';
+
+/** The receiver's default body limit, which these receivers keep. */
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Profiles under which a verified event may today differ from the signed payload (see the
+ * `known integrity gaps` tests at the end): their canonical form forgets things the receiver's
+ * lossless parse keeps. The integrity check skips them unless FUZZ_STRICT=1.
+ */
+const KNOWN_LOSSY_PROFILES: readonly CanonicalProfile[] = FUZZ_STRICT ? [] : ['javascript', 'orjson'];
+
+/** Statuses the receiver documents for requests to drop. */
+const REFUSALS = [400, 401, 405, 413, 415];
+
+const options = (share: number) => ({ seed: FUZZ_SEED, numRuns: runsFor(share) });
+
+/** A receiver whose handler counts its runs per job. */
+interface Harness {
+  receiver: Receiver;
+  runs: Map<string, number>;
+}
+
+function isValidSignatureHeader(value: string): boolean {
+  const t = value.trim();
+  return t.length > 0 && t.length <= 4096 && t.length % 2 === 0 && /^[0-9a-fA-F]+$/.test(t);
+}
+
+/** Checks what every answer must be, and returns its code (errors) or duplicate flag (200). */
+function checkAnswer(res: ReceiverResponse): { code?: ErrorCode; duplicate?: boolean; jobId?: string } {
+  expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(res.outcome.status).toBe(res.status);
+  const body = JSON.parse(res.body) as { ok?: boolean; duplicate?: boolean; job_id?: string; error?: { code: ErrorCode; message: string } };
+  if (res.status === 200) {
+    expect(body.ok).toBe(true);
+    return { duplicate: body.duplicate!, jobId: body.job_id! };
+  }
+  expect(body.error).toBeDefined();
+  expect(ERROR_STATUS[body.error!.code]).toBe(res.status);
+  expect(typeof body.error!.message).toBe('string');
+  if (res.status === 503) expect(res.headers['retry-after']).toMatch(/^\d+$/);
+  return { code: body.error!.code };
+}
+
+describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}${FUZZ_STRICT ? ', strict' : ''})`, () => {
+  const keys = createTestKeyPair();
+  let ring: KeyRing;
+  let wrongKey: KeyObject;
+  let pool: PoolEntry[];
+  let shared: Harness;
+  const opened: Receiver[] = [];
+
+  function harness(store?: IdempotencyStore): Harness {
+    const runs = new Map<string, number>();
+    const receiver = createReceiver({
+      publicKeys: ring,
+      ...(store === undefined ? {} : { store }),
+      onEvent: (event) => void runs.set(event.job_id, (runs.get(event.job_id) ?? 0) + 1),
+    });
+    opened.push(receiver);
+    return { receiver, runs };
+  }
+
+  beforeAll(() => {
+    ring = createKeyRing(keys.publicKeyPem);
+    wrongKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    pool = buildDeliveryPool(keys.privateKey);
+    shared = harness();
+  });
+
+  afterAll(async () => {
+    await Promise.all(opened.map((r) => r.close()));
+  });
+
+  const share1 = runsFor(0.2);
+  it(
+    'random bytes with valid-looking headers: never thrown, never accepted, 400/401/413/415',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(
+            { arbitrary: smallBodyBytesArb.map((b) => ({ bytes: Buffer.from(b), large: undefined })), weight: 60 },
+            { arbitrary: largeBodyArb.map((large) => ({ bytes: buildLargeBody(large), large })), weight: 1 },
+          ),
+          fc.uint8Array({ minLength: 256, maxLength: 256 }),
+          headerChoiceArb(4).map((c) => ({ ...c, method: 0, signature: 0 })),
+          fc.boolean(),
+          async ({ bytes }, sig, choice, asString) => {
+            const { method, headers } = buildHeaders(choice, Buffer.from(sig).toString('hex'));
+            // A string body is taken as its UTF-8 bytes, which may differ from (and outgrow) the original.
+            const rawBody = asString ? bytes.toString('utf8') : bytes;
+            const size = asString ? Buffer.byteLength(rawBody, 'utf8') : bytes.length;
+            const res = await shared.receiver.handle({ method, headers, rawBody });
+            checkAnswer(res);
+            const ctOk = CONTENT_TYPES[choice.contentType]!.ok;
+            const hashOk = HASH_ALGORITHMS[choice.hashAlgorithm]!.ok;
+            if (!ctOk) expect(res.status).toBe(415);
+            else if (size > MAX_BODY_BYTES) expect(res.status).toBe(hashOk ? 413 : 401);
+            else expect([400, 401]).toContain(res.status);
+          },
+        ),
+        options(0.2),
+      );
+      expect([...shared.runs.values()].every((n) => n <= 1)).toBe(true);
+    },
+    timeoutFor(share1, 1),
+  );
+
+  const share2 = runsFor(0.25);
+  it(
+    'random JSON signed with a wrong key, a random or replayed signature, or none: never accepted, 400/401',
+    async () => {
+      const h = harness();
+      let wrongKeySigned = 0;
+      await fc.assert(
+        fc.asyncProperty(wildJsonArb, wildSignatureArb, async (body, how: WildSignature) => {
+          let signature: string | undefined;
+          switch (how.kind) {
+            case 'none':
+              signature = undefined;
+              break;
+            case 'random':
+              signature = Buffer.from(how.bytes).toString('hex');
+              break;
+            case 'malformed':
+              signature = how.text;
+              break;
+            case 'replay':
+              signature = pool[how.index % pool.length]!.signature;
+              break;
+            case 'wrong-key':
+              try {
+                signature = signPayload(body, wrongKey, { profile: how.profile }).signature;
+                wrongKeySigned++;
+              } catch {
+                signature = Buffer.alloc(256, 7).toString('hex'); // not signable: not JSON, too deep, ...
+              }
+              break;
+          }
+          const { method, headers } = buildHeaders(PLAIN_HEADERS, signature);
+          const res = await h.receiver.handle({ method, headers, rawBody: body });
+          checkAnswer(res);
+          // The signature header is read before the body is parsed.
+          const expected = signature === undefined || !isValidSignatureHeader(signature) ? 401 : parsesAsObject(body) ? 401 : 400;
+          expect(res.status).toBe(expected);
+          expect(h.runs.size).toBe(0);
+        }),
+        options(0.25),
+      );
+      // The wrong-key case is the one that matters most: make sure it was not starved.
+      expect(wrongKeySigned).toBeGreaterThan(runsFor(0.25) / 20);
+    },
+    timeoutFor(share2, 3),
+  );
+
+  const share3 = runsFor(0.4);
+  it(
+    'mutated valid deliveries: accepted exactly when the canonical form is the signed one; handler at most once per job',
+    async () => {
+      let accepted = 0;
+      let refused = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          fc.nat(),
+          mutationArb,
+          headerChoiceArb(6),
+          fc.constantFrom<'shared' | 'fresh'>('shared', 'shared', 'fresh'),
+          fc.oneof({ arbitrary: fc.constant(1), weight: 9 }, fc.constant(2)),
+          async (index, mutation, choice, which, concurrency) => {
+            const entry = pool[index % pool.length]!;
+            const body = applyMutation(entry.body, mutation);
+            const built = buildHeaders(choice, entry.signature);
+            const profiles = built.ok ? matchingProfiles(body, entry.canonical) : [];
+            const signedForm = profiles.length > 0;
+            const shapeOk = signedForm && eventShapeOk(body);
+            // A small store: the default one allocates its 100,000-entry LRU up front (~18 ms).
+            const h = which === 'shared' ? shared : harness(createMemoryStore({ max: 64 }));
+            const before = h.runs.get(entry.jobId) ?? 0;
+            const request: ReceiverRequest = { method: built.method, headers: built.headers, rawBody: body };
+            const answers = await Promise.all(Array.from({ length: concurrency }, () => h.receiver.handle(request)));
+            const runsAfter = h.runs.get(entry.jobId) ?? 0;
+            expect(runsAfter).toBeLessThanOrEqual(1);
+            for (const res of answers) {
+              const { code, duplicate, jobId } = checkAnswer(res);
+              if (signedForm && shapeOk) {
+                // Concurrent copies of one delivery: one runs, the other finds it in flight or done.
+                if (res.status === 503) {
+                  expect(concurrency).toBe(2);
+                  expect(code).toBe('ERR_JOB_IN_FLIGHT');
+                  continue;
+                }
+                expect(res.status).toBe(200);
+                expect(jobId).toBe(entry.jobId);
+                if (concurrency === 1) expect(duplicate).toBe(before === 1);
+                expect(profiles).toContain(res.outcome.profile);
+                if (!KNOWN_LOSSY_PROFILES.includes(res.outcome.profile!)) {
+                  // The handler gets what was signed, nothing else.
+                  expect(sameJson(res.event, entry.signedValue)).toBe(true);
+                }
+              } else {
+                expect(REFUSALS).toContain(res.status);
+                if (!built.ok) expect(built.refusal).toContain(res.status);
+                else if (signedForm) expect(code).toBe('ERR_PAYLOAD_INVALID');
+                else expect([400, 401]).toContain(res.status);
+              }
+            }
+            if (signedForm && shapeOk) {
+              expect(answers.some((r) => r.status === 200)).toBe(true);
+              expect(runsAfter).toBe(1);
+              accepted++;
+            } else {
+              expect(runsAfter).toBe(before);
+              refused++;
+            }
+            if (which === 'fresh') await h.receiver.close();
+          },
+        ),
+        options(0.4),
+      );
+      // Both sides of the oracle must have been exercised in earnest.
+      expect(accepted).toBeGreaterThan(runsFor(0.4) / 10);
+      expect(refused).toBeGreaterThan(runsFor(0.4) / 10);
+    },
+    timeoutFor(share3, 2),
+  );
+
+  const share4 = runsFor(0.1);
+  it(
+    'store down: valid deliveries answer 503 with Retry-After, invalid ones 4xx, the handler never runs',
+    async () => {
+      const failure = (how: 'reject' | 'reject-other' | 'throw'): IdempotencyStore => {
+        const fail = (): never => {
+          throw how === 'reject-other' ? new TypeError('socket closed') : new JobhookError('ERR_STORE_UNAVAILABLE', 'store down');
+        };
+        const op = how === 'throw' ? fail : async () => fail();
+        return { claim: op, complete: op, release: op, extend: op, close: async () => {} };
+      };
+      const stores = {
+        reject: harness(failure('reject')),
+        'reject-other': harness(failure('reject-other')),
+        throw: harness(failure('throw')),
+      };
+      await fc.assert(
+        fc.asyncProperty(
+          fc.nat(),
+          mutationArb,
+          headerChoiceArb(10),
+          fc.constantFrom<'reject' | 'reject-other' | 'throw'>('reject', 'reject-other', 'throw'),
+          async (index, mutation, choice, how) => {
+            const entry = pool[index % pool.length]!;
+            const body = applyMutation(entry.body, mutation);
+            const built = buildHeaders(choice, entry.signature);
+            const valid = built.ok && matchingProfiles(body, entry.canonical).length > 0 && eventShapeOk(body);
+            const { receiver, runs } = stores[how];
+            const res = await receiver.handle({ method: built.method, headers: built.headers, rawBody: body });
+            const { code } = checkAnswer(res);
+            if (valid) {
+              expect(res.status).toBe(503);
+              expect(code).toBe('ERR_STORE_UNAVAILABLE');
+              expect(res.outcome.kind).toBe('store-unavailable');
+            } else {
+              expect(REFUSALS).toContain(res.status);
+            }
+            expect(runs.size).toBe(0);
+          },
+        ),
+        options(0.1),
+      );
+    },
+    timeoutFor(share4, 2),
+  );
+
+  const share5 = runsFor(0.05);
+  it(
+    'randomly shaped events signed with the right key: always verify, 200 exactly when the shape is valid',
+    async () => {
+      const h = harness();
+      let signed = 0;
+      await fc.assert(
+        fc.asyncProperty(
+          eventTextArb,
+          fc.constantFrom<CanonicalProfile>('python', 'python', 'python-ascii', 'orjson', 'javascript'),
+          fc.constantFrom<'python' | 'canonical' | 'compact'>('python', 'canonical', 'compact'),
+          async (text, profile, bodyStyle) => {
+            let payload;
+            try {
+              payload = signPayload(Buffer.from(text, 'utf8'), keys.privateKey, { profile, bodyStyle });
+            } catch {
+              return; // the profile's reference could not have signed it (NaN in javascript, 2^64 in orjson, ...)
+            }
+            signed++;
+            const request = { method: 'POST', headers: buildHeaders(PLAIN_HEADERS, payload.signature).headers, rawBody: payload.body };
+            const res = await h.receiver.handle(request);
+            const { code } = checkAnswer(res);
+            const shapeOk = eventShapeOk(payload.body);
+            if (!shapeOk) {
+              expect(res.status).toBe(400);
+              expect(code).toBe('ERR_PAYLOAD_INVALID');
+              return;
+            }
+            expect(res.status).toBe(200);
+            const jobId = (res.event as { job_id: string }).job_id;
+            expect(h.runs.get(jobId)).toBe(1);
+            if (!KNOWN_LOSSY_PROFILES.includes(res.outcome.profile!)) {
+              expect(sameJson(res.event, toValue(parseBody(payload.canonical)))).toBe(true);
+            }
+          },
+        ),
+        options(0.05),
+      );
+      expect(signed).toBeGreaterThan(runsFor(0.05) / 2);
+    },
+    timeoutFor(share5, 5),
+  );
+
+  describe('anchors: fixed cases the oracle and the receiver must agree on', () => {
+    const floats = () => pool.find((e) => e.label.startsWith('floats'))!;
+    const send = (entry: PoolEntry, body: string | Buffer, signature = entry.signature) =>
+      createReceiver({ publicKeys: ring, onEvent: () => {}, store: createMemoryStore({ max: 8 }) }).handle({
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-signature': signature },
+        rawBody: body,
+      });
+
+    it.each([
+      ['1.0 re-spelled 1 (Python reads an int: another canonical form)', '"one": 1.0', '"one": 1', 401],
+      ['1.0 re-spelled 1.00 (the same float)', '"one": 1.0', '"one": 1.00', 200],
+      ['100.0 re-spelled 1e2 (the same float)', '"hundred": 100.0', '"hundred": 1e2', 200],
+      ['100 re-spelled 100.0 (int to float)', '"int": 100', '"int": 100.0', 401],
+      ['100 re-spelled 1e2 (int to float)', '"int": 100', '"int": 1e2', 401],
+      ['1e+16 re-spelled 10000000000000000 (float to int)', '"big": 1e+16', '"big": 10000000000000000', 401],
+      ['-0.0 re-spelled 0.0 (sign of zero)', '"negzero": -0.0', '"negzero": 0.0', 401],
+      ['0.1 re-spelled 0.1000000000000000000001 (rounds to the same double)', '"tenth": 0.1', '"tenth": 0.1000000000000000000001', 200],
+    ])('%s', async (_label, from, to, status) => {
+      const entry = floats();
+      const text = entry.body.toString('utf8');
+      expect(text).toContain(from);
+      const body = text.replace(from, to);
+      expect(matchingProfiles(Buffer.from(body), entry.canonical).length > 0).toBe(status === 200);
+      expect((await send(entry, body)).status).toBe(status);
+    });
+
+    it('keys reordered, re-spaced and re-escaped: the same canonical form, accepted', async () => {
+      const entry = floats();
+      const body = applyMutation(entry.body, {
+        spacing: { kind: 'json-whitespace', seed: 7 },
+        tree: [
+          { op: 'reorder', target: 0, seed: 1 },
+          { op: 'reorder', target: 1, seed: 2 },
+          { op: 'reescape', target: 0, choices: [1, 2, 3] },
+        ],
+        bytes: [],
+      });
+      expect(body.equals(entry.body)).toBe(false);
+      expect((await send(entry, body)).status).toBe(200);
+    });
+
+    it('the signature in upper case is accepted; one changed digit is not', async () => {
+      const entry = pool[0]!;
+      expect((await send(entry, entry.body, entry.signature.toUpperCase())).status).toBe(200);
+      const flipped = (entry.signature[0] === '0' ? '1' : '0') + entry.signature.slice(1);
+      expect((await send(entry, entry.body, flipped)).status).toBe(401);
+    });
+  });
+
+  /**
+   * Known core bug, found by this fuzzer (FUZZ_STRICT=1): a signature that matches under the
+   * `javascript` or `orjson` profile covers that profile's LOSSY canonical form, yet the handler gets
+   * the lossless parse of the received body, so data the signature does not cover reaches the
+   * handler. `it.fails` keeps the suite green while the bug stands; once core is fixed these fail:
+   * turn them into plain `it` and empty KNOWN_LOSSY_PROFILES.
+   */
+  describe('known integrity gaps of the lossy profiles (core bug: it.fails until fixed)', () => {
+    async function deliver(overrides: Record<string, unknown>, mutate: (body: string) => string) {
+      const signed = signTestEvent(overrides, { privateKey: keys.privateKey });
+      const body = mutate(signed.body.toString('utf8'));
+      expect(body).not.toBe(signed.body.toString('utf8'));
+      const receiver = createReceiver({ publicKeys: ring, onEvent: () => {}, store: createMemoryStore({ max: 8 }) });
+      const res = await receiver.handle({
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-signature': signed.signature },
+        rawBody: body,
+      });
+      // Correct behaviour: refused, or the event handed over is exactly what was signed.
+      if (res.status === 200) expect(sameJson(res.event, toValue(parseBody(signed.canonical)))).toBe(true);
+      else expect(res.status).toBe(401);
+    }
+
+    it.fails('an unsigned "__proto__" member reaches the handler (javascript profile drops it from its canonical form)', async () => {
+      await deliver({}, (body) => body.replace(/^\{/, '{"__proto__": {"admin": true}, '));
+    });
+
+    it.fails('an integer beyond 2^53 is swapped for a neighbour that rounds to the same double (javascript profile)', async () => {
+      await deliver({ user_parameters: { n: 2n ** 53n } }, (body) => body.replace('9007199254740992', '9007199254740993'));
+    });
+
+    it.fails('a signed null is swapped for 1e400, handed over as Infinity (orjson writes Infinity as null)', async () => {
+      await deliver({ output: { score: null } }, (body) => body.replace('"score": null', '"score": 1e400'));
+    });
+  });
+});

@@ -1,0 +1,87 @@
+import ipaddr from 'ipaddr.js';
+import { JobhookError } from '@jobhook/core';
+
+/** An address parsed by ipaddr.js. */
+type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
+
+/**
+ * Ranges ipaddr.js 2.x has no name for, checked before its `range()`. Only one is needed: the
+ * deprecated IPv4-compatible IPv6 block `::/96` (`::7f00:1` is 127.0.0.1 to some stacks), which
+ * ipaddr.js calls `unicast` apart from `::` and `::1`. Every other range the guard refuses has a
+ * name there: `loopback`, `private`, `linkLocal`, `carrierGradeNat`, `uniqueLocal`, `ipv4Mapped`,
+ * `rfc6145`, `rfc6052` (NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`), `6to4`, `teredo`,
+ * `unspecified` (IPv4 `0.0.0.0/8` too), `multicast`, `broadcast`, `reserved` (240/4, 192.0.0/24,
+ * 198.18/15, the documentation blocks, `2001:db8::/32`), `deprecatedSiteLocal`, `discard`, ...
+ */
+const EXTRA_RANGES: ReadonlyArray<readonly [name: string, cidr: [IpAddress, number]]> = [
+  ['ipv4Compatible', ipaddr.parseCIDR('::/96')],
+];
+
+/** What the policy says about one address. */
+export interface AddressVerdict {
+  allowed: boolean;
+  /** The ipaddr.js range name (or `ipv4Compatible`), `unicast` for public addresses. */
+  range: string;
+  /** The address as written on the wire (IPv6 compressed, no zone id). */
+  address: string;
+  family: 4 | 6;
+}
+
+/** Which non-public addresses are allowed anyway. */
+export interface AddressPolicyOptions {
+  allowPrivate?: boolean;
+  allowCidrs?: readonly string[];
+}
+
+/** Classifies IP addresses: only ipaddr.js's `unicast` passes, unless allowed by the options. */
+export interface AddressPolicy {
+  /** The verdict for an address text, or `undefined` when the text is not an IP address. */
+  check(text: string): AddressVerdict | undefined;
+}
+
+/**
+ * Builds the address classifier of the SSRF guard; CIDRs are parsed (and rejected) here, once.
+ * @throws JobhookError `ERR_OPTION_INVALID` when an `allowCidrs` entry is not a CIDR.
+ */
+export function createAddressPolicy(options: AddressPolicyOptions, owner: string): AddressPolicy {
+  const { allowPrivate = false, allowCidrs = [] } = options;
+  if (typeof allowPrivate !== 'boolean') {
+    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: allowPrivate must be a boolean`);
+  }
+  if (!Array.isArray(allowCidrs)) {
+    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: allowCidrs must be an array of CIDR strings`);
+  }
+  const cidrs = allowCidrs.map((text: unknown) => {
+    if (typeof text !== 'string' || !ipaddr.isValidCIDR(text)) {
+      throw new JobhookError('ERR_OPTION_INVALID', `${owner}: allowCidrs entry ${JSON.stringify(text)} is not a CIDR such as 127.0.0.1/32`);
+    }
+    return ipaddr.parseCIDR(text);
+  });
+
+  const inAllowedCidr = (addr: IpAddress): boolean => {
+    // An IPv4-mapped address also matches the IPv4 CIDR of the address it carries.
+    const forms = addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? [addr, (addr as ipaddr.IPv6).toIPv4Address()] : [addr];
+    return forms.some((form) => cidrs.some((cidr) => cidr[0].kind() === form.kind() && form.match(cidr)));
+  };
+
+  return {
+    check(text) {
+      if (!ipaddr.isValid(text)) return undefined;
+      const addr = ipaddr.parse(text);
+      const range = rangeOf(addr);
+      const allowed = range === 'unicast' || allowPrivate || inAllowedCidr(addr);
+      const family = addr.kind() === 'ipv4' ? 4 : 6;
+      if (addr.kind() === 'ipv6') delete (addr as ipaddr.IPv6).zoneId;
+      return { allowed, range, address: addr.toString(), family };
+    },
+  };
+}
+
+function rangeOf(addr: IpAddress): string {
+  const named = addr.range();
+  if (named !== 'unicast') return named;
+  for (const [name, cidr] of EXTRA_RANGES) {
+    if (cidr[0].kind() === addr.kind() && addr.match(cidr)) return name;
+  }
+  return named;
+}

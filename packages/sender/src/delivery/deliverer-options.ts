@@ -1,0 +1,71 @@
+import type { KeyObject } from 'node:crypto';
+import { JobhookError, loadPrivateKey, type BodyStyle, type Logger, type WebhookHeaderNames } from '@jobhook/core';
+import type { JobStore } from '../jobs/job-record.js';
+import type { DelivererOptions } from './deliverer.js';
+import type { RetryPolicy } from './retry-policy.js';
+import type { SsrfGuard } from './ssrf-guard.js';
+import { DEFAULT_USER_AGENT } from './user-agent.js';
+
+/** {@link DelivererOptions} checked, with defaults. @internal */
+export interface ResolvedDelivererOptions {
+  jobs: JobStore;
+  privateKey: KeyObject;
+  policy: RetryPolicy;
+  guard: SsrfGuard;
+  attemptTimeoutMs: number;
+  bodyStyle: BodyStyle;
+  headerNames: Partial<WebhookHeaderNames>;
+  userAgent: string;
+  now: () => number;
+  logger?: Logger;
+  ca?: string | Buffer | ReadonlyArray<string | Buffer>;
+}
+
+const OWNER = 'createDeliverer';
+
+function invalid(what: string): JobhookError {
+  return new JobhookError('ERR_OPTION_INVALID', `${OWNER}: ${what}`);
+}
+
+function hasMethods(value: unknown, names: readonly string[]): boolean {
+  return typeof value === 'object' && value !== null && names.every((n) => typeof (value as Record<string, unknown>)[n] === 'function');
+}
+
+/** Validates every option once, at construction. @internal */
+export function resolveDelivererOptions(options: DelivererOptions): ResolvedDelivererOptions {
+  if (typeof options !== 'object' || options === null) throw invalid('options are required');
+  const { jobs, policy, guard, attemptTimeoutMs = 30_000, bodyStyle = 'python', headerNames = {}, userAgent = DEFAULT_USER_AGENT, now = Date.now, logger } = options;
+  if (!hasMethods(jobs, ['get', 'appendAttempt', 'setDelivery'])) throw invalid('jobs must be a JobStore');
+  if (!hasMethods(policy, ['nextDelayMs']) || !Number.isSafeInteger(policy.maxAttempts)) throw invalid('policy must be a RetryPolicy (createRetryPolicy)');
+  if (!hasMethods(guard, ['checkUrl', 'resolveTarget'])) throw invalid('guard must be an SsrfGuard (createSsrfGuard)');
+  if (!Number.isSafeInteger(attemptTimeoutMs) || attemptTimeoutMs < 1) throw invalid(`attemptTimeoutMs must be a positive integer, got ${String(attemptTimeoutMs)}`);
+  if (bodyStyle !== 'python' && bodyStyle !== 'canonical' && bodyStyle !== 'compact') {
+    throw invalid(`bodyStyle must be python, canonical or compact, got ${JSON.stringify(bodyStyle)}`);
+  }
+  for (const [key, name] of Object.entries(headerNames)) {
+    if (typeof name !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw invalid(`headerNames.${key} must be an HTTP header name`);
+  }
+  // A header value with CR/LF would let the configuration inject headers.
+  if (typeof userAgent !== 'string' || userAgent === '' || /[\u0000-\u001f\u007f]/.test(userAgent)) {
+    throw invalid('userAgent must be a non-empty string without control characters');
+  }
+  if (typeof now !== 'function') throw invalid('now must be a function returning ms');
+  if (logger !== undefined && !hasMethods(logger, ['debug', 'info', 'warn', 'error'])) throw invalid('logger must be pino-compatible (debug, info, warn, error)');
+  const { ca } = options;
+  const isPem = (v: unknown): boolean => typeof v === 'string' || Buffer.isBuffer(v);
+  if (ca !== undefined && !isPem(ca) && !(Array.isArray(ca) && ca.every(isPem))) throw invalid('ca must be PEM text, a Buffer, or an array of them');
+  const privateKey = loadPrivateKey(options.privateKey);
+  return {
+    jobs,
+    privateKey,
+    policy,
+    guard,
+    attemptTimeoutMs,
+    bodyStyle,
+    headerNames,
+    userAgent,
+    now,
+    ...(logger === undefined ? {} : { logger }),
+    ...(ca === undefined ? {} : { ca }),
+  };
+}

@@ -1,0 +1,155 @@
+import type { KeyObject } from 'node:crypto';
+import { signPayloadAsync, silentLogger, type BodyStyle, type Logger, type WebhookHeaderNames } from '@jobhook/core';
+import type { JobStore } from '../jobs/job-record.js';
+import { classifyAnswer, type AnswerClass } from './classify-answer.js';
+import { resolveDelivererOptions } from './deliverer-options.js';
+import type { AttemptRecord, DeliveryTask } from './delivery-types.js';
+import { postWebhook } from './post-webhook.js';
+import { refusalReason } from './receiver-refusal.js';
+import type { RetryPolicy } from './retry-policy.js';
+import type { ResolvedAddress, SsrfGuard } from './ssrf-guard.js';
+import { buildWebhookPayload } from './webhook-payload.js';
+
+/** Options of {@link createDeliverer}. */
+export interface DelivererOptions {
+  jobs: JobStore;
+  /** The service's signing key, from `loadPrivateKey`. */
+  privateKey: KeyObject;
+  policy: RetryPolicy;
+  guard: SsrfGuard;
+  /** One deadline for DNS, connect, TLS, sending and the answer's headers. Default 30000 (spec §6.4). */
+  attemptTimeoutMs?: number;
+  /** Body layout. Default `python` (`json.dumps` defaults, as Python HTTP clients send JSON). */
+  bodyStyle?: BodyStyle;
+  /** Default the spec's `X-Service-*`. */
+  headerNames?: Partial<WebhookHeaderNames>;
+  /** Default `jobhook-sender/<version>`. */
+  userAgent?: string;
+  /** Clock in ms. Default `Date.now`. */
+  now?: () => number;
+  /** pino-compatible. Default silent. */
+  logger?: Logger;
+  /** Extra CA certificates (PEM) trusted for `https:` receivers, e.g. a private CA. Default Node's. */
+  ca?: string | Buffer | ReadonlyArray<string | Buffer>;
+}
+
+/** Makes webhook delivery attempts; the queue schedules them. */
+export interface Deliverer {
+  /**
+   * Makes attempt `task.attempt` of round `task.round`: loads the job, SSRF-resolves its
+   * `webhook_receiver` again, signs the payload (profile `python`), POSTs it to the checked address,
+   * classifies the answer, appends the record (`jobs.appendAttempt`) and sets the delivery state on
+   * final outcomes. Never throws for receiver problems (only when the job store fails); schedule the
+   * next attempt after `record.nextDelayMs` when `outcome === 'retry'`.
+   *
+   * Not recorded (returned only, outcome `rejected`): a task of an older round than
+   * `job.deliveryRound` (error `stale_round`), an unknown job (`job_not_found`), a job without
+   * receiver (`no_receiver`). Recorded and final: SSRF refusal (`ssrf_refused`, nothing sent), a
+   * payload that cannot be built or signed (`payload_invalid`). A host name that does not resolve
+   * is a network error (`ENOTFOUND`, `EAI_AGAIN`), retried.
+   */
+  attempt(task: DeliveryTask): Promise<AttemptRecord>;
+}
+
+/**
+ * Creates the webhook deliverer of the reference sender.
+ *
+ * @example
+ * ```ts
+ * const deliverer = createDeliverer({ jobs, privateKey: loadPrivateKey(pem), policy: createRetryPolicy(), guard: createSsrfGuard() });
+ * const record = await deliverer.attempt({ jobId, round: 0, attempt: 1 });
+ * if (record.outcome === 'retry') await queue.enqueueDelivery({ jobId, round: 0, attempt: 2 }, record.nextDelayMs ?? 0);
+ * ```
+ * @throws JobhookError `ERR_OPTION_INVALID` (or `ERR_KEY_INVALID` for the key) on a wrong option.
+ */
+export function createDeliverer(options: DelivererOptions): Deliverer {
+  const o = resolveDelivererOptions(options);
+  const { jobs, policy, guard, now, logger = silentLogger } = o;
+
+  return {
+    async attempt(task) {
+      const startedMs = now();
+      const job = await jobs.get(task.jobId);
+      const record = (url: string, fields: Partial<AttemptRecord> & Pick<AttemptRecord, 'outcome'>): AttemptRecord => ({
+        round: task.round,
+        attempt: task.attempt,
+        startedAt: new Date(startedMs).toISOString().replace('Z', '+00:00'),
+        durationMs: Math.max(0, now() - startedMs),
+        url,
+        address: null,
+        statusCode: null,
+        error: null,
+        errorMessage: null,
+        nextDelayMs: null,
+        ...fields,
+      });
+      if (job === undefined) return record('', { outcome: 'rejected', error: 'job_not_found' });
+      if (task.round < job.deliveryRound) return record(job.webhookReceiver ?? '', { outcome: 'rejected', error: 'stale_round' });
+      if (job.webhookReceiver === null) return record('', { outcome: 'rejected', error: 'no_receiver' });
+      const url = job.webhookReceiver;
+      const deadlineMs = startedMs + o.attemptTimeoutMs;
+
+      const save = async (rec: AttemptRecord): Promise<AttemptRecord> => {
+        await jobs.appendAttempt(job.jobId, rec);
+        if (rec.outcome !== 'retry') await jobs.setDelivery(job.jobId, rec.outcome);
+        // Debug only: the job service logs each outcome at info/warn.
+        logger.debug({ jobId: job.jobId, round: rec.round, attempt: rec.attempt, outcome: rec.outcome, statusCode: rec.statusCode, error: rec.error, durationMs: rec.durationMs }, `webhook attempt ${rec.outcome}`);
+        return rec;
+      };
+      const settle = (answer: AnswerClass, address: string | null, answeredMs = now()): Promise<AttemptRecord> => {
+        const { kind, retryAfterMs, ...fields } = answer;
+        const durationMs = Math.max(0, answeredMs - startedMs);
+        if (kind !== 'retryable') return save(record(url, { ...fields, address, durationMs, outcome: kind }));
+        const nextDelayMs = policy.nextDelayMs(task.attempt, retryAfterMs);
+        return save(record(url, { ...fields, address, durationMs, outcome: nextDelayMs === null ? 'failed' : 'retry', nextDelayMs }));
+      };
+
+      let body: Buffer;
+      let headers: Record<string, string>;
+      try {
+        // Signed on the thread pool: signing is most of a delivery's cost, and this keeps the event loop free.
+        const signed = await signPayloadAsync(Buffer.from(buildWebhookPayload(job), 'utf8'), o.privateKey, { profile: 'python', bodyStyle: o.bodyStyle, headerNames: o.headerNames });
+        body = signed.body;
+        headers = { ...signed.headers, 'User-Agent': o.userAgent };
+      } catch (err) {
+        return save(record(url, { outcome: 'rejected', error: 'payload_invalid', errorMessage: (err as Error).message }));
+      }
+
+      // The guard runs again on every attempt: DNS may now answer differently than at submission.
+      let checkedUrl: URL;
+      let address: ResolvedAddress | 'timeout';
+      try {
+        checkedUrl = guard.checkUrl(url);
+        address = await withDeadline(guard.resolveTarget(checkedUrl), deadlineMs - now());
+      } catch (err) {
+        const reason = refusalReason(err);
+        const message = (err as Error).message;
+        if (reason === 'resolve_failed') {
+          const code = (err as { detail?: Record<string, unknown> }).detail?.['errorCode'];
+          return settle(noAnswer(typeof code === 'string' ? code : 'ENOTFOUND', message), null);
+        }
+        if (reason !== undefined) return save(record(url, { outcome: 'rejected', error: 'ssrf_refused', errorMessage: message }));
+        // A resolver or guard bug is not the receiver's fault: retried, so a fix can still deliver.
+        return settle(noAnswer('internal_error', message), null);
+      }
+      if (address === 'timeout') return settle(noAnswer('timeout', 'the host name did not resolve in time'), null);
+      const result = await postWebhook({ url: checkedUrl, address, body, headers, timeoutMs: Math.max(1, deadlineMs - now()), now, ...(o.ca === undefined ? {} : { ca: o.ca }) });
+      return settle(classifyAnswer(result), address.address, result.answeredAt);
+    },
+  };
+}
+
+function noAnswer(error: string, errorMessage: string): AnswerClass {
+  return { kind: 'retryable', statusCode: null, error, errorMessage, retryAfterMs: null };
+}
+
+/** `promise`'s value, or `'timeout'` after `ms` (the promise keeps running; its result is dropped). */
+async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'timeout'>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms), 'timeout')));
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

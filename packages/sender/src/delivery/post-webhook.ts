@@ -1,0 +1,140 @@
+import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { parseRetryAfter } from './retry-after.js';
+import type { ResolvedAddress } from './ssrf-guard.js';
+
+/** One webhook POST. */
+export interface PostWebhookRequest {
+  /** The receiver URL, already checked by the SSRF guard. */
+  url: URL;
+  /** The address the guard checked: the connection goes there and nowhere else. */
+  address: ResolvedAddress;
+  body: Uint8Array;
+  headers: Readonly<Record<string, string>>;
+  /** Covers connect, TLS, sending and the answer's status line and headers. */
+  timeoutMs: number;
+  /** Bytes of the answer's body kept (for the attempt record); the rest is discarded. Default 1024. */
+  maxResponseBytes?: number;
+  /** Clock (ms) of `answeredAt`. Default `Date.now`. */
+  now?: () => number;
+  /** Extra trusted CA certificates (PEM) for `https:` receivers, e.g. a private CA. Default Node's. */
+  ca?: string | Buffer | ReadonlyArray<string | Buffer>;
+}
+
+/** What one POST gave. */
+export type PostWebhookResult =
+  | {
+      kind: 'response';
+      statusCode: number;
+      /** `Retry-After` in ms, null when absent or unreadable. */
+      retryAfterMs: number | null;
+      /** `Location` of a 3xx (not followed), else null. */
+      location: string | null;
+      /** The start of the answer's body (UTF-8, at most `maxResponseBytes`). */
+      bodyText: string;
+      /** `now()` when the status line and headers arrived. */
+      answeredAt: number;
+    }
+  | {
+      kind: 'error';
+      /** Node's error code (`ECONNREFUSED`, `ECONNRESET`, `CERT_HAS_EXPIRED`, ...) or `timeout`. */
+      code: string;
+      message: string;
+      answeredAt: number;
+    };
+
+/**
+ * POSTs a webhook once with `node:http`/`node:https`: the socket connects to `address` through a
+ * pinned `lookup` (no second DNS lookup, so DNS rebinding between the check and the connection
+ * cannot redirect it), TLS still checks the certificate against the URL's host name (`servername`),
+ * redirects are not followed, and one timer bounds the attempt (the socket is destroyed when it
+ * fires). Never rejects: network problems come back as `kind: 'error'`.
+ *
+ * @example
+ * ```ts
+ * const address = await guard.resolveTarget(url);
+ * const result = await postWebhook({ url: new URL(url), address, body, headers, timeoutMs: 30_000 });
+ * ```
+ */
+export function postWebhook(req: PostWebhookRequest): Promise<PostWebhookResult> {
+  const { url, address, body, timeoutMs, maxResponseBytes = 1024, now = Date.now, ca } = req;
+  const pinnedLookup: LookupFunction = (_hostname, options, callback) => {
+    // Node 20 asks for every address (`all`) when it races IPv4 and IPv6 (autoSelectFamily).
+    if ((options as { all?: boolean }).all === true) {
+      (callback as unknown as (err: null, addresses: ResolvedAddress[]) => void)(null, [address]);
+    } else callback(null, address.address, address.family);
+  };
+  const isHttps = url.protocol === 'https:';
+  const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+  const options: RequestOptions & { servername?: string; ca?: string | Buffer | Array<string | Buffer> } = {
+    method: 'POST',
+    host: hostname,
+    port: url.port === '' ? (isHttps ? 443 : 80) : Number(url.port),
+    path: `${url.pathname}${url.search}`,
+    headers: { ...req.headers, Host: url.host, 'Content-Length': String(body.byteLength), Connection: 'close' },
+    lookup: pinnedLookup,
+    // A fresh connection per attempt: a pooled socket could be one opened to another address.
+    agent: false,
+  };
+  // SNI carries names only (RFC 6066), without the trailing dot of an absolute name.
+  if (isHttps && isIP(hostname) === 0) options.servername = hostname.replace(/\.$/, '');
+  if (isHttps && ca !== undefined) options.ca = typeof ca === 'string' || Buffer.isBuffer(ca) ? ca : [...ca];
+
+  return new Promise((resolve) => {
+    let settled = false;
+    // Set once the status line arrived: from then on the answer is what counts, whatever the body does.
+    let answer: Extract<PostWebhookResult, { kind: 'response' }> | undefined;
+    const finish = (result: PostWebhookResult): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(result);
+      client.destroy();
+    };
+    const fail = (err: Error & { code?: unknown }): void => {
+      if (answer !== undefined) return finish(answer);
+      finish({ kind: 'error', code: typeof err.code === 'string' ? err.code : 'network_error', message: err.message, answeredAt: now() });
+    };
+    const client = (isHttps ? httpsRequest : httpRequest)(options);
+    const timer = setTimeout(() => fail(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'timeout' })), timeoutMs);
+    client.on('error', fail);
+    client.on('response', (res: IncomingMessage) => {
+      const answeredAt = now();
+      const statusCode = res.statusCode ?? 0;
+      const location = statusCode >= 300 && statusCode < 400 ? (res.headers.location ?? null) : null;
+      const retryAfterMs = parseRetryAfter(res.headers['retry-after'], answeredAt);
+      const got: Extract<PostWebhookResult, { kind: 'response' }> = { kind: 'response', statusCode, retryAfterMs, location, bodyText: '', answeredAt };
+      answer = got;
+      readCapped(res, maxResponseBytes, (bodyText) => (got.bodyText = bodyText), () => finish(got));
+    });
+    client.end(body);
+  });
+}
+
+/**
+ * Collects up to `maxBytes` of the answer's body (`update` gets the text so far), then calls `done`
+ * once: at the end of the body, at the cap, or on an error. The status is what counts, so a body
+ * cut short is no failure; the attempt timer ends a body that never ends.
+ */
+function readCapped(res: IncomingMessage, maxBytes: number, update: (text: string) => void, done: () => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let called = false;
+  const end = (): void => {
+    if (called) return;
+    called = true;
+    done();
+  };
+  res.on('data', (chunk: Buffer) => {
+    if (size < maxBytes) {
+      chunks.push(chunk);
+      update(Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'));
+    }
+    size += chunk.length;
+    if (size >= maxBytes) end();
+  });
+  res.on('end', end);
+  res.on('error', end);
+  res.on('close', end);
+}

@@ -1,0 +1,111 @@
+import { lookup } from 'node:dns/promises';
+import { JobhookError } from '@jobhook/core';
+import { createAddressPolicy, type AddressVerdict } from './address-policy.js';
+import { receiverRefused } from './receiver-refusal.js';
+import { allowedOrRefused, checkReceiverUrl } from './receiver-url.js';
+
+/** One address a host name resolves to. */
+export interface ResolvedAddress {
+  address: string;
+  family: 4 | 6;
+}
+
+/** Resolves a host name to all its addresses (injectable, for tests and custom DNS). */
+export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+/** Options of {@link createSsrfGuard}. */
+export interface SsrfGuardOptions {
+  /** Allow `http://` receivers (local development). Default `false`: only `https://`. */
+  allowInsecure?: boolean;
+  /** Allow every non-public address (local tests). Default `false`. */
+  allowPrivate?: boolean;
+  /** CIDRs allowed despite being non-public, e.g. `['127.0.0.1/32']`. Default none. */
+  allowCidrs?: readonly string[];
+  /** Default: `dns.promises.lookup(host, { all: true, verbatim: true })`. */
+  resolve?: HostResolver;
+  /** Longest URL accepted, in characters. Default 2048. */
+  maxUrlLength?: number;
+}
+
+/** Checks webhook receiver URLs against server-side request forgery (spec §4.2, §8). */
+export interface SsrfGuard {
+  /**
+   * Synchronous checks of the URL text: scheme, userinfo, fragment, length, local host names, and
+   * IP-literal hosts in any notation (normalized by `new URL()`, then classified).
+   * @returns the parsed URL.
+   * @throws JobhookError `ERR_RECEIVER_REFUSED`, `detail.reason` naming the reason.
+   */
+  checkUrl(url: string): URL;
+  /**
+   * {@link SsrfGuard.checkUrl}, then resolves the host (no lookup for an IP literal) and refuses when
+   * ANY address is not allowed, so a host with one private record is refused whatever the order.
+   * Call it at submission and before every attempt, and connect to the returned address only.
+   * @returns the address to connect to (the first one the resolver gave).
+   * @throws JobhookError `ERR_RECEIVER_REFUSED`; a lookup failure has `detail.reason` `resolve_failed`.
+   */
+  resolveTarget(url: string | URL): Promise<ResolvedAddress>;
+}
+
+const defaultResolve: HostResolver = async (hostname) => {
+  const answers = await lookup(hostname, { all: true, verbatim: true });
+  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+/**
+ * Creates the SSRF guard of the reference sender. Only addresses ipaddr.js classifies as `unicast`
+ * pass (plus `allowCidrs`, or everything with `allowPrivate`); any port is allowed, and kept for the
+ * connection, since a public host may serve webhooks on any port.
+ *
+ * @example
+ * ```ts
+ * const guard = createSsrfGuard();
+ * guard.checkUrl('https://127.1/'); // throws ERR_RECEIVER_REFUSED (loopback)
+ * const { address } = await guard.resolveTarget('https://hooks.example.com/jobhook');
+ * // local tests:
+ * createSsrfGuard({ allowInsecure: true, allowCidrs: ['127.0.0.0/8'] });
+ * ```
+ * @throws JobhookError `ERR_OPTION_INVALID` on a wrong option.
+ */
+export function createSsrfGuard(options: SsrfGuardOptions = {}): SsrfGuard {
+  const owner = 'createSsrfGuard';
+  const { allowInsecure = false, resolve = defaultResolve, maxUrlLength = 2048 } = options;
+  if (typeof allowInsecure !== 'boolean') throw new JobhookError('ERR_OPTION_INVALID', `${owner}: allowInsecure must be a boolean`);
+  if (typeof resolve !== 'function') throw new JobhookError('ERR_OPTION_INVALID', `${owner}: resolve must be a function`);
+  if (!Number.isSafeInteger(maxUrlLength) || maxUrlLength < 16) {
+    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: maxUrlLength must be an integer of at least 16`);
+  }
+  const policy = createAddressPolicy(options, owner);
+  const rules = { allowInsecure, maxUrlLength };
+
+  const checkUrl = (url: string): URL => checkReceiverUrl(url, rules, policy).url;
+
+  async function resolveTarget(url: string | URL): Promise<ResolvedAddress> {
+    // A URL object is checked again from its text: the guard trusts no earlier parse.
+    const checked = checkReceiverUrl(typeof url === 'string' ? url : url.href, rules, policy);
+    if (checked.literal !== null) return target(checked.literal);
+    const host = checked.hostname ?? '';
+    let answers: ResolvedAddress[];
+    try {
+      answers = await resolve(host);
+    } catch (cause) {
+      const code = (cause as { code?: unknown } | null)?.code;
+      const errorCode = typeof code === 'string' ? code : 'ENOTFOUND';
+      throw receiverRefused('resolve_failed', `${host} does not resolve (${errorCode})`, { host, errorCode }, cause);
+    }
+    if (!Array.isArray(answers) || answers.length === 0) {
+      throw receiverRefused('resolve_failed', `${host} has no address`, { host, errorCode: 'ENOTFOUND' });
+    }
+    const verdicts = answers.map((answer) => {
+      const verdict = policy.check(String(answer?.address));
+      if (verdict === undefined) throw receiverRefused('address', `${host} resolves to ${JSON.stringify(answer?.address)}, not an IP address`, { host });
+      return allowedOrRefused(verdict, host);
+    });
+    return target(verdicts[0] as AddressVerdict);
+  }
+
+  return { checkUrl, resolveTarget };
+}
+
+function target(verdict: AddressVerdict): ResolvedAddress {
+  return { address: verdict.address, family: verdict.family };
+}

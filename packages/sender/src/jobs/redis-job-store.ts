@@ -1,0 +1,168 @@
+import { JobhookError } from '@jobhook/core';
+import type { Redis } from 'ioredis';
+import type { AttemptRecord } from '../delivery/delivery-types.js';
+import { checkJobId } from '../queue/queue-input.js';
+import { connectRedis, quitRedis } from '../queue/redis-connect.js';
+import type { DeliveryState, JobRecord, JobResult, JobStore } from './job-record.js';
+
+/** Options of {@link createRedisJobStore}. */
+export interface RedisJobStoreOptions {
+  /**
+   * An ioredis client (stays yours: never closed by the store) or a `redis://` / `rediss://` URL
+   * (the store opens its own client, checks it answers, and closes it in `close()`).
+   */
+  redis: string | Redis;
+  /** Prefix of every key; must not contain `{` or `}`. Default `'jobhook:sender:'`. */
+  prefix?: string;
+  /** How long a job record lives after `create`, in ms. Default 7 days. */
+  jobTtlMs?: number;
+  /** How long a job's delivery log lives after its last appended attempt, in ms. Default: `jobTtlMs`. */
+  attemptsTtlMs?: number;
+}
+
+const WHERE = 'createRedisJobStore';
+/** Default of {@link RedisJobStoreOptions.jobTtlMs}: 7 days. */
+export const DEFAULT_JOB_TTL_MS = 7 * 24 * 3600 * 1000;
+/** A compare-and-set that keeps losing (the record keeps changing) is given up after this many tries. */
+const MAX_CAS_TRIES = 20;
+
+/**
+ * `KEYS[1]` = job key, `ARGV[1]` = the record text as read, `ARGV[2]` = the new text: writes the new
+ * text (TTL kept) only when the key still holds exactly what was read. Returns 1 when written, 0 when
+ * the record changed meanwhile, -1 when it is gone. The record is read, checked and rebuilt in
+ * JavaScript (exact JSON text members untouched, no Lua cjson re-encoding), and this script makes
+ * the write conditional, so a read-check-write is atomic as a whole: of two processes finishing the
+ * same `processing` job, only the first write lands; the second re-reads, sees it final, gives up.
+ */
+const CAS_LUA = `
+local current = redis.call('GET', KEYS[1])
+if not current then return -1 end
+if current ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+return 1
+`;
+
+interface CasClient {
+  jobhookSenderCasV1(key: string, expected: string, next: string): Promise<number>;
+}
+
+/**
+ * The job store on Redis: one JSON string per job at `${prefix}job:{jobId}` and the delivery log as
+ * a list at `${prefix}attempts:{jobId}` (the braces make the job id the Redis Cluster hash tag, so a
+ * job's keys share a slot). Jobs expire `jobTtlMs` after creation, logs `attemptsTtlMs` after the
+ * last attempt. `finish` and `setDelivery` are atomic read-check-writes (a Lua compare-and-set), so
+ * two sender processes cannot both finish one job nor lose each other's update.
+ *
+ * @throws JobhookError `ERR_OPTION_INVALID` for a bad option; `ERR_STORE_UNAVAILABLE` when the URL's
+ * Redis cannot be reached within a few seconds, and from methods when Redis fails.
+ * @example
+ * ```ts
+ * const jobs = await createRedisJobStore({ redis: 'redis://127.0.0.1:6379/0' });
+ * ```
+ */
+export async function createRedisJobStore(options: RedisJobStoreOptions): Promise<JobStore> {
+  if (typeof options !== 'object' || options === null) throw invalid('options are required');
+  const prefix = options.prefix ?? 'jobhook:sender:';
+  if (typeof prefix !== 'string' || /[{}]/.test(prefix)) throw invalid(`prefix must be a string without { or }, got ${String(prefix)}`);
+  const jobTtlMs = checkTtl('jobTtlMs', options.jobTtlMs ?? DEFAULT_JOB_TTL_MS);
+  const attemptsTtlMs = checkTtl('attemptsTtlMs', options.attemptsTtlMs ?? jobTtlMs);
+  const given = options.redis;
+  let client: Redis;
+  let owned: boolean;
+  if (typeof given === 'string') {
+    client = await connectRedis(WHERE, given);
+    owned = true;
+  } else if (typeof given === 'object' && given !== null && typeof (given as Partial<Redis>).defineCommand === 'function') {
+    client = given;
+    owned = false;
+  } else {
+    throw invalid('redis must be a redis:// URL or an ioredis client');
+  }
+  client.defineCommand('jobhookSenderCasV1', { numberOfKeys: 1, lua: CAS_LUA });
+  const cas = client as unknown as CasClient;
+  const jobKey = (jobId: string): string => `${prefix}job:{${jobId}}`;
+  const attemptsKey = (jobId: string): string => `${prefix}attempts:{${jobId}}`;
+  let closed = false;
+
+  async function call<T>(operation: string, send: () => Promise<T>): Promise<T> {
+    if (closed) throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisJobStore.${operation}: the store is closed`);
+    try {
+      return await send();
+    } catch (err) {
+      if (err instanceof JobhookError) throw err;
+      throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisJobStore.${operation}: Redis failed: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /** Reads the record, lets `change` edit it (or refuse with false), writes it back if unchanged meanwhile. */
+  async function update(operation: string, jobId: string, change: (job: JobRecord) => boolean): Promise<JobRecord | undefined> {
+    checkJobId(`redisJobStore.${operation}`, jobId);
+    return call(operation, async () => {
+      for (let i = 0; i < MAX_CAS_TRIES; i++) {
+        const text = await client.get(jobKey(jobId));
+        if (text === null) return undefined;
+        const job = JSON.parse(text) as JobRecord;
+        if (!change(job)) return undefined;
+        const written = await cas.jobhookSenderCasV1(jobKey(jobId), text, JSON.stringify(job));
+        if (written === 1) return job;
+        if (written === -1) return undefined;
+      }
+      throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisJobStore.${operation}: job ${jobId} kept changing, gave up after ${MAX_CAS_TRIES} tries`);
+    });
+  }
+
+  return {
+    async create(job: JobRecord) {
+      checkJobId('redisJobStore.create', job?.jobId);
+      await call('create', () => client.set(jobKey(job.jobId), JSON.stringify(job), 'PX', jobTtlMs));
+    },
+    async get(jobId) {
+      checkJobId('redisJobStore.get', jobId);
+      const text = await call('get', () => client.get(jobKey(jobId)));
+      return text === null ? undefined : (JSON.parse(text) as JobRecord);
+    },
+    async finish(jobId, result: JobResult) {
+      const { status, finishedAt, outputJson, error, originalResponseJson, cost } = result;
+      return update('finish', jobId, (job) => {
+        if (job.status !== 'processing') return false;
+        Object.assign(job, { status, finishedAt, outputJson, error, originalResponseJson, cost });
+        return true;
+      });
+    },
+    async setDelivery(jobId, state: DeliveryState, round?: number) {
+      await update('setDelivery', jobId, (job) => {
+        job.delivery = state;
+        if (round !== undefined) job.deliveryRound = round;
+        return true;
+      });
+    },
+    async appendAttempt(jobId, attempt: AttemptRecord) {
+      checkJobId('redisJobStore.appendAttempt', jobId);
+      const key = attemptsKey(jobId);
+      const replies = await call('appendAttempt', () => client.multi().rpush(key, JSON.stringify(attempt)).pexpire(key, attemptsTtlMs).exec());
+      const failure = replies?.find(([err]) => err !== null)?.[0];
+      if (failure != null || replies === null) {
+        throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisJobStore.appendAttempt: Redis failed: ${failure?.message ?? 'transaction aborted'}`, { cause: failure });
+      }
+    },
+    async listAttempts(jobId) {
+      checkJobId('redisJobStore.listAttempts', jobId);
+      const items = await call('listAttempts', () => client.lrange(attemptsKey(jobId), 0, -1));
+      return items.map((text) => JSON.parse(text) as AttemptRecord);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (owned) await quitRedis(client);
+    },
+  };
+}
+
+function invalid(message: string): JobhookError {
+  return new JobhookError('ERR_OPTION_INVALID', `${WHERE}: ${message}`);
+}
+
+function checkTtl(name: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw invalid(`${name} must be a positive whole number of milliseconds, got ${String(value)}`);
+  return value;
+}

@@ -1,0 +1,143 @@
+import { JobhookError } from '@jobhook/core';
+import { Queue, Worker, type Job } from 'bullmq';
+import type { DeliveryTask } from '../delivery/delivery-types.js';
+import { bullmqDeliveryId, bullmqJobId, checkBullmqJobId } from './bullmq-ids.js';
+import {
+  BULLMQ_QUEUE_NAMES,
+  JOB_OPTIONS,
+  queueConnection,
+  resolveBullmqOptions,
+  workerConnection,
+  type BullmqWorkQueueOptions,
+} from './bullmq-options.js';
+import { checkDelay, checkTask } from './queue-input.js';
+import { connectRedis, quitRedis, redactUrl } from './redis-connect.js';
+import type { WorkHandlers, WorkQueue, WorkQueueCounts } from './work-queue.js';
+
+export { BULLMQ_QUEUE_NAMES, type BullmqWorkQueueOptions } from './bullmq-options.js';
+
+const WHERE = 'createBullmqWorkQueue';
+
+/**
+ * The Redis-backed work queue (BullMQ 6): work survives a restart, and several sender processes on
+ * the same Redis and `prefix` share it, each delayed or queued item run by one of them.
+ *
+ * - Ids: a job is BullMQ job `job-{jobId}`, a delivery `delivery-{jobId}-{round}-{attempt}` (BullMQ
+ *   refuses `:` in custom ids, so `-` separates; the two trailing integers keep it unambiguous).
+ *   Adding an id that is waiting, delayed, active or still kept as finished is a no-op, so two
+ *   processes enqueueing the same attempt send it once. Job ids must not contain `:`.
+ * - Delays are BullMQ delayed jobs. Finished jobs are trimmed (kept 1 h / 1000 when completed,
+ *   24 h / 1000 when failed).
+ * - A handler that throws is logged and run again, up to 3 runs in all (200 ms, then 400 ms later):
+ *   the handlers are idempotent.
+ * - At-least-once: when a process dies while a handler runs (killed mid-delivery), BullMQ sees the
+ *   job as stalled once its lock expires (`lockDurationMs`) and another or the restarted process runs
+ *   it again, so an attempt interrupted by a crash may be sent again. Receivers must tolerate it (the
+ *   spec: "the same job_id may be delivered more than once").
+ * - `close()` closes the workers (waiting for running handlers, which may still enqueue), then the
+ *   queues and their connections. Enqueueing after `close()` rejects.
+ *
+ * @throws JobhookError `ERR_OPTION_INVALID` for a bad option or URL; `ERR_STORE_UNAVAILABLE` when
+ * Redis cannot be reached within a few seconds (and from enqueueing when Redis fails).
+ * @example
+ * ```ts
+ * const queue = await createBullmqWorkQueue({ connection: 'redis://127.0.0.1:6379/0' });
+ * await queue.start({ runJob, deliver });
+ * ```
+ */
+export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Promise<WorkQueue> {
+  const { url, prefix, concurrency, jobConcurrency, lockDurationMs, logger } = resolveBullmqOptions(options);
+
+  // Fails fast (and clearly) on a bad URL or an unreachable Redis; BullMQ's own connections would retry forever.
+  await quitRedis(await connectRedis(WHERE, url));
+
+  const logError = (where: string) => (err: Error) => logger.error({ err, queue: where }, 'bullmq work queue: Redis error');
+  const jobs = new Queue(BULLMQ_QUEUE_NAMES.jobs, { connection: queueConnection(url), prefix });
+  const deliveries = new Queue(BULLMQ_QUEUE_NAMES.deliveries, { connection: queueConnection(url), prefix });
+  jobs.on('error', logError(BULLMQ_QUEUE_NAMES.jobs));
+  deliveries.on('error', logError(BULLMQ_QUEUE_NAMES.deliveries));
+  try {
+    await Promise.all([jobs.waitUntilReady(), deliveries.waitUntilReady()]);
+  } catch (err) {
+    await Promise.allSettled([jobs.close(), deliveries.close()]);
+    throw new JobhookError('ERR_STORE_UNAVAILABLE', `${WHERE}: cannot open the queues on ${redactUrl(url)}: ${(err as Error).message}`, { cause: err });
+  }
+
+  let workers: Worker[] = [];
+  let closing: Promise<void> | undefined;
+
+  async function add(queue: Queue, name: string, data: object, id: string, delayMs: number): Promise<void> {
+    if (closing !== undefined && workers.length === 0) throw new JobhookError('ERR_STORE_UNAVAILABLE', `${WHERE}: the queue is closed`);
+    // BullMQ delays are whole milliseconds: round up so work never runs early.
+    const delay = Math.ceil(delayMs);
+    try {
+      await queue.add(name, data, { ...JOB_OPTIONS, jobId: id, ...(delay > 0 ? { delay } : {}) });
+    } catch (err) {
+      throw new JobhookError('ERR_STORE_UNAVAILABLE', `${WHERE}: could not enqueue ${id}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  function startWorker(name: string, workerConcurrency: number, processor: (job: Job) => Promise<void>): Worker {
+    const worker = new Worker(name, processor, { connection: workerConnection(url), prefix, concurrency: workerConcurrency, lockDuration: lockDurationMs, stalledInterval: lockDurationMs });
+    worker.on('error', logError(name));
+    worker.on('failed', (job, err) => {
+      const willRetry = job !== undefined && job.attemptsMade < (job.opts.attempts ?? 1);
+      logger.error({ err, queue: name, id: job?.id, attemptsMade: job?.attemptsMade, willRetry }, 'bullmq work queue: handler failed');
+    });
+    worker.on('stalled', (id) => logger.warn({ queue: name, id }, 'bullmq work queue: stalled work taken up again (its process died?)'));
+    return worker;
+  }
+
+  return {
+    async scheduleJob(jobId, delayMs) {
+      checkBullmqJobId(`${WHERE}: scheduleJob`, jobId);
+      const delay = checkDelay(`${WHERE}: scheduleJob`, delayMs);
+      await add(jobs, 'run-job', { jobId }, bullmqJobId(jobId), delay);
+    },
+    async enqueueDelivery(task, delayMs = 0) {
+      const copy = checkTask(`${WHERE}: enqueueDelivery`, task);
+      checkBullmqJobId(`${WHERE}: enqueueDelivery`, copy.jobId);
+      const delay = checkDelay(`${WHERE}: enqueueDelivery`, delayMs);
+      await add(deliveries, 'deliver', copy, bullmqDeliveryId(copy), delay);
+    },
+    async start(handlers: WorkHandlers) {
+      if (closing !== undefined) throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() after close()`);
+      if (workers.length > 0) throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() was already called`);
+      if (typeof handlers?.runJob !== 'function' || typeof handlers.deliver !== 'function') {
+        throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() needs runJob and deliver functions`);
+      }
+      workers = [
+        startWorker(BULLMQ_QUEUE_NAMES.jobs, jobConcurrency, async (job) => {
+          await handlers.runJob((job.data as { jobId: string }).jobId);
+        }),
+        startWorker(BULLMQ_QUEUE_NAMES.deliveries, concurrency, async (job) => {
+          const { jobId, round, attempt } = job.data as DeliveryTask;
+          await handlers.deliver({ jobId, round, attempt });
+        }),
+      ];
+      await Promise.all(workers.map((w) => w.waitUntilReady()));
+    },
+    async counts(): Promise<WorkQueueCounts> {
+      try {
+        const [j, d] = await Promise.all([pending(jobs), pending(deliveries)]);
+        return { jobs: j, deliveries: d };
+      } catch (err) {
+        throw new JobhookError('ERR_STORE_UNAVAILABLE', `${WHERE}: could not count the queues: ${(err as Error).message}`, { cause: err });
+      }
+    },
+    close() {
+      closing ??= (async () => {
+        // Workers first: their running handlers may still enqueue the next attempt.
+        await Promise.allSettled(workers.map((w) => w.close()));
+        workers = [];
+        await Promise.allSettled([jobs.close(), deliveries.close()]);
+      })();
+      return closing;
+    },
+  };
+}
+
+async function pending(queue: Queue): Promise<number> {
+  const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
+  return Object.values(counts).reduce((sum, n) => sum + n, 0);
+}

@@ -1,0 +1,89 @@
+import { JobhookError } from '@jobhook/core';
+import { Redis } from 'ioredis';
+
+/** How long {@link connectRedis} waits for a first PONG before giving up. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 3000;
+
+/**
+ * Throws `ERR_OPTION_INVALID` unless `url` is a `redis://` or `rediss://` URL; returns the parsed URL.
+ * A malformed URL is a configuration mistake, told at once rather than as "unreachable". @internal
+ */
+export function checkRedisUrl(where: string, url: unknown): URL {
+  let parsed: URL | undefined;
+  try {
+    parsed = typeof url === 'string' ? new URL(url) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed === undefined || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')) {
+    throw new JobhookError('ERR_OPTION_INVALID', `${where}: expected a redis:// or rediss:// URL, got ${typeof url === 'string' ? JSON.stringify(redactUrl(url)) : String(url)}`);
+  }
+  return parsed;
+}
+
+/** The URL without its password, for messages and logs. @internal */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '<unparsable URL>';
+  }
+}
+
+/**
+ * Opens an ioredis client on `url` and waits for it to answer PING, within `timeoutMs`: an
+ * unreachable Redis then fails start-up with a clear `ERR_STORE_UNAVAILABLE` instead of a client
+ * that retries forever in the background. The client returned reconnects by itself afterwards
+ * (commands issued while disconnected fail at the first failed reconnection rather than hang).
+ * @internal
+ */
+export async function connectRedis(where: string, url: string, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Promise<Redis> {
+  checkRedisUrl(where, url);
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    // A silent socket fails the command instead of hanging the caller.
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    // No retries while we wait for the first connection; set to a back-off once connected.
+    retryStrategy: () => null,
+  });
+  let lastError: Error | undefined;
+  client.on('error', (err: Error) => {
+    lastError = err;
+  });
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      client.connect().then(() => client.ping()),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer in ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } catch (err) {
+    client.disconnect();
+    const reason = (lastError ?? (err as Error)).message;
+    throw new JobhookError('ERR_STORE_UNAVAILABLE', `${where}: cannot reach Redis at ${redactUrl(url)}: ${reason}`, { cause: lastError ?? err });
+  } finally {
+    clearTimeout(timer);
+  }
+  client.options.retryStrategy = (attempt: number) => Math.min(50 * attempt, 1000);
+  return client;
+}
+
+/** QUIT (bounded by `timeoutMs`), then stop reconnecting for good. @internal */
+export async function quitRedis(client: Redis, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Promise<void> {
+  if (client.status === 'ready') {
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+    });
+    await Promise.race([client.quit().then(noop, noop), deadline]);
+    clearTimeout(timer);
+  }
+  client.disconnect();
+}
+
+function noop(): void {}

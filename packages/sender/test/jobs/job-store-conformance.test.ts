@@ -1,0 +1,115 @@
+// One JobStore contract, run against the memory store and the Redis store (with a URL, and with an
+// ioredis client passed in) on a real redis-server started for this file.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
+import type { JobStore } from '../../src/jobs/job-record.js';
+import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
+import { createRedisJobStore } from '../../src/jobs/redis-job-store.js';
+import { buildAttempt, buildJob, EXACT_INPUT_JSON, EXACT_PARAMS_JSON, failResult, successResult } from './job-fixtures.js';
+
+let server: RedisServer;
+let sharedClient: Redis;
+beforeAll(async () => {
+  server = await startRedisServer();
+  sharedClient = new Redis(server.url);
+});
+afterAll(async () => {
+  sharedClient?.disconnect();
+  await server?.dispose();
+});
+
+const prefix = (): string => `jobhook-test-${randomUUID().slice(0, 8)}:`;
+const kinds: { name: string; make: () => Promise<JobStore> }[] = [
+  { name: 'memory', make: async () => createMemoryJobStore() },
+  { name: 'redis (URL)', make: () => createRedisJobStore({ redis: server.url, prefix: prefix() }) },
+  { name: 'redis (client passed in)', make: () => createRedisJobStore({ redis: sharedClient, prefix: prefix() }) },
+];
+
+describe.each(kinds)('JobStore conformance: $name', ({ make }) => {
+  let store: JobStore;
+  afterEach(async () => {
+    await store?.close();
+  });
+
+  it('gives back what was created, exact JSON texts and unicode included', async () => {
+    store = await make();
+    const job = buildJob();
+    await store.create(job);
+    const read = await store.get(job.jobId);
+    expect(read).toEqual(job);
+    expect(read?.inputJson).toBe(EXACT_INPUT_JSON);
+    expect(read?.userParametersJson).toBe(EXACT_PARAMS_JSON);
+    expect(read?.organizationId).toBe('org-\u00e9\u00e8');
+  });
+
+  it('hands out copies: changing a returned record changes nothing stored', async () => {
+    store = await make();
+    const job = buildJob();
+    await store.create(job);
+    job.status = 'fail';
+    const read = await store.get(job.jobId);
+    expect(read?.status).toBe('processing');
+    if (read) read.simulate.outcome = 'fail';
+    expect((await store.get(job.jobId))?.simulate.outcome).toBe('success');
+  });
+
+  it('finishes a processing job once and returns the finished record', async () => {
+    store = await make();
+    const job = buildJob();
+    await store.create(job);
+    const result = successResult();
+    const finished = await store.finish(job.jobId, result);
+    expect(finished).toEqual({ ...job, ...result });
+    expect(await store.get(job.jobId)).toEqual({ ...job, ...result });
+    expect(await store.finish(job.jobId, failResult)).toBeUndefined();
+    expect((await store.get(job.jobId))?.status).toBe('success');
+  });
+
+  it('lets exactly one of two concurrent finish calls win', async () => {
+    store = await make();
+    const job = buildJob();
+    await store.create(job);
+    const [a, b] = await Promise.all([store.finish(job.jobId, successResult()), store.finish(job.jobId, failResult)]);
+    expect([a, b].filter((r) => r !== undefined)).toHaveLength(1);
+    const winner = a ?? b;
+    expect(await store.get(job.jobId)).toEqual(winner);
+  });
+
+  it('sets the delivery state, and the round when given', async () => {
+    store = await make();
+    const job = buildJob();
+    await store.create(job);
+    await store.finish(job.jobId, failResult);
+    await store.setDelivery(job.jobId, 'failed');
+    expect(await store.get(job.jobId)).toMatchObject({ status: 'fail', delivery: 'failed', deliveryRound: 0, error: failResult.error });
+    await store.setDelivery(job.jobId, 'pending', 1);
+    expect(await store.get(job.jobId)).toMatchObject({ delivery: 'pending', deliveryRound: 1 });
+    await store.setDelivery(job.jobId, 'delivered');
+    expect(await store.get(job.jobId)).toMatchObject({ delivery: 'delivered', deliveryRound: 1, inputJson: EXACT_INPUT_JSON });
+  });
+
+  it('lists attempts oldest first, per job', async () => {
+    store = await make();
+    const job = buildJob();
+    const other = buildJob();
+    const attempts = [buildAttempt(1), buildAttempt(2), buildAttempt(3, { statusCode: 200, outcome: 'delivered', nextDelayMs: null })];
+    for (const attempt of attempts) await store.appendAttempt(job.jobId, attempt);
+    await store.appendAttempt(other.jobId, buildAttempt(1, { error: 'timeout', errorMessage: 'no answer in 30 s \u23f1', statusCode: null, address: null }));
+    expect(await store.listAttempts(job.jobId)).toEqual(attempts);
+    expect(await store.listAttempts(other.jobId)).toEqual([
+      buildAttempt(1, { error: 'timeout', errorMessage: 'no answer in 30 s \u23f1', statusCode: null, address: null }),
+    ]);
+  });
+
+  it('answers an unknown job with undefined / nothing, and does not create it', async () => {
+    store = await make();
+    const jobId = randomUUID();
+    expect(await store.get(jobId)).toBeUndefined();
+    expect(await store.finish(jobId, successResult())).toBeUndefined();
+    await store.setDelivery(jobId, 'delivered', 3);
+    expect(await store.get(jobId)).toBeUndefined();
+    expect(await store.listAttempts(jobId)).toEqual([]);
+  });
+});
