@@ -1,0 +1,27 @@
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { ApiContext } from './api-context.js';
+import { registerChatRoutes } from './chat-routes.js';
+import { clientErrorHandler, installErrorHandlers, installJsonParser, MAX_REQUEST_BODY_BYTES } from './http-setup.js';
+import { registerJobRoutes } from './job-routes.js';
+import { registerManageRoutes } from './manage-routes.js';
+
+/**
+ * The `/v3` HTTP API as a Fastify instance (routes registered, not listening): universal AI jobs,
+ * chat completions, key management, with bearer auth and `{detail}` errors.
+ * @internal
+ */
+export function createApi(context: ApiContext): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    bodyLimit: MAX_REQUEST_BODY_BYTES,
+    // `/v3/manage/keys/{key_id}/` is written with a slash in the spec, and clients drop it: both work.
+    routerOptions: { ignoreTrailingSlash: true },
+    clientErrorHandler,
+  });
+  installJsonParser(app);
+  installErrorHandlers(app, context.logger);
+  registerJobRoutes(app, context);
+  registerManageRoutes(app, context);
+  registerChatRoutes(app, context);
+  return app;
+}

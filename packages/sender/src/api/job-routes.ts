@@ -1,0 +1,112 @@
+import { randomUUID } from 'node:crypto';
+import { isJobhookError } from '@jobhook/core';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { formatInstant } from '../accounts/date-time.js';
+import { jobPrice } from '../accounts/pricing.js';
+import { UUID_PATTERN } from '../accounts/validate-accounts-config.js';
+import type { JobRecord } from '../jobs/job-record.js';
+import { ApiError, badRequest, notFound } from './api-error.js';
+import { callerOf, requireKey, type ApiContext } from './api-context.js';
+import { jsonObjectBody } from './http-setup.js';
+import { attemptView, jobViewJson } from './job-view.js';
+import { validateSubmission } from './validate-submission.js';
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+const INFERENCE = { kind: 'inference' } as const;
+
+/** The caller organization's job `job_id`, or the one 404 for unknown, malformed and foreign ids. */
+async function ownJob(context: ApiContext, request: FastifyRequest): Promise<JobRecord> {
+  const { job_id: jobId } = request.params as { job_id: string };
+  if (!UUID_PATTERN.test(jobId)) throw notFound('job');
+  const job = await context.jobs.get(jobId.toLowerCase());
+  if (job === undefined || job.organizationId !== callerOf(request).organizationId) throw notFound('job');
+  return job;
+}
+
+/**
+ * The universal AI routes: submit (`POST /v3/universal-ai/async`, 201), poll
+ * (`GET /v3/universal-ai/async/{job_id}`), and the extensions `GET .../{job_id}/deliveries` and
+ * `POST .../{job_id}/redeliver` (202). Inference keys only.
+ */
+export function registerJobRoutes(app: FastifyInstance, context: ApiContext): void {
+  const onRequest = requireKey(context, INFERENCE);
+
+  app.post('/v3/universal-ai/async', { onRequest }, async (request, reply) => {
+    const key = callerOf(request);
+    const submission = validateSubmission(jsonObjectBody(request));
+    if (submission.webhookReceiver !== null) {
+      try {
+        await context.checkReceiver(submission.webhookReceiver);
+      } catch (err) {
+        if (isJobhookError(err, 'ERR_RECEIVER_REFUSED')) {
+          // The guard's messages already name the field; other guards' might not.
+          throw badRequest(err.message.startsWith('webhook_receiver') ? err.message : `webhook_receiver refused: ${err.message}`);
+        }
+        throw err;
+      }
+    }
+    const price = jobPrice(submission.feature);
+    const charge = context.accounts.charge(key, price);
+    if (!charge.ok) throw new ApiError(402, charge.detail);
+    const job: JobRecord = {
+      jobId: randomUUID(),
+      organizationId: key.organizationId,
+      keyId: key.id,
+      feature: submission.feature,
+      subfeature: submission.subfeature,
+      provider: submission.provider,
+      model: submission.model,
+      status: 'processing',
+      createdAt: formatInstant(context.now()),
+      finishedAt: null,
+      inputJson: submission.inputJson,
+      webhookReceiver: submission.webhookReceiver,
+      userParametersJson: submission.userParametersJson,
+      showOriginalResponse: submission.showOriginalResponse,
+      simulate: submission.simulate,
+      outputJson: null,
+      error: null,
+      originalResponseJson: null,
+      cost: null,
+      delivery: submission.webhookReceiver === null ? null : 'pending',
+      deliveryRound: 0,
+    };
+    try {
+      await context.service.submit(job, submission.simulate.delayMs ?? context.jobDelayMs);
+    } catch (err) {
+      context.accounts.refund(key, price);
+      throw err;
+    }
+    reply
+      .code(201)
+      .header('location', `/v3/universal-ai/async/${job.jobId}`)
+      .type(JSON_TYPE)
+      .send(jobViewJson(job));
+  });
+
+  app.get('/v3/universal-ai/async/:job_id', { onRequest }, async (request, reply) => {
+    const job = await ownJob(context, request);
+    reply.type(JSON_TYPE).send(jobViewJson(job));
+  });
+
+  app.get('/v3/universal-ai/async/:job_id/deliveries', { onRequest }, async (request) => {
+    const job = await ownJob(context, request);
+    const attempts = await context.jobs.listAttempts(job.jobId);
+    return { job_id: job.jobId, delivery: job.delivery, round: job.deliveryRound, attempts: attempts.map(attemptView) };
+  });
+
+  app.post('/v3/universal-ai/async/:job_id/redeliver', { onRequest }, async (request, reply) => {
+    const job = await ownJob(context, request);
+    const result = await context.service.redeliver(job);
+    if (!result.ok) {
+      const detail = {
+        processing: 'the job is still processing; its webhook is sent when it finishes',
+        no_receiver: 'the job has no webhook_receiver',
+        pending: `a delivery of round ${job.deliveryRound} is still pending`,
+      }[result.reason];
+      throw new ApiError(409, detail);
+    }
+    reply.code(202);
+    return { job_id: job.jobId, round: result.round };
+  });
+}

@@ -1,0 +1,51 @@
+import { rawJson, stringifyJson } from '@jobhook/core';
+import type { AttemptRecord } from '../delivery/delivery-types.js';
+import type { JobRecord } from '../jobs/job-record.js';
+
+/**
+ * The polling answer of a job (spec §4.3, §2.2) as JSON text, built with the exact JSON text of
+ * `output`, `original_response` and `user_parameters` spliced in, so `1.0`, big integers and
+ * unicode read back exactly as the webhook carries them.
+ *
+ * Members: `job_id`, `status` (`processing` until final), `feature`, `subfeature`, `provider`,
+ * `model`, `created_at`, `finished_at` (null while processing); once final `output` (success) or
+ * `error` (fail) and `cost`; `original_response` when the submission asked for it and the job is
+ * final; `user_parameters` when given; `webhook: { receiver, delivery, round }` when a receiver was set.
+ */
+export function jobViewJson(job: JobRecord): string {
+  const final = job.status !== 'processing';
+  const view: Record<string, unknown> = {
+    job_id: job.jobId,
+    status: job.status,
+    feature: job.feature,
+    subfeature: job.subfeature,
+    provider: job.provider,
+    model: job.model,
+    created_at: job.createdAt,
+    finished_at: job.finishedAt,
+  };
+  if (job.status === 'success' && job.outputJson !== null) view.output = rawJson(job.outputJson);
+  if (job.status === 'fail' && job.error !== null) view.error = job.error;
+  if (final && job.cost !== null) view.cost = job.cost;
+  if (final && job.showOriginalResponse && job.originalResponseJson !== null) view.original_response = rawJson(job.originalResponseJson);
+  if (job.userParametersJson !== null) view.user_parameters = rawJson(job.userParametersJson);
+  if (job.webhookReceiver !== null) view.webhook = { receiver: job.webhookReceiver, delivery: job.delivery, round: job.deliveryRound };
+  return stringifyJson(view);
+}
+
+/** One delivery attempt as `GET .../deliveries` lists it (snake_case). */
+export function attemptView(a: AttemptRecord): Record<string, unknown> {
+  return {
+    round: a.round,
+    attempt: a.attempt,
+    started_at: a.startedAt,
+    duration_ms: a.durationMs,
+    url: a.url,
+    address: a.address,
+    status_code: a.statusCode,
+    error: a.error,
+    error_message: a.errorMessage,
+    outcome: a.outcome,
+    next_delay_ms: a.nextDelayMs,
+  };
+}

@@ -1,0 +1,179 @@
+import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
+import { JobhookError, loadPrivateKey } from '@jobhook/core';
+import type { FastifyInstance } from 'fastify';
+import { createAccountRegistry, type KeyUsage } from './accounts/account-registry.js';
+import { createDevAccounts } from './accounts/dev-accounts.js';
+import { validateAccountsConfig } from './accounts/validate-accounts-config.js';
+import { createApi } from './api/create-api.js';
+import { createAuthenticator } from './auth/authenticate.js';
+import { createDeliverer } from './delivery/deliverer.js';
+import { createRetryPolicy } from './delivery/retry-policy.js';
+import { createSsrfGuard, type SsrfGuard } from './delivery/ssrf-guard.js';
+import type { JobStore } from './jobs/job-record.js';
+import { createJobService } from './jobs/job-service.js';
+import { createMemoryJobStore } from './jobs/memory-job-store.js';
+import { createRedisJobStore } from './jobs/redis-job-store.js';
+import { createBullmqWorkQueue } from './queue/bullmq-work-queue.js';
+import { createMemoryWorkQueue } from './queue/memory-work-queue.js';
+import type { WorkQueue } from './queue/work-queue.js';
+import { resolveSenderOptions, type ResolvedSenderOptions, type SenderOptions } from './sender-options.js';
+
+/** A running reference service. */
+export interface Sender {
+  /** The Fastify app with every route registered, not listening (use `app.inject`, or {@link Sender.listen}). */
+  readonly app: FastifyInstance;
+  /**
+   * Starts listening and returns the base URL, e.g. `http://127.0.0.1:8080`. Default port 8080,
+   * host 127.0.0.1; port 0 picks a free port. For host `0.0.0.0` / `::` the URL names the loopback address.
+   */
+  listen(options?: { port?: number; host?: string }): Promise<string>;
+  /** SPKI PEM of the signing key: what receivers verify with. */
+  readonly publicKeyPem: string;
+  /** Tokens of the generated dev keys when no `accounts` were given, else null. */
+  readonly devKeys: { inference: string; management: string } | null;
+  /** Requests and credits charged per key since start (accounts live in this process's memory). */
+  usage(): KeyUsage[];
+  /** Stops HTTP (in-flight requests get 5 s to finish), then the queue (running handlers finish), then the job store. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Bits of the signing key generated when none is given. */
+export const GENERATED_KEY_BITS = 3072;
+
+const WHERE = 'createSender';
+/** How long `close()` lets in-flight requests finish before it closes their connections. */
+const CLOSE_GRACE_MS = 5000;
+
+async function signingKey(input: ResolvedSenderOptions['privateKey']): Promise<KeyObject> {
+  if (input === undefined) {
+    const { privateKey } = await promisify(generateKeyPair)('rsa', { modulusLength: GENERATED_KEY_BITS });
+    return privateKey;
+  }
+  try {
+    return loadPrivateKey(input);
+  } catch (err) {
+    if (err instanceof JobhookError) throw new JobhookError(err.code, `${WHERE}: privateKey: ${err.message}`, { cause: err });
+    throw err;
+  }
+}
+
+function receiverGuard(o: ResolvedSenderOptions): SsrfGuard {
+  return createSsrfGuard({
+    allowInsecure: o.allowInsecureReceivers,
+    allowPrivate: o.allowPrivateReceivers,
+    allowCidrs: o.receiverAllowlist,
+    ...(o.resolveHost === undefined ? {} : { resolve: o.resolveHost }),
+  });
+}
+
+/**
+ * Creates the reference service: the `/v3` API (bearer auth, keys, async jobs, chat completions),
+ * simulated providers, and signed webhook delivery with retries and an SSRF guard; jobs and work in
+ * memory, or in Redis with `redisUrl`.
+ *
+ * @example
+ * ```ts
+ * const sender = await createSender({ allowInsecureReceivers: true, receiverAllowlist: ['127.0.0.0/8'] });
+ * const baseUrl = await sender.listen({ port: 0 });
+ * console.log(baseUrl, sender.devKeys?.inference, sender.publicKeyPem);
+ * await sender.close();
+ * ```
+ * @throws JobhookError `ERR_OPTION_INVALID` for a wrong option (message naming it), `ERR_KEY_INVALID`
+ * for an unusable `privateKey`, `ERR_STORE_UNAVAILABLE` when `redisUrl` cannot be reached.
+ */
+export async function createSender(options?: SenderOptions): Promise<Sender> {
+  const o = resolveSenderOptions(options);
+  const dev = o.accounts === undefined ? createDevAccounts(o.random) : undefined;
+  const accountsConfig = dev?.config ?? validateAccountsConfig(o.accounts, `${WHERE}: accounts`);
+  const accounts = createAccountRegistry(accountsConfig, o.apiKeys);
+  const guard = receiverGuard(o);
+  const policy = createRetryPolicy({
+    maxRetries: o.maxRetries,
+    baseMs: o.retryBaseMs,
+    capMs: o.maxRetryDelayMs,
+    ...(o.random === undefined ? {} : { random: o.random }),
+  });
+  const privateKey = await signingKey(o.privateKey);
+  const publicKeyPem = createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
+
+  let jobs: JobStore | undefined;
+  let queue: WorkQueue | undefined;
+  try {
+    if (o.redisUrl === undefined) {
+      jobs = createMemoryJobStore();
+      queue = createMemoryWorkQueue({ concurrency: o.deliveryConcurrency, logger: o.logger });
+    } else {
+      jobs = await createRedisJobStore({ redis: o.redisUrl, prefix: `${o.redisPrefix}:sender:` });
+      queue = await createBullmqWorkQueue({ connection: o.redisUrl, prefix: o.redisPrefix, concurrency: o.deliveryConcurrency, logger: o.logger });
+    }
+    const headerNames = Object.fromEntries(Object.entries(o.headerNames).filter(([, v]) => v !== undefined));
+    const deliverer = createDeliverer({
+      jobs,
+      privateKey,
+      policy,
+      guard,
+      attemptTimeoutMs: o.attemptTimeoutMs,
+      bodyStyle: o.bodyStyle,
+      headerNames,
+      ...(o.userAgent === undefined ? {} : { userAgent: o.userAgent }),
+      now: () => o.now().getTime(),
+      logger: o.logger,
+    });
+    const service = createJobService({ jobs, queue, deliverer, now: o.now, logger: o.logger });
+    const app = createApi({
+      accounts,
+      authenticate: createAuthenticator(accounts, o.now),
+      jobs,
+      service,
+      checkReceiver: (url) => guard.resolveTarget(url),
+      now: o.now,
+      jobDelayMs: o.jobDelayMs,
+      logger: o.logger,
+    });
+    await queue.start(service.handlers);
+
+    const openJobs = jobs;
+    const openQueue = queue;
+    let closing: Promise<void> | undefined;
+    return {
+      app,
+      publicKeyPem,
+      devKeys: dev === undefined ? null : { ...dev.keys },
+      async listen(listenOptions = {}) {
+        const { port = 8080, host = '127.0.0.1' } = listenOptions;
+        if (!Number.isSafeInteger(port) || port < 0 || port > 65535) {
+          throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: listen port must be an integer from 0 to 65535, got ${String(port)}`);
+        }
+        if (typeof host !== 'string' || host === '') throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: listen host must be a non-empty string`);
+        await app.listen({ port, host });
+        const address = app.server.address();
+        const boundPort = typeof address === 'object' && address !== null ? address.port : port;
+        const shown = host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host;
+        return `http://${shown.includes(':') ? `[${shown}]` : shown}:${boundPort}`;
+      },
+      usage: () => accounts.usage(),
+      close() {
+        closing ??= (async () => {
+          // HTTP first (no new jobs), then the queue (running handlers may still use the store), then the store.
+          // In-flight requests get a grace period; a client that never finishes its request must
+          // not hold the shutdown forever.
+          const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
+          force.unref();
+          try {
+            await app.close();
+          } finally {
+            clearTimeout(force);
+          }
+          await openQueue.close();
+          await openJobs.close();
+        })();
+        return closing;
+      },
+    };
+  } catch (err) {
+    await queue?.close().catch(() => {});
+    await jobs?.close().catch(() => {});
+    throw err;
+  }
+}

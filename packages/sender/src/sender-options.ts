@@ -1,0 +1,224 @@
+import ipaddr from 'ipaddr.js';
+import { JobhookError, silentLogger, type BodyStyle, type Logger, type PrivateKeyInput, type WebhookHeaderNames } from '@jobhook/core';
+import type { AccountsConfig } from './accounts/accounts-config.js';
+import type { HostResolver } from './delivery/ssrf-guard.js';
+
+/**
+ * Options of `createSender`. Every option is checked at construction; a wrong one throws
+ * `ERR_OPTION_INVALID` with a message naming it.
+ */
+export interface SenderOptions {
+  /** Organizations, members and keys (`loadAccountsConfig`). Default: a dev organization with generated keys (`sender.devKeys`). */
+  accounts?: AccountsConfig;
+  /** Extra inference tokens (the CLI's `--api-key`), added to the first organization with 1000 credits. */
+  apiKeys?: readonly string[];
+  /** The webhook signing key (PEM or KeyObject, RSA ≥ 2048 bits). Default: an RSA-3072 key generated at start. */
+  privateKey?: PrivateKeyInput;
+  /** `redis://` URL: jobs in Redis and work in BullMQ, shared by every sender on that Redis. Default: memory. */
+  redisUrl?: string;
+  /** Prefix of the Redis keys (`<prefix>:sender:` for jobs, `<prefix>` for BullMQ). Default `jobhook`. */
+  redisPrefix?: string;
+  /** Webhook body layout (the signature always covers the canonical form). Default `python`. */
+  bodyStyle?: BodyStyle;
+  /** Webhook header names. Default the spec's `X-Service-*`. */
+  headerNames?: Partial<WebhookHeaderNames>;
+  /** Webhook `User-Agent`. Default `jobhook-sender/<version>`. */
+  userAgent?: string;
+  /** Deadline of one delivery attempt. Default 30000 (spec §6.4). */
+  attemptTimeoutMs?: number;
+  /** Backoff before the first retry (then doubled, with jitter). Default 1000. */
+  retryBaseMs?: number;
+  /** Retries after the first attempt. Default 3 (spec §8). */
+  maxRetries?: number;
+  /** Longest delay between attempts. Default 30000 (spec §8). */
+  maxRetryDelayMs?: number;
+  /** Accept `http://` receivers. Default false. */
+  allowInsecureReceivers?: boolean;
+  /** Accept receivers on any non-public address. Default false. */
+  allowPrivateReceivers?: boolean;
+  /** CIDRs accepted although non-public, e.g. `['127.0.0.0/8']`. Default none. */
+  receiverAllowlist?: readonly string[];
+  /** DNS resolution of receiver hosts. Default `dns.promises.lookup(host, { all: true })`. */
+  resolveHost?: HostResolver;
+  /** Delivery attempts running at once. Default 16. */
+  deliveryConcurrency?: number;
+  /** Simulated processing time of a job without `input.simulate.delay_ms`. Default 100. */
+  jobDelayMs?: number;
+  /** Randomness of generated dev tokens and retry jitter, in [0, 1). Default: crypto tokens, `Math.random` jitter. */
+  random?: () => number;
+  /** Clock of `created_at`, `finished_at`, key expiry and attempt records. Default `() => new Date()`. */
+  now?: () => Date;
+  /** pino-compatible logger (jobs finished, attempt outcomes, unexpected errors). Default silent. */
+  logger?: Logger;
+}
+
+/** {@link SenderOptions} with defaults, checked. @internal */
+export interface ResolvedSenderOptions {
+  accounts: AccountsConfig | undefined;
+  apiKeys: readonly string[];
+  privateKey: PrivateKeyInput | undefined;
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  bodyStyle: BodyStyle;
+  headerNames: Partial<WebhookHeaderNames>;
+  userAgent: string | undefined;
+  attemptTimeoutMs: number;
+  retryBaseMs: number;
+  maxRetries: number;
+  maxRetryDelayMs: number;
+  allowInsecureReceivers: boolean;
+  allowPrivateReceivers: boolean;
+  receiverAllowlist: readonly string[];
+  resolveHost: HostResolver | undefined;
+  deliveryConcurrency: number;
+  jobDelayMs: number;
+  random: (() => number) | undefined;
+  now: () => Date;
+  logger: Logger;
+}
+
+const WHERE = 'createSender';
+
+const KNOWN = new Set([
+  'accounts',
+  'apiKeys',
+  'privateKey',
+  'redisUrl',
+  'redisPrefix',
+  'bodyStyle',
+  'headerNames',
+  'userAgent',
+  'attemptTimeoutMs',
+  'retryBaseMs',
+  'maxRetries',
+  'maxRetryDelayMs',
+  'allowInsecureReceivers',
+  'allowPrivateReceivers',
+  'receiverAllowlist',
+  'resolveHost',
+  'deliveryConcurrency',
+  'jobDelayMs',
+  'random',
+  'now',
+  'logger',
+]);
+
+function fail(message: string): never {
+  throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: ${message}`);
+}
+
+function integer(name: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    fail(`${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+function boolean(name: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') fail(`${name} must be a boolean, got ${String(value)}`);
+  return value;
+}
+
+function optionalFunction<T>(name: string, value: unknown): T | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'function') fail(`${name} must be a function`);
+  return value as T;
+}
+
+/**
+ * Checks every option and applies defaults. The accounts, the key and the Redis URL are checked
+ * further where they are used (still before the sender starts).
+ * @internal
+ */
+export function resolveSenderOptions(options: SenderOptions | undefined): ResolvedSenderOptions {
+  if (options === undefined) options = {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) fail('options must be an object');
+  for (const [name, value] of Object.entries(options)) {
+    if (!KNOWN.has(name) && value !== undefined) fail(`unknown option ${JSON.stringify(name)}`);
+  }
+  const o = options;
+  if (o.accounts !== undefined && (typeof o.accounts !== 'object' || o.accounts === null)) fail('accounts must be an object (see loadAccountsConfig)');
+  const apiKeys = o.apiKeys ?? [];
+  if (!Array.isArray(apiKeys) || apiKeys.some((k) => typeof k !== 'string')) fail('apiKeys must be an array of token strings');
+
+  if (o.redisUrl !== undefined) {
+    let protocol = '';
+    try {
+      protocol = typeof o.redisUrl === 'string' ? new URL(o.redisUrl).protocol : '';
+    } catch {
+      protocol = '';
+    }
+    if (protocol !== 'redis:' && protocol !== 'rediss:') fail('redisUrl must be a redis:// or rediss:// URL');
+  }
+  const redisPrefix = o.redisPrefix ?? 'jobhook';
+  if (typeof redisPrefix !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(redisPrefix)) {
+    fail(`redisPrefix must be 1-64 characters of A-Z a-z 0-9 _ . -, got ${String(redisPrefix)}`);
+  }
+
+  const bodyStyle = o.bodyStyle ?? 'python';
+  if (bodyStyle !== 'python' && bodyStyle !== 'canonical' && bodyStyle !== 'compact') {
+    fail(`bodyStyle must be "python", "canonical" or "compact", got ${JSON.stringify(bodyStyle)}`);
+  }
+  const headerNames = o.headerNames ?? {};
+  if (typeof headerNames !== 'object' || headerNames === null) fail('headerNames must be an object');
+  for (const [key, name] of Object.entries(headerNames)) {
+    if (!['signature', 'hashAlgorithm', 'webhook'].includes(key)) fail(`headerNames.${key} is not known (signature, hashAlgorithm, webhook)`);
+    if (name !== undefined && (typeof name !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))) {
+      fail(`headerNames.${key} must be an HTTP header name, got ${JSON.stringify(name)}`);
+    }
+  }
+  if (o.userAgent !== undefined && (typeof o.userAgent !== 'string' || o.userAgent === '' || /[\u0000-\u001f\u007f]/.test(o.userAgent))) {
+    fail('userAgent must be a non-empty string without control characters');
+  }
+
+  const attemptTimeoutMs = integer('attemptTimeoutMs', o.attemptTimeoutMs, 30_000, 1, 600_000);
+  const retryBaseMs = integer('retryBaseMs', o.retryBaseMs, 1000, 1, 3_600_000);
+  const maxRetries = integer('maxRetries', o.maxRetries, 3, 0, 100);
+  const maxRetryDelayMs = integer('maxRetryDelayMs', o.maxRetryDelayMs, 30_000, 1, 3_600_000);
+  if (maxRetryDelayMs < retryBaseMs) fail(`maxRetryDelayMs (${maxRetryDelayMs}) must be at least retryBaseMs (${retryBaseMs})`);
+  const deliveryConcurrency = integer('deliveryConcurrency', o.deliveryConcurrency, 16, 1, 10_000);
+  const jobDelayMs = integer('jobDelayMs', o.jobDelayMs, 100, 0, 600_000);
+
+  const allowInsecureReceivers = boolean('allowInsecureReceivers', o.allowInsecureReceivers);
+  const allowPrivateReceivers = boolean('allowPrivateReceivers', o.allowPrivateReceivers);
+  const receiverAllowlist = o.receiverAllowlist ?? [];
+  if (!Array.isArray(receiverAllowlist)) fail('receiverAllowlist must be an array of CIDRs');
+  receiverAllowlist.forEach((cidr: unknown, i) => {
+    if (typeof cidr !== 'string' || !ipaddr.isValidCIDR(cidr)) fail(`receiverAllowlist[${i}] must be a CIDR such as 127.0.0.0/8, got ${JSON.stringify(cidr)}`);
+  });
+
+  const resolveHost = optionalFunction<HostResolver>('resolveHost', o.resolveHost);
+  const random = optionalFunction<() => number>('random', o.random);
+  const now = optionalFunction<() => Date>('now', o.now) ?? (() => new Date());
+  const logger = o.logger ?? silentLogger;
+  const l = logger as Partial<Logger> | null;
+  if (typeof l !== 'object' || l === null || ['debug', 'info', 'warn', 'error'].some((m) => typeof (l as Record<string, unknown>)[m] !== 'function')) {
+    fail('logger must have debug, info, warn and error methods (pino-compatible)');
+  }
+
+  return {
+    accounts: o.accounts,
+    apiKeys,
+    privateKey: o.privateKey,
+    redisUrl: o.redisUrl,
+    redisPrefix,
+    bodyStyle,
+    headerNames,
+    userAgent: o.userAgent,
+    attemptTimeoutMs,
+    retryBaseMs,
+    maxRetries,
+    maxRetryDelayMs,
+    allowInsecureReceivers,
+    allowPrivateReceivers,
+    receiverAllowlist,
+    resolveHost,
+    deliveryConcurrency,
+    jobDelayMs,
+    random,
+    now,
+    logger,
+  };
+}
