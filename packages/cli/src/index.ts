@@ -71,7 +71,7 @@ function globalUsage(): string {
 
 function globalHelp(): string {
   return [
-    "jobhook: verify, canonicalize and sign the service's signed async-job webhooks.",
+    "jobhook: run the reference service, send test webhooks, and verify, canonicalize and sign the service's signed async-job webhooks.",
     '',
     globalUsage(),
     'Options:',

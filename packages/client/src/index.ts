@@ -1,5 +1,41 @@
 /**
- * @jobhook/client: submit async jobs, poll them, wait for their results.
+ * @jobhook/client: submit async jobs, poll them, wait for their results (webhook first, polling
+ * as the fallback, each job handled once).
  * @packageDocumentation
  */
-export {};
+export { createClient, DEFAULT_REQUEST_TIMEOUT_MS, type CallOptions, type Client, type ClientOptions } from './create-client.js';
+export {
+  DEFAULT_MAX_POLL_INTERVAL_MS,
+  DEFAULT_POLL_INTERVAL_MS,
+  DEFAULT_POLL_TIMEOUT_MS,
+  POLL_BACKOFF_FACTOR,
+  isFinished,
+  type PollOptions,
+} from './poll-job.js';
+export {
+  createResultWaiter,
+  type JobResult,
+  type ResultWaiter,
+  type ResultWaiterOptions,
+  type WaitOptions,
+} from './result-waiter.js';
+export {
+  SERVICE_ERROR_CODES,
+  ServiceApiError,
+  isServiceApiError,
+  type ServiceApiErrorOptions,
+  type ServiceErrorCode,
+} from './service-api-error.js';
+export type {
+  FailedJob,
+  FinishedJob,
+  JobDeliveries,
+  JobInput,
+  JobStatus,
+  JobView,
+  RedeliverAnswer,
+  SimulateInput,
+  SubmitJobRequest,
+  SubmittedJob,
+  SucceededJob,
+} from './job-types.js';

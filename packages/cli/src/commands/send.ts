@@ -1,0 +1,281 @@
+import { randomUUID, type KeyObject } from 'node:crypto';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import {
+  loadPrivateKey,
+  parseBody,
+  signPayload,
+  toLosslessValue,
+  type BodyStyle,
+  type LosslessJsonValue,
+  type SignedPayload,
+} from '@jobhook/core';
+import { buildTestEvent } from '@jobhook/core/testing';
+import { defineCommand } from '../command.js';
+import { UsageError } from '../errors.js';
+import { jsonLine, readFileArg, write, type CliIo } from '../io.js';
+import { BODY_STYLES, choiceFlag, integerFlag, urlFlag } from './flag-values.js';
+
+/** One answer (or its absence) to one delivery, as printed. */
+interface DeliveryLine {
+  job_id: string | null;
+  /** 0 for the first delivery of the event, 1..K for its duplicates. */
+  copy: number;
+  /** HTTP status; null when no answer came (network error, timeout). */
+  status: number | null;
+  latency_ms: number;
+  /** `error.code` of the answer's body (core's receiver errors), ERR_NETWORK / ERR_TIMEOUT without answer. */
+  code: string | null;
+  /** `duplicate` of the answer's body, when it says. */
+  duplicate: boolean | null;
+}
+
+/** `jobhook send`: load-test or smoke-test a webhook receiver with signed events, duplicates included. */
+export const sendCommand = defineCommand({
+  name: 'send',
+  summary: 'POST signed async_job_completed webhooks (and duplicates) to a receiver; report every answer.',
+  synopsis: [
+    'send --url URL --private-key FILE [--status success|fail | --payload FILE] [--count N] [--duplicates K]\n' +
+      '                 [--concurrency C] [--body-style STYLE] [--timeout-ms MS]',
+  ],
+  flags: [
+    ['--url URL', 'the receiver (http:// or https://)'],
+    ['--private-key FILE', 'RSA private key, PEM (PKCS#8 or PKCS#1), matching the receiver\'s public key'],
+    ['--status S', 'success (default) or fail: the kind of test event built'],
+    ['--payload FILE', 'a JSON event sent instead of built ones (not validated; numbers kept exactly)'],
+    ['--count N', 'distinct events, each with its own job_id (default 1)'],
+    ['--duplicates K', 'extra deliveries of each event: same body, same signature (default 0)'],
+    ['--concurrency C', 'events in flight at once (default 10)'],
+    ['--body-style STYLE', 'body layout: python (default, as the service), canonical or compact'],
+    ['--timeout-ms MS', 'time allowed for each answer (default 30000, the service\'s)'],
+  ],
+  notes: [
+    'Prints one JSON line per delivery, as answers come:\n' +
+      '  {"job_id","copy","status","latency_ms","code","duplicate"}\n' +
+      'then {"summary":{"url","events","deliveries","ok","by_status","p50_ms","p95_ms","max_ms","elapsed_ms"}}.\n' +
+      'code is the error code of the answer\'s body, or ERR_NETWORK / ERR_TIMEOUT (status null) without answer.',
+    'The copies of one event go one after the other (a redelivery follows the previous answer), events in\n' +
+      'parallel. With --payload and --count > 1, the first event keeps the file\'s job_id and the others get a\n' +
+      'fresh one each. Nothing is retried.',
+    'Exit 0 when every answer is 2xx, 1 otherwise; 2 for a command-line mistake or an unusable key or payload.',
+  ],
+  options: {
+    url: { type: 'string' },
+    'private-key': { type: 'string' },
+    status: { type: 'string' },
+    payload: { type: 'string' },
+    count: { type: 'string' },
+    duplicates: { type: 'string' },
+    concurrency: { type: 'string' },
+    'body-style': { type: 'string' },
+    'timeout-ms': { type: 'string' },
+  },
+  maxPositionals: 0,
+  async execute(values, _positionals, io: CliIo): Promise<number> {
+    const cmd = sendCommand;
+    if (values.url === undefined) throw new UsageError('--url URL is required', cmd);
+    const url = urlFlag(cmd, '--url', values.url);
+    const keyFile = values['private-key'];
+    if (keyFile === undefined) throw new UsageError('--private-key FILE is required', cmd);
+    if (values.payload !== undefined && values.status !== undefined) {
+      throw new UsageError('--payload and --status cannot be combined', cmd);
+    }
+    const status = choiceFlag(cmd, '--status', values.status, ['success', 'fail'] as const, 'success');
+    const count = integerFlag(cmd, '--count', values.count, { min: 1, max: 10_000_000, fallback: 1 });
+    const duplicates = integerFlag(cmd, '--duplicates', values.duplicates, { min: 0, max: 10_000, fallback: 0 });
+    const concurrency = integerFlag(cmd, '--concurrency', values.concurrency, { min: 1, max: 10_000, fallback: 10 });
+    const bodyStyle = choiceFlag(cmd, '--body-style', values['body-style'], BODY_STYLES, 'python');
+    const timeoutMs = integerFlag(cmd, '--timeout-ms', values['timeout-ms'], { min: 1, max: 3_600_000, fallback: 30_000 });
+
+    const key = loadPrivateKey(await readFileArg(keyFile, '--private-key'));
+    const template = values.payload === undefined ? undefined : await readPayload(values.payload);
+    const eventAt = (index: number): Signed =>
+      template === undefined
+        ? signed(buildTestEvent({ status }), key, bodyStyle)
+        : signedFromTemplate(template, index, key, bodyStyle);
+
+    const latencies: number[] = [];
+    const byStatus: Record<string, number> = {};
+    let ok = 0;
+    let networkErrorShown = false;
+    let next = 0;
+    const to = target(url, Math.min(concurrency, count));
+    const started = performance.now();
+
+    async function deliver(event: Signed, copy: number): Promise<void> {
+      const line = await post(to, event, copy, timeoutMs);
+      latencies.push(line.latency_ms);
+      const bucket = line.status === null ? (line.code ?? 'none') : String(line.status);
+      byStatus[bucket] = (byStatus[bucket] ?? 0) + 1;
+      if (line.status !== null && line.status >= 200 && line.status <= 299) ok++;
+      if (line.status === null && !networkErrorShown && line.error !== undefined) {
+        networkErrorShown = true;
+        await write(io.stderr, `jobhook send: ${line.code}: ${line.error}\n`);
+      }
+      const { error: _error, ...printed } = line;
+      await write(io.stdout, jsonLine(printed));
+    }
+
+    async function worker(): Promise<void> {
+      while (next < count) {
+        const event = eventAt(next++);
+        for (let copy = 0; copy <= duplicates; copy++) await deliver(event, copy);
+      }
+    }
+    try {
+      await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+    } finally {
+      to.agent.destroy();
+    }
+
+    const deliveries = count * (1 + duplicates);
+    const sorted = latencies.sort((a, b) => a - b);
+    const summary = {
+      url: url.href,
+      events: count,
+      deliveries,
+      ok,
+      by_status: byStatus,
+      p50_ms: percentile(sorted, 50),
+      p95_ms: percentile(sorted, 95),
+      max_ms: sorted.at(-1) ?? 0,
+      elapsed_ms: round(performance.now() - started),
+    };
+    await write(io.stdout, `${JSON.stringify({ summary })}\n`);
+    return ok === deliveries ? 0 : 1;
+  },
+});
+
+/** A signed event ready to POST, with its job_id for the report. */
+interface Signed {
+  jobId: string | null;
+  payload: SignedPayload;
+}
+
+function signed(event: { job_id?: unknown }, key: KeyObject, bodyStyle: BodyStyle): Signed {
+  return {
+    jobId: typeof event.job_id === 'string' ? event.job_id : null,
+    payload: signPayload(event, key, { bodyStyle }),
+  };
+}
+
+/** The file's event: the first one as is, the others with a fresh job_id. */
+function signedFromTemplate(
+  template: { bytes: Buffer; value: Record<string, LosslessJsonValue> },
+  index: number,
+  key: KeyObject,
+  bodyStyle: BodyStyle,
+): Signed {
+  if (index === 0) {
+    const jobId = template.value['job_id'];
+    return { jobId: typeof jobId === 'string' ? jobId : null, payload: signPayload(template.bytes, key, { bodyStyle }) };
+  }
+  return signed({ ...template.value, job_id: randomUUID() }, key, bodyStyle);
+}
+
+/** Reads --payload: one JSON object, numbers kept exactly (floats as written, big integers). */
+async function readPayload(file: string): Promise<{ bytes: Buffer; value: Record<string, LosslessJsonValue> }> {
+  const bytes = await readFileArg(file, '--payload');
+  const value = toLosslessValue(parseBody(bytes, { maxBodyBytes: 64 * 1024 * 1024 }));
+  return { bytes, value: value as Record<string, LosslessJsonValue> };
+}
+
+/** One POST; never throws: a missing answer is a line too. */
+async function post(
+  target: Target,
+  event: Signed,
+  copy: number,
+  timeoutMs: number,
+): Promise<DeliveryLine & { error?: string }> {
+  const started = performance.now();
+  const base = { job_id: event.jobId, copy };
+  try {
+    const { status, text } = await request(target, event.payload, timeoutMs);
+    const { code, duplicate } = answerFields(text);
+    return { ...base, status, latency_ms: round(performance.now() - started), code, duplicate };
+  } catch (err) {
+    const timedOut = (err as { code?: unknown }).code === 'ERR_TIMEOUT';
+    return {
+      ...base,
+      status: null,
+      latency_ms: round(performance.now() - started),
+      code: timedOut ? 'ERR_TIMEOUT' : 'ERR_NETWORK',
+      duplicate: null,
+      error: (err as Error).message,
+    };
+  }
+}
+
+/** Where to POST, with one keep-alive agent for the run (node:http rather than fetch: no blocked ports). */
+interface Target {
+  url: URL;
+  agent: HttpAgent;
+  request: typeof httpRequest;
+}
+
+function target(url: URL, concurrency: number): Target {
+  const secure = url.protocol === 'https:';
+  const options = { keepAlive: true, maxSockets: concurrency };
+  return {
+    url,
+    agent: secure ? new HttpsAgent(options) : new HttpAgent(options),
+    request: secure ? httpsRequest : httpRequest,
+  };
+}
+
+/** POSTs the signed body; resolves with the status and the answer text once the body is read. */
+function request(target: Target, payload: SignedPayload, timeoutMs: number): Promise<{ status: number; text: string }> {
+  return new Promise((resolvePromise, reject) => {
+    let settled = false;
+    const settle = (err: Error | undefined, answer?: { status: number; text: string }): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (err !== undefined) reject(err);
+      else resolvePromise(answer!);
+    };
+    const req = target.request(target.url, {
+      method: 'POST',
+      agent: target.agent,
+      headers: { ...payload.headers, 'User-Agent': 'jobhook-send', 'Content-Length': String(payload.body.length) },
+    });
+    const timer = setTimeout(() => {
+      const err = Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ERR_TIMEOUT' });
+      settle(err);
+      req.destroy(err);
+    }, timeoutMs);
+    req.on('error', (err) => settle(err));
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', (err) => settle(err));
+      res.on('end', () => settle(undefined, { status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('close', () => settle(new Error('the connection closed before the answer ended')));
+    });
+    req.end(payload.body);
+  });
+}
+
+/** The error code and duplicate flag of a receiver's JSON answer (core's shapes), when present. */
+function answerFields(text: string): { code: string | null; duplicate: boolean | null } {
+  try {
+    const body = JSON.parse(text) as { error?: { code?: unknown }; code?: unknown; duplicate?: unknown } | null;
+    const code = body?.error?.code ?? body?.code;
+    return {
+      code: typeof code === 'string' ? code : null,
+      duplicate: typeof body?.duplicate === 'boolean' ? body.duplicate : null,
+    };
+  } catch {
+    return { code: null, duplicate: null };
+  }
+}
+
+/** Nearest-rank percentile of sorted values. */
+function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 10) / 10;
+}

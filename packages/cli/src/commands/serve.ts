@@ -1,0 +1,237 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { isIP } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isJobhookError, type Logger } from '@jobhook/core';
+import type { Sender, SenderOptions } from '@jobhook/sender';
+import { defineCommand } from '../command.js';
+import { CliError, UsageError } from '../errors.js';
+import { readFileArg, write, type CliIo } from '../io.js';
+import { BODY_STYLES, choiceFlag, integerFlag } from './flag-values.js';
+
+/** Sender option names as their flags, so a refusal by `createSender` names what the user typed. */
+const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
+  apiKeys: '--api-key',
+  receiverAllowlist: '--allow-receiver',
+  privateKey: '--private-key',
+  redisUrl: '--redis',
+  maxRetryDelayMs: '--max-retry-delay-ms',
+  retryBaseMs: '--retry-base-ms',
+  accounts: '--config',
+};
+
+/** `jobhook serve`: the reference service on a port, until SIGINT or SIGTERM. */
+export const serveCommand = defineCommand({
+  name: 'serve',
+  summary: 'Run the reference service: the /v3 API, simulated async jobs and signed webhook delivery.',
+  synopsis: ['serve [--port 8080] [--host 127.0.0.1] [--config FILE] [--api-key KEY ...] [--private-key FILE] [options]'],
+  flags: [
+    ['--port N', 'port to listen on, 0 for any free one (default 8080)'],
+    ['--host HOST', 'address to listen on (default 127.0.0.1; 0.0.0.0 in a container)'],
+    ['--config FILE', 'accounts file (organizations, members, keys); default a dev account with printed keys'],
+    ['--api-key KEY', 'an extra inference key with 1000 credits; repeatable'],
+    ['--private-key FILE', 'webhook signing key, PEM; default a new RSA-3072 key per run'],
+    ['--public-key-out FILE', 'where to write the public key (SPKI PEM; overwritten); default a temp file'],
+    ['--redis URL', 'redis:// URL: jobs in Redis, deliveries in BullMQ; default memory'],
+    ['--body-style STYLE', 'webhook body layout: python (default), canonical or compact'],
+    ['--attempt-timeout-ms MS', 'deadline of one delivery attempt (default 30000)'],
+    ['--retry-base-ms MS', 'delay before the first retry, then doubled with jitter (default 1000)'],
+    ['--max-retry-delay-ms MS', 'longest delay between attempts (default 30000)'],
+    ['--max-retries N', 'retries after the first attempt (default 3)'],
+    ['--allow-insecure-receivers', 'accept http:// webhook receivers'],
+    ['--allow-private-receivers', 'accept receivers on loopback, private and other non-public addresses'],
+    ['--allow-receiver CIDR', 'accept receivers in this non-public range, e.g. 127.0.0.0/8; repeatable'],
+    ['--job-delay-ms MS', 'processing time of a job without input.simulate.delay_ms (default 100)'],
+    ['--verbose', 'log jobs and delivery attempts to stderr, one JSON line each'],
+  ],
+  notes: [
+    'Prints the base URL, the queue, the public key file and (without --config) the dev inference and\n' +
+      'management keys, then serves until SIGINT (Ctrl-C) or SIGTERM: it stops taking requests, lets running\n' +
+      'deliveries finish, and exits 0. A second signal exits at once (1). A temp public key file is removed on exit.',
+    'Exit 2 for a command-line mistake (the message names the flag), an unusable key or accounts file,\n' +
+      'a port that cannot be listened on, or an unreachable Redis.',
+  ],
+  options: {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    config: { type: 'string' },
+    'api-key': { type: 'string', multiple: true },
+    'private-key': { type: 'string' },
+    'public-key-out': { type: 'string' },
+    redis: { type: 'string' },
+    'body-style': { type: 'string' },
+    'attempt-timeout-ms': { type: 'string' },
+    'retry-base-ms': { type: 'string' },
+    'max-retry-delay-ms': { type: 'string' },
+    'max-retries': { type: 'string' },
+    'allow-insecure-receivers': { type: 'boolean' },
+    'allow-private-receivers': { type: 'boolean' },
+    'allow-receiver': { type: 'string', multiple: true },
+    'job-delay-ms': { type: 'string' },
+    verbose: { type: 'boolean' },
+  },
+  maxPositionals: 0,
+  async execute(values, _positionals, io: CliIo): Promise<number> {
+    const cmd = serveCommand;
+    const port = integerFlag(cmd, '--port', values.port, { min: 0, max: 65535, fallback: 8080 });
+    const host = values.host ?? '127.0.0.1';
+    if (host.trim() === '') throw new UsageError('--host must not be empty', cmd);
+    const options: SenderOptions = {
+      bodyStyle: choiceFlag(cmd, '--body-style', values['body-style'], BODY_STYLES, 'python'),
+      attemptTimeoutMs: integerFlag(cmd, '--attempt-timeout-ms', values['attempt-timeout-ms'], { min: 1, max: 600_000, fallback: 30_000 }),
+      retryBaseMs: integerFlag(cmd, '--retry-base-ms', values['retry-base-ms'], { min: 1, max: 3_600_000, fallback: 1_000 }),
+      maxRetryDelayMs: integerFlag(cmd, '--max-retry-delay-ms', values['max-retry-delay-ms'], { min: 1, max: 3_600_000, fallback: 30_000 }),
+      maxRetries: integerFlag(cmd, '--max-retries', values['max-retries'], { min: 0, max: 100, fallback: 3 }),
+      jobDelayMs: integerFlag(cmd, '--job-delay-ms', values['job-delay-ms'], { min: 0, max: 600_000, fallback: 100 }),
+      allowInsecureReceivers: values['allow-insecure-receivers'] === true,
+      allowPrivateReceivers: values['allow-private-receivers'] === true,
+      receiverAllowlist: (values['allow-receiver'] ?? []).map((cidr) => checkCidr(cidr)),
+      apiKeys: values['api-key'] ?? [],
+    };
+    if (options.maxRetryDelayMs! < options.retryBaseMs!) {
+      throw new UsageError(`--max-retry-delay-ms (${options.maxRetryDelayMs}) must be at least --retry-base-ms (${options.retryBaseMs})`, cmd);
+    }
+    if (values.redis !== undefined) options.redisUrl = checkRedisUrl(values.redis);
+    if (values.verbose === true) options.logger = jsonLineLogger(io);
+    if (values['private-key'] !== undefined) options.privateKey = await readFileArg(values['private-key'], '--private-key');
+    // Loaded here, not at the top: the sender pulls in Fastify and BullMQ, which every other
+    // command would otherwise pay for at startup.
+    const { createSender, loadAccountsConfig } = await import('@jobhook/sender');
+    if (values.config !== undefined) options.accounts = await loadAccountsConfig(values.config);
+
+    const sender = await startSender(() => createSender(options));
+    let tempDir: string | undefined;
+    const cleanUp = async (): Promise<void> => {
+      await sender.close();
+      if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
+    };
+    let baseUrl: string;
+    let publicKeyFile: string;
+    try {
+      if (values['public-key-out'] === undefined) {
+        tempDir = await mkdtemp(join(tmpdir(), 'jobhook-serve-'));
+        publicKeyFile = join(tempDir, 'public.pem');
+      } else {
+        publicKeyFile = values['public-key-out'];
+      }
+      await writeFile(publicKeyFile, sender.publicKeyPem).catch((cause: unknown) => {
+        throw new CliError('ERR_FILE_UNWRITABLE', `cannot write --public-key-out ${publicKeyFile}: ${(cause as Error).message}`, { cause });
+      });
+      baseUrl = await sender.listen({ port, host }).catch((err: unknown) => {
+        const code = (err as { code?: unknown }).code;
+        if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
+          throw new UsageError(`cannot listen on ${host}:${port} (--host, --port): ${(err as Error).message}`, cmd);
+        }
+        throw err;
+      });
+    } catch (err) {
+      await cleanUp().catch(() => {});
+      throw err;
+    }
+
+    const stopped = waitForStopSignal(io);
+    const lines = [
+      `jobhook serve: listening on ${baseUrl}`,
+      `  queue:          ${options.redisUrl === undefined ? 'memory (jobs and deliveries are lost on exit)' : `redis ${redactUrl(options.redisUrl)}`}`,
+      `  public key:     ${publicKeyFile}${tempDir === undefined ? '' : ' (removed on exit)'}`,
+    ];
+    if (sender.devKeys !== null) {
+      lines.push(`  inference key:  ${sender.devKeys.inference}`, `  management key: ${sender.devKeys.management}`);
+    }
+    lines.push(`  receivers:      ${describeReceivers(options)}`, 'Stop with Ctrl-C (SIGINT) or SIGTERM.');
+    await write(io.stdout, `${lines.join('\n')}\n`);
+
+    const signal = await stopped;
+    await write(io.stdout, `jobhook serve: ${signal}: stopping\n`);
+    await cleanUp();
+    return 0;
+  },
+});
+
+/** createSender, with its option refusals turned into usage errors naming the flag. */
+async function startSender(create: () => Promise<Sender>): Promise<Sender> {
+  try {
+    return await create();
+  } catch (err) {
+    if (isJobhookError(err, 'ERR_OPTION_INVALID')) {
+      const option = /^createSender: ([A-Za-z]+)/.exec(err.message)?.[1];
+      const flag = option === undefined ? undefined : FLAG_OF_OPTION[option];
+      if (flag !== undefined) throw new UsageError(`${flag}: ${err.message.replace(/^createSender: /, '')}`, serveCommand);
+    }
+    throw err;
+  }
+}
+
+/** Resolves with the signal's name on the first SIGINT or SIGTERM; a second one exits at once. */
+function waitForStopSignal(io: CliIo): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      // Closing waits for running deliveries (up to --attempt-timeout-ms): a second signal skips that.
+      const force = (again: NodeJS.Signals): void => {
+        io.stderr.write(`jobhook serve: ${again} again: exiting without waiting\n`);
+        process.exit(1);
+      };
+      process.once('SIGINT', force);
+      process.once('SIGTERM', force);
+      resolve(signal);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  });
+}
+
+function checkCidr(cidr: string): string {
+  const [address = '', prefix, extra] = cidr.split('/');
+  const version = isIP(address);
+  const bits = prefix !== undefined && /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN;
+  if (version === 0 || extra !== undefined || !(bits >= 0 && bits <= (version === 4 ? 32 : 128))) {
+    throw new UsageError(`--allow-receiver must be a CIDR such as 127.0.0.0/8 or fd00::/8, got '${cidr}'`, serveCommand);
+  }
+  return cidr;
+}
+
+function checkRedisUrl(value: string): string {
+  let protocol = '';
+  try {
+    protocol = new URL(value).protocol;
+  } catch {
+    // reported below
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:') {
+    throw new UsageError(`--redis must be a redis:// or rediss:// URL, got '${value}'`, serveCommand);
+  }
+  return value;
+}
+
+/** The Redis URL without its password, for the start banner. */
+function redactUrl(value: string): string {
+  const url = new URL(value);
+  if (url.password !== '') url.password = '***';
+  return url.href;
+}
+
+function describeReceivers(options: SenderOptions): string {
+  const parts = [options.allowInsecureReceivers === true ? 'http and https' : 'https only'];
+  if (options.allowPrivateReceivers === true) parts.push('any address');
+  else if ((options.receiverAllowlist ?? []).length > 0) parts.push(`public addresses and ${options.receiverAllowlist!.join(', ')}`);
+  else parts.push('public addresses only');
+  return parts.join(', ');
+}
+
+/** `--verbose`: the sender's pino-style logs as JSON lines on stderr (debug included). */
+function jsonLineLogger(io: CliIo): Logger {
+  const log =
+    (level: string) =>
+    (obj: object, msg?: string): void => {
+      const fields = Object.fromEntries(
+        Object.entries(obj).map(([k, v]) => [k, v instanceof Error ? { name: v.name, message: v.message } : v]),
+      );
+      const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields }, (_k, v: unknown) =>
+        typeof v === 'bigint' ? v.toString() : v,
+      );
+      io.stderr.write(`${line}\n`);
+    };
+  return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error') };
+}

@@ -1,0 +1,242 @@
+/**
+ * `jobhook send` (the BUILT binary, spawned) against a real receiver: core's `createReceiver` behind
+ * node:http on a free port, with the demo key pair.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createReceiver, type AsyncJobCompletedEvent, type Receiver } from '@jobhook/core';
+import { createTestKeyPair } from '@jobhook/core/testing';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../src/index.js';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const BIN = resolve(HERE, '../dist/bin.js');
+const REPO = resolve(HERE, '../../..');
+const PRIVATE_KEY = join(REPO, 'examples/keys/demo.private.pem');
+const PUBLIC_KEY = join(REPO, 'examples/keys/demo.public.pem');
+
+interface Line {
+  job_id: string | null;
+  copy: number;
+  status: number | null;
+  latency_ms: number;
+  code: string | null;
+  duplicate: boolean | null;
+}
+interface Summary {
+  url: string;
+  events: number;
+  deliveries: number;
+  ok: number;
+  by_status: Record<string, number>;
+  p50_ms: number;
+  p95_ms: number;
+  max_ms: number;
+  elapsed_ms: number;
+}
+
+function jobhook(args: readonly string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, out, err }));
+  });
+}
+
+/** Runs `jobhook …` in this process with plain streams. */
+async function inProcess(args: readonly string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() };
+  io.stdin.end();
+  const code = await main(args, io);
+  io.stdout.end();
+  io.stderr.end();
+  return { code, out: String(io.stdout.read() ?? ''), err: String(io.stderr.read() ?? '') };
+}
+
+function parse(out: string): { lines: Line[]; summary: Summary } {
+  const rows = out
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Line | { summary: Summary });
+  const last = rows.pop() as { summary: Summary };
+  expect(last).toHaveProperty('summary');
+  return { lines: rows as Line[], summary: last.summary };
+}
+
+let tmp: string;
+let server: Server;
+let receiver: Receiver;
+let url: string;
+const handled: AsyncJobCompletedEvent[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (npx tsc -b)`);
+  tmp = mkdtempSync(join(tmpdir(), 'jobhook-send-'));
+  receiver = createReceiver({
+    publicKeys: readFileSync(PUBLIC_KEY),
+    onEvent: (event) => {
+      handled.push(event);
+    },
+  });
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void receiver.handle({ method: req.method ?? '', headers: req.headers, rawBody: Buffer.concat(chunks) }).then((answer) => {
+        res.writeHead(answer.status, answer.headers).end(answer.body);
+      });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+  await receiver.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('jobhook send', () => {
+  it('delivers 5 events 3 times each: the handler runs 5 times, all 15 answers are 200', async () => {
+    const before = handled.length;
+    const res = await jobhook([
+      'send', '--url', url, '--private-key', PRIVATE_KEY, '--count', '5', '--duplicates', '2', '--concurrency', '3',
+    ]);
+    expect(res.err).toBe('');
+    expect(res.code).toBe(0);
+    const { lines, summary } = parse(res.out);
+    expect(lines).toHaveLength(15);
+    for (const line of lines) {
+      expect(Object.keys(line)).toEqual(['job_id', 'copy', 'status', 'latency_ms', 'code', 'duplicate']);
+      expect(line.status).toBe(200);
+      expect(line.code).toBeNull();
+      expect(line.latency_ms).toBeGreaterThan(0);
+      // the first copy is handled, the later ones are acknowledged as duplicates
+      expect(line.duplicate).toBe(line.copy > 0);
+    }
+    const jobIds = [...new Set(lines.map((l) => l.job_id))];
+    expect(jobIds).toHaveLength(5);
+    for (const id of jobIds) expect(lines.filter((l) => l.job_id === id).map((l) => l.copy)).toEqual([0, 1, 2]);
+
+    const ran = handled.slice(before);
+    expect(ran).toHaveLength(5);
+    expect(ran.map((e) => e.job_id).sort()).toEqual([...jobIds].sort());
+    expect(ran.every((e) => e.status === 'success')).toBe(true);
+    expect(summary).toMatchObject({ url, events: 5, deliveries: 15, ok: 15, by_status: { '200': 15 } });
+    expect(summary.p50_ms).toBeGreaterThan(0);
+    expect(summary.p95_ms).toBeGreaterThanOrEqual(summary.p50_ms);
+    expect(summary.max_ms).toBeGreaterThanOrEqual(summary.p95_ms);
+  });
+
+  it('answers with 401 lines and exits 1 when signed with another key', async () => {
+    const other = join(tmp, 'other.pem');
+    writeFileSync(other, createTestKeyPair().privateKeyPem);
+    const before = handled.length;
+    const res = await jobhook(['send', '--url', url, '--private-key', other, '--count', '2', '--duplicates', '1', '--status', 'fail']);
+    expect(res.code).toBe(1);
+    const { lines, summary } = parse(res.out);
+    expect(lines.map((l) => [l.status, l.code])).toEqual(Array(4).fill([401, 'ERR_SIGNATURE_INVALID']));
+    expect(summary).toMatchObject({ deliveries: 4, ok: 0, by_status: { '401': 4 } });
+    expect(handled.length).toBe(before);
+  });
+
+  it('sends a --payload file with its job_id and exact numbers; copies get fresh job_ids', async () => {
+    const jobId = '5b7c1a52-63a5-4b0e-9d3e-0c7a3b9f6a11';
+    const file = join(tmp, 'event.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        event: 'async_job_completed',
+        job_id: jobId,
+        status: 'success',
+        feature: 'ocr',
+        subfeature: 'ocr_async',
+        provider: 'amazon',
+        model: null,
+        created_at: '2024-01-01T00:00:00+00:00',
+        finished_at: '2024-01-01T00:00:01+00:00',
+        output: { text: 'x' },
+      }).replace('"output":{"text":"x"}', '"output":{"score":1.0,"n":123456789012345678901234567890}'),
+    );
+    const before = handled.length;
+    const res = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--payload', file, '--count', '3', '--body-style', 'canonical']);
+    expect(res.code, res.err).toBe(0);
+    const { lines } = parse(res.out);
+    expect(lines.map((l) => l.status)).toEqual([200, 200, 200]);
+    const ran = handled.slice(before);
+    expect(ran.map((e) => e.job_id)).toContain(jobId);
+    expect(new Set(ran.map((e) => e.job_id)).size).toBe(3);
+    for (const event of ran) expect(event.output).toEqual({ score: 1, n: 123456789012345678901234567890n });
+  });
+
+  it('reports a receiver that is not there (ERR_NETWORK) or silent (ERR_TIMEOUT), exit 1', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const res = await jobhook(['send', '--url', `http://127.0.0.1:${port}/`, '--private-key', PRIVATE_KEY]);
+    expect(res.code).toBe(1);
+    const { lines, summary } = parse(res.out);
+    expect(lines).toEqual([expect.objectContaining({ copy: 0, status: null, code: 'ERR_NETWORK', duplicate: null })]);
+    expect(summary.by_status).toEqual({ ERR_NETWORK: 1 });
+    expect(res.err).toContain('ECONNREFUSED');
+
+    const silent = createServer(() => {}); // takes the request, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const slow = await jobhook([
+        'send', '--url', `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, '--private-key', PRIVATE_KEY, '--timeout-ms', '150',
+      ]);
+      expect(slow.code).toBe(1);
+      const { lines: timedOut } = parse(slow.out);
+      expect(timedOut).toEqual([expect.objectContaining({ status: null, code: 'ERR_TIMEOUT' })]);
+      expect(timedOut[0]!.latency_ms).toBeGreaterThanOrEqual(150);
+      expect(timedOut[0]!.latency_ms).toBeLessThan(1_000);
+    } finally {
+      silent.closeAllConnections();
+      await new Promise<void>((r) => silent.close(() => r()));
+    }
+  });
+
+  it('exits 2 naming the flag on a command-line mistake', async () => {
+    const cases: [string[], string][] = [
+      [['--private-key', PRIVATE_KEY], '--url'],
+      [['--url', url], '--private-key'],
+      [['--url', 'ftp://x', '--private-key', PRIVATE_KEY], '--url'],
+      [['--url', url, '--private-key', PRIVATE_KEY, '--count', '0'], '--count'],
+      [['--url', url, '--private-key', PRIVATE_KEY, '--duplicates', 'x'], '--duplicates'],
+      [['--url', url, '--private-key', PRIVATE_KEY, '--concurrency', '-1'], '--concurrency'],
+      [['--url', url, '--private-key', PRIVATE_KEY, '--body-style', 'yaml'], '--body-style'],
+      [['--url', url, '--private-key', PRIVATE_KEY, '--status', 'done'], '--status'],
+      [['--url', url, '--private-key', PRIVATE_KEY, '--payload', PUBLIC_KEY, '--status', 'fail'], '--payload'],
+    ];
+    // The binary once, then the rest in-process through main(): the same code path, without a
+    // process start per case.
+    const spawned = await jobhook(['send', ...cases[0]![0]]);
+    expect(spawned.code).toBe(2);
+    expect(spawned.out).toBe('');
+    expect(spawned.err).toContain('--url URL is required');
+    for (const [args, flag] of cases) {
+      const res = await inProcess(['send', ...args]);
+      expect(res.code, args.join(' ')).toBe(2);
+      expect(res.out).toBe('');
+      expect(res.err).toContain(flag);
+      expect(res.err).toContain('Usage: jobhook send');
+    }
+    const badKey = await inProcess(['send', '--url', url, '--private-key', PUBLIC_KEY]);
+    expect(badKey.code).toBe(2);
+    expect(badKey.err).toContain('ERR_KEY_INVALID');
+  });
+});

@@ -1,0 +1,205 @@
+import { readFileSync } from 'node:fs';
+import { JobhookError, stringifyJson } from '@jobhook/core';
+import type { FinishedJob, JobDeliveries, JobView, RedeliverAnswer, SubmitJobRequest, SubmittedJob } from './job-types.js';
+import { checkMs, pollUntilFinished, resolvePollOptions, type PollOptions } from './poll-job.js';
+import { requestJson, type HttpContext } from './request-json.js';
+import { ServiceApiError } from './service-api-error.js';
+
+/** Default of {@link ClientOptions.timeoutMs}. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** The async jobs API, below the base URL. */
+const JOBS_PATH = '/v3/universal-ai/async';
+
+/** Options of {@link createClient}. */
+export interface ClientOptions {
+  /** Where the service is, e.g. `https://api.example.com` or `http://127.0.0.1:8080`. A path prefix is kept. Required. */
+  baseUrl: string;
+  /** The API key, sent as `Authorization: Bearer <apiKey>`. Required. */
+  apiKey: string;
+  /** The `fetch` to use. Default: the global `fetch` (Node's undici). */
+  fetch?: typeof globalThis.fetch;
+  /** Time allowed for one request (answer and body), ms. Default 30,000. */
+  timeoutMs?: number;
+  /** `User-Agent` header. Default `jobhook-client/<version>`. */
+  userAgent?: string;
+}
+
+/** Per-call options of the one-request methods. */
+export interface CallOptions {
+  /** Aborts the request; the promise rejects with `signal.reason`. */
+  signal?: AbortSignal;
+}
+
+/** A client of the service's async jobs API. Every method rejects with {@link ServiceApiError}. */
+export interface Client {
+  /** The base URL in use (no trailing slash). */
+  readonly baseUrl: string;
+  /**
+   * Submits a job (`POST /v3/universal-ai/async`). Never retried: a retry after a lost answer could
+   * start the job twice.
+   */
+  submitJob(request: SubmitJobRequest, options?: CallOptions): Promise<SubmittedJob>;
+  /** Reads a job once (`GET /v3/universal-ai/async/{job_id}`), whatever its status. */
+  getJob(jobId: string, options?: CallOptions): Promise<JobView>;
+  /**
+   * Polls a job until it is `success` or `fail` and resolves with that answer. Pauses grow ×1.5
+   * from `intervalMs` to `maxIntervalMs`; 429 (after at least its `Retry-After`), 5xx, network
+   * errors and request timeouts are retried; 400/401/402/404 and other 4xx reject at once.
+   * @throws ServiceApiError `ERR_TIMEOUT` when the job is not final within `timeoutMs`.
+   */
+  pollJob(jobId: string, options?: PollOptions): Promise<FinishedJob>;
+  /** The delivery log of the job's webhook (`GET …/{job_id}/deliveries`). */
+  getDeliveries(jobId: string, options?: CallOptions): Promise<JobDeliveries>;
+  /** Asks the service to deliver the job's webhook again (`POST …/{job_id}/redeliver`, 202). */
+  redeliver(jobId: string, options?: CallOptions): Promise<RedeliverAnswer>;
+}
+
+/**
+ * Creates a client of the async jobs API (spec §4.2, §4.3), with the reference sender's delivery
+ * log and redelivery endpoints.
+ *
+ * @example
+ * ```ts
+ * const client = createClient({ baseUrl: 'http://127.0.0.1:8080', apiKey: process.env.API_KEY! });
+ * const { job_id } = await client.submitJob({ model: 'ocr/ocr_async/amazon', input: { file: 'https://…/scan.pdf' } });
+ * const job = await client.pollJob(job_id, { intervalMs: 1_000 });
+ * console.log(job.status === 'success' ? job.output : job.error.message);
+ * ```
+ * @throws JobhookError `ERR_OPTION_INVALID` when an option is wrong.
+ */
+export function createClient(options: ClientOptions): Client {
+  const owner = 'createClient';
+  if (typeof options !== 'object' || options === null) optionError(owner, 'options must be an object');
+  const baseUrl = checkBaseUrl(options.baseUrl);
+  const { apiKey, fetch = globalThis.fetch, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS } = options;
+  // Spec §5: one space after Bearer and no extra spaces or newlines, so no whitespace in the key.
+  if (typeof apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(apiKey)) {
+    optionError(owner, 'apiKey must be a non-empty string of printable ASCII without spaces');
+  }
+  if (typeof fetch !== 'function') optionError(owner, 'fetch must be a function (the WHATWG fetch)');
+  checkMs(owner, 'timeoutMs', timeoutMs);
+  const userAgent = options.userAgent ?? `jobhook-client/${packageVersion()}`;
+  if (typeof userAgent !== 'string' || userAgent === '' || /[\r\n]/.test(userAgent)) {
+    optionError(owner, 'userAgent must be a non-empty single-line string');
+  }
+  const http: HttpContext = {
+    baseUrl,
+    headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json', 'user-agent': userAgent },
+    fetch,
+  };
+
+  async function getJobOnce(jobId: string, requestTimeoutMs: number, signal: AbortSignal | undefined): Promise<JobView> {
+    const path = jobPath('getJob', jobId);
+    const { status, body } = await requestJson(http, { method: 'GET', path, timeoutMs: requestTimeoutMs, signal });
+    if (typeof body['job_id'] !== 'string' || typeof body['status'] !== 'string') {
+      throw invalidAnswer(`GET ${path}`, status, 'job_id and status');
+    }
+    return body as JobView;
+  }
+
+  return Object.freeze({
+    baseUrl,
+
+    async submitJob(request: SubmitJobRequest, callOptions: CallOptions = {}): Promise<SubmittedJob> {
+      const body = submissionJson(request);
+      const { status, body: answer } = await requestJson(http, {
+        method: 'POST',
+        path: JOBS_PATH,
+        body,
+        timeoutMs,
+        signal: callOptions.signal,
+      });
+      if (typeof answer['job_id'] !== 'string') throw invalidAnswer(`POST ${JOBS_PATH}`, status, 'job_id');
+      return answer as SubmittedJob;
+    },
+
+    getJob(jobId: string, callOptions: CallOptions = {}): Promise<JobView> {
+      return getJobOnce(jobId, timeoutMs, callOptions.signal);
+    },
+
+    async pollJob(jobId: string, pollOptions: PollOptions = {}): Promise<FinishedJob> {
+      jobPath('pollJob', jobId);
+      const resolved = resolvePollOptions(pollOptions, 'pollJob');
+      return pollUntilFinished(jobId, (t, signal) => getJobOnce(jobId, t, signal), timeoutMs, resolved);
+    },
+
+    async getDeliveries(jobId: string, callOptions: CallOptions = {}): Promise<JobDeliveries> {
+      const path = `${jobPath('getDeliveries', jobId)}/deliveries`;
+      const { status, body } = await requestJson(http, { method: 'GET', path, timeoutMs, signal: callOptions.signal });
+      if (typeof body['job_id'] !== 'string' || !Array.isArray(body['attempts'])) {
+        throw invalidAnswer(`GET ${path}`, status, 'job_id and attempts');
+      }
+      return body as JobDeliveries;
+    },
+
+    async redeliver(jobId: string, callOptions: CallOptions = {}): Promise<RedeliverAnswer> {
+      const path = `${jobPath('redeliver', jobId)}/redeliver`;
+      const { body } = await requestJson(http, { method: 'POST', path, body: '{}', timeoutMs, signal: callOptions.signal });
+      return { ...body, job_id: typeof body['job_id'] === 'string' ? body['job_id'] : jobId } as RedeliverAnswer;
+    },
+  });
+}
+
+function optionError(owner: string, message: string): never {
+  throw new JobhookError('ERR_OPTION_INVALID', `${owner}: ${message}`);
+}
+
+function checkBaseUrl(value: unknown): string {
+  if (typeof value !== 'string') optionError('createClient', 'baseUrl is required (the service URL, e.g. http://127.0.0.1:8080)');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    optionError('createClient', `baseUrl is not a URL: ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    optionError('createClient', `baseUrl must be http: or https:, got ${url.protocol}`);
+  }
+  if (url.search !== '' || url.hash !== '') optionError('createClient', 'baseUrl must not have a query or fragment');
+  return url.href.replace(/\/+$/, '');
+}
+
+/** The job's path, its id escaped; a bad id is a caller's mistake, reported before any request. */
+function jobPath(method: string, jobId: unknown): string {
+  if (typeof jobId !== 'string' || jobId === '' || jobId.length > 200) {
+    optionError(method, `jobId must be a non-empty string (the job_id), got ${JSON.stringify(jobId) ?? String(jobId)}`);
+  }
+  return `${JOBS_PATH}/${encodeURIComponent(jobId)}`;
+}
+
+/** The submission's JSON text, numbers exact (bigint, RawJson). */
+function submissionJson(request: SubmitJobRequest): string {
+  if (typeof request !== 'object' || request === null || Array.isArray(request)) {
+    optionError('submitJob', 'request must be an object with model and input');
+  }
+  if (typeof request.model !== 'string' || request.model === '') {
+    optionError('submitJob', 'request.model must be a non-empty string (<feature>/<subfeature>/<provider>)');
+  }
+  const input: unknown = request.input;
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) optionError('submitJob', 'request.input must be an object');
+  try {
+    return stringifyJson(request);
+  } catch (cause) {
+    throw new JobhookError('ERR_OPTION_INVALID', `submitJob: request cannot be written as JSON: ${(cause as Error).message}`, { cause });
+  }
+}
+
+function invalidAnswer(what: string, status: number, fields: string): ServiceApiError {
+  return new ServiceApiError('ERR_RESPONSE_INVALID', `${what}: HTTP ${status} answer lacks ${fields}`, { status });
+}
+
+let version: string | undefined;
+
+/** Read once, lazily: importing the package should not touch the file system. */
+function packageVersion(): string {
+  if (version === undefined) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+      version = typeof pkg.version === 'string' ? pkg.version : '0';
+    } catch {
+      version = '0';
+    }
+  }
+  return version;
+}

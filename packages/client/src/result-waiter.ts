@@ -1,0 +1,297 @@
+import {
+  createMemoryStore,
+  JobhookError,
+  type AsyncJobCompletedEvent,
+  type HandlerContext,
+  type IdempotencyStore,
+  type JobError,
+  type JsonObject,
+} from '@jobhook/core';
+import { abortableSleep } from './abortable-sleep.js';
+import type { Client } from './create-client.js';
+import type { FinishedJob } from './job-types.js';
+import { checkMs, DEFAULT_MAX_POLL_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS, resolvePollOptions } from './poll-job.js';
+import { ServiceApiError } from './service-api-error.js';
+
+/** The result of a finished job, whichever way it came. */
+export interface JobResult {
+  jobId: string;
+  status: 'success' | 'fail';
+  /** The normalized result on `success`, else null. */
+  output: JsonObject | null;
+  /** Failure details on `fail`, else null. */
+  error: JobError | null;
+  /** `webhook`: from a verified webhook (`handleEvent`); `poll`: from the poll answer. */
+  source: 'webhook' | 'poll';
+  /** The whole verified webhook payload, or the whole final poll answer. */
+  data: AsyncJobCompletedEvent | FinishedJob;
+}
+
+/** Options of {@link createResultWaiter}. */
+export interface ResultWaiterOptions {
+  /** The client that polls. Required. */
+  client: Client;
+  /**
+   * Where "this job was handled" is recorded, keyed by `job_id`. Give the SAME store to the
+   * receiver that calls {@link ResultWaiter.handleEvent} (`createReceiver({ store: waiter.store, … })`).
+   * Default: a memory store (closed by `close()`); a Redis store makes it hold across processes.
+   */
+  store?: IdempotencyStore;
+  /**
+   * Runs once per job, whichever path sees the result first (webhook or poll). Throwing on the
+   * webhook path answers the sender 500 (it retries); on the poll path `waitForResult` rejects with
+   * the error and the claim is released, so a later delivery or wait runs it again.
+   */
+  onResult?: (result: JobResult) => unknown;
+  /**
+   * True when a receiver calls `handleEvent`: `waitForResult` then gives the webhook
+   * `webhookGraceMs` before it starts polling. Default false: polling starts at once.
+   */
+  webhooks?: boolean;
+  /** With `webhooks`, how long to wait for the webhook before polling, ms. Default 2 × `pollIntervalMs`. */
+  webhookGraceMs?: number;
+  /** First pause between polls, ms (grows ×1.5). Default 2,000. */
+  pollIntervalMs?: number;
+  /** Longest pause between polls, ms. Default 30,000. */
+  maxPollIntervalMs?: number;
+  /** `waitForResult` rejects with `ERR_TIMEOUT` after this long. Default 600,000 (10 min). */
+  timeoutMs?: number;
+  /** Lease of the poll path's claim, renewed while `onResult` runs. Default 60,000 (as the receiver's). */
+  leaseMs?: number;
+  /** How long a handled job is remembered in the store. Default 7 days (as the receiver's). */
+  doneTtlMs?: number;
+}
+
+/** Per-call options of {@link ResultWaiter.waitForResult}. */
+export interface WaitOptions {
+  /** Overrides the waiter's `timeoutMs`. */
+  timeoutMs?: number;
+  /** Overrides the waiter's `webhookGraceMs` (0: poll at once, e.g. for a job submitted without webhook). */
+  webhookGraceMs?: number;
+  /** Stops waiting at once; the promise rejects with `signal.reason`. */
+  signal?: AbortSignal;
+}
+
+/** Waits for job results by webhook, with polling as the fallback, handling each job once. */
+export interface ResultWaiter {
+  /** The idempotency store shared by both paths; give it to the receiver. */
+  readonly store: IdempotencyStore;
+  /**
+   * The receiver's handler: `createReceiver({ store: waiter.store, onEvent: waiter.handleEvent })`.
+   * The receiver has already verified the event and claimed its `job_id` in the shared store; this
+   * runs `onResult` and resolves the waits for that job. Call it only from such a receiver.
+   */
+  handleEvent(event: AsyncJobCompletedEvent, context?: HandlerContext): Promise<void>;
+  /**
+   * Resolves with the job's result: the first of its webhook (through `handleEvent`) and polling
+   * (after `webhookGraceMs` when `webhooks` is set, else at once). A result seen recently by
+   * `handleEvent` resolves at once, so the webhook may arrive before the call.
+   * @throws ServiceApiError `ERR_TIMEOUT` after `timeoutMs`; the poll's errors (`ERR_UNAUTHORIZED`,
+   * `ERR_NOT_FOUND`, ...); what `onResult` threw on the poll path. Rejects with `signal.reason` on abort.
+   */
+  waitForResult(jobId: string, options?: WaitOptions): Promise<JobResult>;
+  /** Rejects the pending waits (AbortError) and closes the store if the waiter created it. */
+  close(): Promise<void>;
+}
+
+/** How many results `handleEvent` keeps for waits that start after their webhook arrived. */
+const REMEMBERED_RESULTS = 1_000;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+interface PendingWait {
+  resolve(result: JobResult): void;
+}
+
+/**
+ * Creates a {@link ResultWaiter}: the webhook path (a receiver calling `handleEvent`) and the
+ * polling fallback mark each job handled in one idempotency store, keyed by `job_id` as the
+ * receiver keys it, so `onResult` runs exactly once per job whichever path wins, and a webhook
+ * that arrives after polling handled the job is answered as a duplicate by the receiver.
+ *
+ * @example
+ * ```ts
+ * const waiter = createResultWaiter({ client, webhooks: true, onResult: (r) => save(r.jobId, r.output) });
+ * const receiver = createReceiver({ publicKeys, store: waiter.store, onEvent: waiter.handleEvent });
+ * // … serve receiver on https://me.example.com/hooks …
+ * const { job_id } = await client.submitJob({ model, input, webhook_receiver: 'https://me.example.com/hooks' });
+ * const result = await waiter.waitForResult(job_id);
+ * ```
+ * @throws JobhookError `ERR_OPTION_INVALID` when an option is wrong.
+ */
+export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
+  const owner = 'createResultWaiter';
+  const fail = (message: string): never => {
+    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: ${message}`);
+  };
+  if (typeof options !== 'object' || options === null) fail('options must be an object');
+  const { client, onResult, webhooks = false } = options;
+  if (typeof client?.pollJob !== 'function') fail('client is required (createClient(...))');
+  if (onResult !== undefined && typeof onResult !== 'function') fail('onResult must be a function');
+  if (typeof webhooks !== 'boolean') fail('webhooks must be a boolean');
+  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
+  const maxPollIntervalMs = options.maxPollIntervalMs ?? Math.max(DEFAULT_MAX_POLL_INTERVAL_MS, pollIntervalMs);
+  const timeoutMs = options.timeoutMs ?? DEFAULT_POLL_TIMEOUT_MS;
+  // Reuses pollJob's checks (intervals, timeout) so both report the same messages.
+  resolvePollOptions({ intervalMs: pollIntervalMs, maxIntervalMs: maxPollIntervalMs, timeoutMs }, owner);
+  const webhookGraceMs = options.webhookGraceMs ?? 2 * pollIntervalMs;
+  checkGrace(owner, webhookGraceMs);
+  const { leaseMs = 60_000, doneTtlMs = 7 * DAY_MS } = options;
+  checkMs(owner, 'leaseMs', leaseMs);
+  checkMs(owner, 'doneTtlMs', doneTtlMs);
+  const store = options.store ?? createMemoryStore();
+  for (const method of ['claim', 'complete', 'release', 'extend'] as const) {
+    if (typeof (store as Partial<IdempotencyStore>)[method] !== 'function') fail(`store must implement ${method}() (see IdempotencyStore)`);
+  }
+  const ownsStore = options.store === undefined;
+
+  const pending = new Map<string, Set<PendingWait>>();
+  const recent = new Map<string, JobResult>();
+  const stops = new Set<AbortController>();
+  let closed = false;
+
+  function remember(result: JobResult): void {
+    recent.delete(result.jobId);
+    recent.set(result.jobId, result);
+    if (recent.size > REMEMBERED_RESULTS) recent.delete(recent.keys().next().value as string);
+    for (const wait of pending.get(result.jobId) ?? []) wait.resolve(result);
+  }
+
+  async function runOnResult(result: JobResult): Promise<void> {
+    if (onResult !== undefined) await onResult(result);
+  }
+
+  /** Poll path: claim the job in the shared store; only the claim holder runs onResult. */
+  async function settleFromPoll(job: FinishedJob, signal: AbortSignal): Promise<JobResult> {
+    const jobId = job.job_id;
+    for (;;) {
+      const known = recent.get(jobId);
+      if (known !== undefined) return known;
+      const claim = await store.claim(jobId, { leaseMs });
+      if (claim.state === 'done') return recent.get(jobId) ?? fromJob(job);
+      if (claim.state === 'in-flight') {
+        // The webhook is being handled right now: its end resolves the wait; if its handler
+        // fails, the claim is released and the next round here takes the job.
+        await abortableSleep(Math.min(claim.retryAfterMs, pollIntervalMs), signal);
+        continue;
+      }
+      const result = fromJob(job);
+      const renew = setInterval(() => {
+        store.extend(jobId, claim.token, { leaseMs }).catch(() => {});
+      }, Math.max(10, Math.floor(leaseMs / 3)));
+      try {
+        await runOnResult(result);
+      } catch (err) {
+        clearInterval(renew);
+        await store.release(jobId, claim.token).catch(() => {});
+        throw err;
+      }
+      clearInterval(renew);
+      await store.complete(jobId, claim.token, { ttlMs: doneTtlMs });
+      remember(result);
+      return result;
+    }
+  }
+
+  return Object.freeze({
+    store,
+
+    async handleEvent(event: AsyncJobCompletedEvent): Promise<void> {
+      const result = fromEvent(event);
+      await runOnResult(result);
+      remember(result);
+    },
+
+    async waitForResult(jobId: string, waitOptions: WaitOptions = {}): Promise<JobResult> {
+      if (typeof jobId !== 'string' || jobId === '') {
+        throw new JobhookError('ERR_OPTION_INVALID', 'waitForResult: jobId must be a non-empty string');
+      }
+      if (closed) throw new JobhookError('ERR_OPTION_INVALID', 'waitForResult: the waiter is closed');
+      const waitTimeoutMs = waitOptions.timeoutMs ?? timeoutMs;
+      checkMs('waitForResult', 'timeoutMs', waitTimeoutMs);
+      const graceMs = waitOptions.webhookGraceMs ?? (webhooks ? webhookGraceMs : 0);
+      checkGrace('waitForResult', graceMs);
+      const { signal } = waitOptions;
+      if (signal?.aborted === true) throw signal.reason;
+      const known = recent.get(jobId);
+      if (known !== undefined) return known;
+
+      const stop = new AbortController();
+      stops.add(stop);
+      const onAbort = (): void => stop.abort(signal?.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const timer = setTimeout(() => {
+        stop.abort(new ServiceApiError('ERR_TIMEOUT', `no result for job ${jobId} within ${waitTimeoutMs} ms`));
+      }, waitTimeoutMs);
+      const deadline = performance.now() + waitTimeoutMs;
+      let wait: PendingWait | undefined;
+      const byWebhook = new Promise<JobResult>((resolve) => {
+        wait = { resolve };
+        let set = pending.get(jobId);
+        if (set === undefined) pending.set(jobId, (set = new Set()));
+        set.add(wait);
+      });
+      const stopped = new Promise<never>((_resolve, reject) => {
+        stop.signal.addEventListener('abort', () => reject(stop.signal.reason), { once: true });
+      });
+      const byPolling = (async (): Promise<JobResult> => {
+        if (graceMs > 0) await abortableSleep(graceMs, stop.signal);
+        const job = await client.pollJob(jobId, {
+          intervalMs: pollIntervalMs,
+          maxIntervalMs: maxPollIntervalMs,
+          timeoutMs: Math.max(1, Math.floor(deadline - performance.now())),
+          signal: stop.signal,
+        });
+        return settleFromPoll(job, stop.signal);
+      })();
+      try {
+        return await Promise.race([byWebhook, byPolling, stopped]);
+      } finally {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        stops.delete(stop);
+        const set = pending.get(jobId);
+        if (set !== undefined && wait !== undefined) {
+          set.delete(wait);
+          if (set.size === 0) pending.delete(jobId);
+        }
+        // Ends the poll loop (and its sleeps) of a wait the webhook settled.
+        if (!stop.signal.aborted) stop.abort();
+      }
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      for (const stop of stops) stop.abort(new DOMException('the result waiter was closed', 'AbortError'));
+      if (ownsStore) await store.close();
+    },
+  });
+}
+
+function checkGrace(owner: string, value: unknown): void {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: webhookGraceMs must be a whole number of ms, at least 0, got ${String(value)}`);
+  }
+}
+
+function fromEvent(event: AsyncJobCompletedEvent): JobResult {
+  return {
+    jobId: event.job_id,
+    status: event.status,
+    output: event.status === 'success' ? event.output : null,
+    error: event.status === 'fail' ? event.error : null,
+    source: 'webhook',
+    data: event,
+  };
+}
+
+function fromJob(job: FinishedJob): JobResult {
+  return {
+    jobId: job.job_id,
+    status: job.status,
+    output: job.status === 'success' ? (job.output ?? null) : null,
+    error: job.status === 'fail' ? (job.error ?? null) : null,
+    source: 'poll',
+    data: job,
+  };
+}

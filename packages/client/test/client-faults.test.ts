@@ -1,0 +1,206 @@
+/**
+ * The client against a small real HTTP server that injects the faults a real service shows now and
+ * then: 429 with Retry-After, 503, dropped connections, answers that never come.
+ */
+import { JobhookError, rawJson } from '@jobhook/core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, ServiceApiError, type Client, type ServiceErrorCode } from '../src/index.js';
+import { BROKE_KEY, GOOD_KEY, pollsOf, startFakeService, type FakeService } from './helpers/fake-service.js';
+
+let service: FakeService;
+let client: Client;
+
+beforeAll(async () => {
+  service = await startFakeService();
+  client = createClient({ baseUrl: service.url, apiKey: GOOD_KEY, timeoutMs: 2_000 });
+});
+afterAll(() => service.close());
+afterEach(() => {
+  service.faults.length = 0;
+});
+
+async function rejection(promise: Promise<unknown>): Promise<ServiceApiError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ServiceApiError);
+  return err as ServiceApiError;
+}
+
+async function submit(simulate: Record<string, unknown> = {}): Promise<string> {
+  const { job_id } = await client.submitJob({ model: 'ocr/ocr_async/amazon', input: { file: 'f', simulate } });
+  return job_id;
+}
+
+describe('requests', () => {
+  it('sends the bearer key, a user agent and the submission with exact numbers', async () => {
+    const before = service.requests.length;
+    const params = rawJson('{"price": 1.0, "big": 123456789012345678901234567890, "tiny": 1e-07}');
+    await client.submitJob({
+      model: 'ocr/ocr_async/amazon',
+      input: { file: 'f', n: 2n ** 70n },
+      webhook_receiver: 'https://hooks.example.com/x',
+      user_webhook_parameters: params,
+      show_original_response: true,
+    });
+    const sent = service.requests[before]!;
+    expect(sent.headers.authorization).toBe(`Bearer ${GOOD_KEY}`);
+    expect(sent.headers['content-type']).toBe('application/json');
+    expect(sent.headers['user-agent']).toMatch(/^jobhook-client\/\d+\.\d+\.\d+$/);
+    expect(sent.body).toBe(
+      '{"model":"ocr/ocr_async/amazon","input":{"file":"f","n":1180591620717411303424},' +
+        '"webhook_receiver":"https://hooks.example.com/x",' +
+        '"user_webhook_parameters":{"price": 1.0, "big": 123456789012345678901234567890, "tiny": 1e-07},' +
+        '"show_original_response":true}',
+    );
+  });
+
+  it('polls a job to success and to fail', async () => {
+    const ok = await submit({ delay_ms: 60, output: { text: 'hi', pages: 2 } });
+    const done = await client.pollJob(ok, { intervalMs: 20 });
+    expect(done).toMatchObject({ job_id: ok, status: 'success', output: { text: 'hi', pages: 2 }, cost: '0.01' });
+    expect(pollsOf(service, ok).length).toBeGreaterThan(1);
+
+    const bad = await submit({ outcome: 'fail' });
+    const failed = await client.pollJob(bad, { intervalMs: 20 });
+    expect(failed.status).toBe('fail');
+    if (failed.status === 'fail') expect(failed.error).toEqual({ message: 'Provider failed', error_code: 'provider_error' });
+  });
+
+  it('maps 401, 402 and 404 to typed errors, with the detail, without retrying', async () => {
+    const cases: [() => Promise<unknown>, ServiceErrorCode, number, string][] = [
+      [() => createClient({ baseUrl: service.url, apiKey: 'nope' }).pollJob('x', { intervalMs: 10 }), 'ERR_UNAUTHORIZED', 401, 'Invalid token.'],
+      [() => createClient({ baseUrl: service.url, apiKey: BROKE_KEY }).submitJob({ model: 'a/b/c', input: {} }), 'ERR_PAYMENT_REQUIRED', 402, 'Insufficient credits.'],
+      [() => client.pollJob('00000000-0000-4000-8000-000000000000', { intervalMs: 10 }), 'ERR_NOT_FOUND', 404, 'Not found.'],
+    ];
+    for (const [call, code, status, detail] of cases) {
+      const before = service.requests.length;
+      const err = await rejection(call());
+      expect([err.code, err.status, err.detail, err.retryable]).toEqual([code, status, detail, false]);
+      expect(err.message).toContain(`HTTP ${status}: ${detail}`);
+      await new Promise((r) => setTimeout(r, 50)); // a retry would have come by now
+      expect(service.requests.length - before).toBe(1);
+    }
+  });
+});
+
+describe('pollJob retries', () => {
+  it('waits out a 429 Retry-After, retries 503s and a dropped connection, then succeeds', async () => {
+    const jobId = await submit();
+    service.faults.push({ status: 429, headers: { 'retry-after': '1' } }, { status: 503 }, 'destroy', { status: 502 });
+    const started = performance.now();
+    const job = await client.pollJob(jobId, { intervalMs: 10, maxIntervalMs: 40 });
+    expect(job.status).toBe('success');
+    const polls = pollsOf(service, jobId);
+    expect(polls).toHaveLength(5);
+    expect(polls[1]!.at - polls[0]!.at).toBeGreaterThanOrEqual(990); // Retry-After: 1 honoured
+    expect(polls[2]!.at - polls[1]!.at).toBeLessThan(500); // the 503 is retried on the short backoff
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it('grows the pause ×1.5 up to maxIntervalMs', async () => {
+    const jobId = await submit({ delay_ms: 700 });
+    await client.pollJob(jobId, { intervalMs: 40, maxIntervalMs: 100 });
+    const at = pollsOf(service, jobId).map((r) => r.at);
+    const gaps = at.slice(1).map((t, i) => t - at[i]!);
+    // Timers never fire early, so the lower bounds are exact; the upper ones leave room for a busy
+    // machine while still catching a missing cap (uncapped: 135, 202, 303 ms).
+    const expected = [40, 60, 90, 100, 100, 100];
+    for (const [i, want] of expected.entries()) {
+      expect(gaps[i]).toBeGreaterThanOrEqual(want - 2);
+      expect(gaps[i]).toBeLessThan(want + 100);
+    }
+  });
+
+  it('gives up with ERR_TIMEOUT at timeoutMs, naming the last status', async () => {
+    const jobId = await submit({ delay_ms: -1 });
+    const started = performance.now();
+    const err = await rejection(client.pollJob(jobId, { intervalMs: 20, timeoutMs: 200 }));
+    const took = performance.now() - started;
+    expect(err.code).toBe('ERR_TIMEOUT');
+    expect(err.message).toContain('last status: processing');
+    expect(took).toBeGreaterThanOrEqual(195);
+    expect(took).toBeLessThan(600);
+  });
+
+  it('keeps the deadline while a request hangs, and a single request times out on timeoutMs', async () => {
+    const jobId = await submit({ delay_ms: -1 });
+    service.faults.push('hang', 'hang');
+    const started = performance.now();
+    const err = await rejection(client.pollJob(jobId, { intervalMs: 20, timeoutMs: 150 }));
+    expect(err.code).toBe('ERR_TIMEOUT');
+    expect(performance.now() - started).toBeLessThan(600);
+
+    const quick = createClient({ baseUrl: service.url, apiKey: GOOD_KEY, timeoutMs: 100 });
+    const one = await rejection(quick.getJob(jobId));
+    expect([one.code, one.status, one.retryable]).toEqual(['ERR_TIMEOUT', null, true]);
+  });
+
+  it('stops promptly on abort, even mid-request, with the signal reason', async () => {
+    const jobId = await submit({ delay_ms: -1 });
+    for (const fault of [undefined, 'hang' as const]) {
+      if (fault !== undefined) service.faults.push(fault);
+      const controller = new AbortController();
+      const polling = client.pollJob(jobId, { intervalMs: 500, signal: controller.signal });
+      await new Promise((r) => setTimeout(r, 50));
+      const abortedAt = performance.now();
+      controller.abort();
+      const err = await polling.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((err as Error).name).toBe('AbortError');
+      expect(performance.now() - abortedAt).toBeLessThan(100); // not the 500 ms pause
+    }
+  });
+
+  it('does not follow a redirect: ERR_HTTP naming the Location, not retried', async () => {
+    service.faults.push({ status: 307, headers: { location: 'https://elsewhere.example.com/' } });
+    const before = service.requests.length;
+    const err = await rejection(client.pollJob('x', { intervalMs: 10 }));
+    expect([err.code, err.status, err.retryable]).toEqual(['ERR_HTTP', 307, false]);
+    expect(err.message).toContain('redirect to https://elsewhere.example.com/ not followed');
+    expect(service.requests.length - before).toBe(1);
+  });
+
+  it('reports a refused connection as ERR_NETWORK (retryable)', async () => {
+    const closed = await startFakeService();
+    await closed.close();
+    const err = await rejection(createClient({ baseUrl: closed.url, apiKey: GOOD_KEY }).getJob('x'));
+    expect([err.code, err.status, err.retryable]).toEqual(['ERR_NETWORK', null, true]);
+    expect(err.message).toContain('ECONNREFUSED');
+  });
+});
+
+describe('options', () => {
+  it('throws ERR_OPTION_INVALID at construction, naming the option', async () => {
+    const bad: [Record<string, unknown>, string][] = [
+      [{ apiKey: 'k' }, 'baseUrl'],
+      [{ baseUrl: 'ftp://x', apiKey: 'k' }, 'baseUrl'],
+      [{ baseUrl: 'http://x', apiKey: 'k k' }, 'apiKey'],
+      [{ baseUrl: 'http://x', apiKey: 'k\n' }, 'apiKey'],
+      [{ baseUrl: 'http://x', apiKey: 'k', timeoutMs: 0 }, 'timeoutMs'],
+    ];
+    for (const [options, name] of bad) {
+      let err: unknown;
+      try {
+        createClient(options as never);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(JobhookError);
+      expect(err).toMatchObject({ code: 'ERR_OPTION_INVALID' });
+      expect((err as Error).message).toContain(name);
+    }
+    await expect(client.pollJob('j', { intervalMs: 100, maxIntervalMs: 50 })).rejects.toThrow(/maxIntervalMs/);
+  });
+
+  it('keeps a base URL path prefix', async () => {
+    const prefixed = createClient({ baseUrl: `${service.url}/api/`, apiKey: GOOD_KEY });
+    expect(prefixed.baseUrl).toBe(`${service.url}/api`);
+    const err = await rejection(prefixed.getJob('abc'));
+    expect(err.code).toBe('ERR_NOT_FOUND');
+    expect(service.requests.at(-1)!.path).toBe('/api/v3/universal-ai/async/abc');
+  });
+});
