@@ -33,9 +33,6 @@ app.register(jobhook, {
 });
 app.get('/healthz', async () => ({ ok: true }));
 
-await app.listen({ port, host });
-log({ msg: 'listening', port: app.server.address().port, path: webhookPath });
-
 let closing = false;
 async function shutdown(signal) {
   if (closing) return;
@@ -54,3 +51,7 @@ async function shutdown(signal) {
 }
 process.on('SIGTERM', shutdown);
 process.on('SIGINT', shutdown);
+
+// Handlers first: a SIGTERM right after the 'listening' line must still shut down cleanly.
+await app.listen({ port, host });
+log({ msg: 'listening', port: app.server.address().port, path: webhookPath });
