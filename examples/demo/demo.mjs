@@ -1,125 +1,296 @@
-// The jobhook demo: sign a webhook as the service does, show why a naive verifier fails, verify it
-// exactly, deliver it to a Fastify receiver over HTTP (handled once, duplicates acknowledged,
-// tampering refused), and check the public signature vectors. (The end-to-end demo with the
-// reference sender replaces the hand-made deliveries once that package exists.)
-import { createHash, generateKeyPairSync } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+// The jobhook demo (`npm run demo`): the whole loop on this machine. The reference service
+// (@jobhook/sender) runs jobs submitted with @jobhook/client and delivers their signed webhooks to the
+// Fastify example receiver (examples/fastify-receiver, run as a child process). It shows each webhook
+// verified and handled once, a duplicate acknowledged, a tampered body refused, a job fetched by
+// polling, a delivery log with a retry, why a naive verifier fails, and the public signature vectors.
+// Exit 0 when every check holds, 1 otherwise; nothing is left running either way.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Fastify from 'fastify';
-import { createVerifier, JobhookError, rawJson, signPayload } from '@jobhook/core';
-import { jobhook } from '@jobhook/fastify';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from '@jobhook/client';
+import { parseBody, rawJson, stringifyJson, toLosslessValue } from '@jobhook/core';
+import { createSender } from '@jobhook/sender';
+import { compareNaiveAndExact } from './lib/naive-vs-exact.mjs';
+import { startReceiverChild } from './lib/receiver-child.mjs';
+import { createReport, short } from './lib/report.mjs';
+import { checkVectors } from './lib/vectors-check.mjs';
+import { OUTAGE_ONCE_PATH, startWireTap } from './lib/wire-tap.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
-const step = (n, text) => console.log(`\n\x1b[1m${n}. ${text}\x1b[0m`);
+const repoRoot = resolve(here, '../..');
+const vectorsDir = process.env.JOBHOOK_VECTORS_DIR ?? resolve(repoRoot, '../shared/vectors');
+/** Short demo timings; the service's own are 1 s before the first retry and 30 s per attempt. */
+const RETRY_BASE_MS = 200;
+const ATTEMPT_TIMEOUT_MS = 5_000;
+/** Last resort if a step hangs despite its own timeout. */
+const WATCHDOG_MS = 50_000;
 
-step(1, 'The service signs a finished job (RSA PKCS#1 v1.5 / SHA-256 over the canonical JSON digest)');
-const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
-const payload = {
-  event: 'async_job_completed',
-  job_id: '5f0c3a52-9d1e-4b8e-8f43-2a7c9b1d6e10',
-  status: 'success',
-  feature: 'ocr',
-  subfeature: 'ocr_async',
-  provider: 'amazon',
-  model: null,
-  created_at: '2026-11-22T09:30:00.123456+00:00',
-  finished_at: '2026-11-22T09:30:04.654321+00:00',
-  output: { raw_text: 'Reçu n° 42 — 東京 😀', pages: 1 },
-  user_parameters: { order: 'A-17', weight: rawJson('1.0'), ratio: 1e-7, big: 123456789012345678901234567890n },
-};
-const signed = signPayload(payload, privateKey); // body as Python's json.dumps sends it
-console.log(`   body sent     ${signed.body.toString().slice(0, 96)}…`);
-console.log(`   signature     ${signed.signature.slice(0, 48)}… (${signed.signature.length / 2} bytes)`);
+const report = createReport();
+const started = performance.now();
+/** What cleanup() must stop, filled in as things start. */
+const running = { sender: undefined, receiver: undefined, tap: undefined, tmpDir: undefined };
+/** cleanup()'s one run. */
+let cleaning;
 
-step(2, 'A receiver re-creates the canonical bytes from the body it got');
-const naive = Buffer.from(JSON.stringify(sortKeys(JSON.parse(signed.body.toString())), null, 2));
-const sha = (b) => createHash('sha256').update(b).digest('hex');
-console.log(`   signed digest                  ${signed.digest}`);
-console.log(`   JSON.parse + sorted stringify  ${sha(naive)}  ${sha(naive) === signed.digest ? 'match' : 'MISMATCH'}`);
-for (const [ours, theirs] of diffLines(signed.canonical.toString(), naive.toString())) {
-  console.log(`     python: ${ours.trim().padEnd(44)} javascript: ${theirs.trim()}`);
+// A receiver child must not outlive the demo, however the demo ends.
+process.on('exit', () => running.receiver?.killNow());
+for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+  process.once(signal, () => {
+    console.log(`\n${signal}: stopping the receiver and the service`);
+    cleanup().finally(() => process.exit(code));
+  });
 }
+const watchdog = setTimeout(() => {
+  console.log(`\n✗ the demo did not finish within ${WATCHDOG_MS / 1000} s; stopping`);
+  running.receiver?.killNow();
+  process.exit(1);
+}, WATCHDOG_MS);
+watchdog.unref();
 
-step(3, 'jobhook verifies it exactly');
-const verifier = createVerifier({ keys: publicKey.export({ type: 'pkcs1', format: 'pem' }) });
-const result = verifier.verify({ body: signed.body, signature: signed.signature });
-console.log(`   verified with profile "${result.profile}", key ${result.keyId.slice(0, 16)}…`);
-console.log(`   user_parameters.big = ${result.payload.user_parameters.big}n (exact bigint)`);
-
-step(4, 'A tampered body is refused');
+console.log('jobhook demo: reference service → signed webhook → Fastify receiver, all on this machine');
 try {
-  verifier.verify({ body: Buffer.from(signed.body.toString().replace('A-17', 'A-18')), signature: signed.signature });
+  await runDemo();
 } catch (err) {
-  if (!(err instanceof JobhookError)) throw err;
-  console.log(`   ${err.status} ${err.code}: ${err.message}`);
+  report.error(err);
 }
+const stopped = await cleanup();
+report.title(10, 'Shut down');
+const exit = stopped.receiverExit;
+const exitText = exit?.code ?? `none (${exit?.signal})`;
+let receiverPart = 'the receiver was never started';
+if (running.receiver !== undefined) {
+  receiverPart = exit?.signalled
+    ? `receiver (pid ${running.receiver.pid}) stopped with SIGTERM, exit code ${exitText}`
+    : `receiver (pid ${running.receiver.pid}) had already exited, exit code ${exitText}`;
+}
+report.check(
+  (exit === undefined || !exit.signalled || exit.code === 0) && stopped.senderError === undefined,
+  `service closed; ${receiverPart}`,
+  stopped.senderError === undefined ? 'the receiver should exit 0 on SIGTERM' : `closing the service failed: ${stopped.senderError.message}`,
+);
 
-step(5, 'A Fastify receiver (@jobhook/fastify) gets the webhook over HTTP');
-const handled = [];
-const app = Fastify();
-await app.register(jobhook, {
-  path: '/webhooks/jobs',
-  publicKeys: publicKey,
-  onEvent: async (event) => {
-    handled.push(event.job_id);
-    await new Promise((resolve) => setTimeout(resolve, 100)); // some work, so deliveries overlap
-  },
-});
-const address = await app.listen({ port: 0, host: '127.0.0.1' });
-const url = `${address}/webhooks/jobs`;
-const post = async (body, headers = signed.headers) => {
-  const res = await fetch(url, { method: 'POST', body, headers });
-  const answer = await res.json();
-  return `${res.status} ${answer.error?.code ?? (answer.duplicate ? 'duplicate' : 'handled')}`;
-};
-console.log(`   first delivery          → ${await post(signed.body)}`);
-console.log(`   same job_id again       → ${await post(signed.body)} (handler not run again)`);
-const again = signPayload({ ...payload, job_id: '0d4f7c9e-6a1b-4e2f-9c3d-8b5a7e6f1a20' }, privateKey);
-const burst = await Promise.all(Array.from({ length: 5 }, () => post(again.body, again.headers)));
-console.log(`   5 deliveries at once    → ${burst.sort().join(', ')} (503 = retry later)`);
-console.log(`   tampered body           → ${await post(Buffer.from(signed.body.toString().replace('A-17', 'A-18')))}`);
-console.log(`   handler ran ${handled.length} times for ${new Set(handled).size} jobs`);
-await app.close();
-if (handled.length !== 2) process.exitCode = 1;
-
-step(6, 'The public signature vectors (../shared/vectors)');
-const vectorsDir = process.env.JOBHOOK_VECTORS_DIR ?? resolve(here, '../../../shared/vectors');
-if (existsSync(resolve(vectorsDir, 'vectors.jsonl'))) {
-  const ring = createVerifier({ keys: readFileSync(resolve(vectorsDir, 'keys/main.public.pkcs1.pem')) });
-  let agree = 0;
-  let total = 0;
-  for (const line of readFileSync(resolve(vectorsDir, 'vectors.jsonl'), 'utf8').split('\n')) {
-    if (!line.trim()) continue;
-    const c = JSON.parse(line);
-    let got;
-    try {
-      ring.verify({ body: Buffer.from(c.body_b64, 'base64'), signature: c.signature });
-      got = 'valid';
-    } catch (err) {
-      got = err.code.startsWith('ERR_SIGNATURE') ? 'invalid' : 'malformed';
-    }
-    total++;
-    if (got === c.expect || (c.expect === 'not-valid' && got !== 'valid') || (c.expect === 'valid-or-malformed' && got !== 'invalid')) agree++;
-  }
-  console.log(`   ${agree}/${total} vectors agree with their expectation`);
-  if (agree !== total) process.exitCode = 1;
+const seconds = ((performance.now() - started) / 1000).toFixed(1);
+if (report.failures.length === 0) {
+  console.log(`\n✓ all ${report.checks} checks passed in ${seconds} s`);
 } else {
-  console.log(`   (no vectors at ${vectorsDir}; set JOBHOOK_VECTORS_DIR)`);
+  console.log(`\n✗ ${report.failures.length} of ${report.checks} checks failed (${seconds} s):`);
+  for (const failure of report.failures) console.log(`  - ${failure}`);
+  process.exitCode = 1;
 }
+// Everything is closed: the process ends by itself. If a handle were left open, say so and end anyway.
+setTimeout(() => {
+  console.log('✗ something was still open 5 s after shutdown; exiting');
+  process.exit(1);
+}, 5_000).unref();
 
-function sortKeys(v) {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v === null || typeof v !== 'object') return v;
-  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
-}
+async function runDemo() {
+  report.title(1, 'Start the reference service and the Fastify example receiver');
+  const sender = (running.sender = await createSender({
+    allowInsecureReceivers: true,
+    receiverAllowlist: ['127.0.0.0/8'],
+    retryBaseMs: RETRY_BASE_MS,
+    attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
+  }));
+  const baseUrl = await sender.listen({ port: 0, host: '127.0.0.1' });
+  report.done(`reference service (@jobhook/sender) at ${baseUrl}: memory job store and queue, dev API keys, RSA-3072 signing key generated`);
+  report.info('allowInsecureReceivers + receiverAllowlist ["127.0.0.0/8"], only because the receiver is local (http://127.0.0.1);');
+  report.info('by default the sender, like the service, refuses receivers that are not public https:// URLs');
+  report.info(`demo timings: first retry after ~${RETRY_BASE_MS} ms (service: 1 s), ${ATTEMPT_TIMEOUT_MS / 1000} s per attempt (service: 30 s)`);
 
-function diffLines(a, b) {
-  const x = a.split('\n');
-  const y = b.split('\n');
-  const out = [];
-  for (let i = 0; i < Math.max(x.length, y.length) && out.length < 4; i++) {
-    if (x[i] !== y[i]) out.push([x[i] ?? '', y[i] ?? '']);
+  running.tmpDir = mkdtempSync(join(tmpdir(), 'jobhook-demo-'));
+  const publicKeyPath = join(running.tmpDir, 'service.public.pem');
+  writeFileSync(publicKeyPath, sender.publicKeyPem);
+  const receiver = (running.receiver = startReceiverChild({
+    serverPath: join(repoRoot, 'examples/fastify-receiver/server.mjs'),
+    publicKeyPath,
+  }));
+  const { url: receiverUrl } = await receiver.ready;
+  report.done(`Fastify example receiver (examples/fastify-receiver/server.mjs), pid ${receiver.pid}, at ${receiverUrl}`);
+  report.info(`JOBHOOK_PUBLIC_KEY=${publicKeyPath} (sender.publicKeyPem); LOG_LEVEL=info, so it logs each webhook's outcome and profile`);
+  const tap = (running.tap = await startWireTap({ targetUrl: receiverUrl }));
+  report.done(`wire tap at ${tap.url} between the two: keeps each delivery's bytes; its ${OUTAGE_ONCE_PATH} path answers 503 once`);
+
+  report.title(2, 'Submit jobs with @jobhook/client');
+  const client = createClient({ baseUrl, apiKey: sender.devKeys.inference });
+  const hook = `${tap.url}/webhooks/jobs`;
+  // Sent exactly: 1.0 stays 1.0 (rawJson), 2**70 stays an integer (bigint), unicode as is.
+  const params = {
+    order: 'A-17',
+    customer: 'Zoë Ōkubo — 東京 😀',
+    weight_kg: rawJson('1.0'),
+    ratio: 1e-7,
+    big: 2n ** 70n,
+    by_page: { 9: 'ok', 10: 'blurred' },
+  };
+  const submissions = {
+    A: [
+      { model: 'ocr/ocr_async/amazon', input: { file: 'https://example.com/receipt-42.pdf' }, webhook_receiver: hook, user_webhook_parameters: params },
+      'success + webhook; user_webhook_parameters: 1.0, 2**70, 1e-7, unicode, keys "9" "10"',
+    ],
+    B: [
+      {
+        model: 'ocr/ocr_async/google',
+        input: { file: 'https://example.com/blurred.pdf', simulate: { outcome: 'fail', error_code: 'provider_timeout' } },
+        webhook_receiver: hook,
+        user_webhook_parameters: { order: 'A-18' },
+      },
+      'fail (provider_timeout) + webhook',
+    ],
+    C: [
+      { model: 'audio/speech_to_text_async/openai', input: { file: 'https://example.com/call.mp3', language: 'fr' }, webhook_receiver: `${tap.url}${OUTAGE_ONCE_PATH}/webhooks/jobs` },
+      `success + webhook through the tap's ${OUTAGE_ONCE_PATH} (first attempt gets 503)`,
+    ],
+  };
+  const id = {};
+  for (const [name, [request, what]] of Object.entries(submissions)) {
+    id[name] = (await client.submitJob(request)).job_id;
+    report.done(`${name}  job ${short(id[name])}  ${request.model.padEnd(34)} ${what}`);
   }
-  return out;
+
+  report.title(3, "Webhooks delivered, verified and handled once (the receiver's own log lines)");
+  const handledLines = (jobId) => receiver.lines.filter((e) => e.msg === 'job handled' && e.job_id === jobId);
+  for (const name of ['A', 'B', 'C']) {
+    const jobId = id[name];
+    const outcome = await receiver.waitFor((e) => e.msg === 'jobhook: webhook handled' && e.jobId === jobId, `the handling of job ${name}`);
+    // The log line and the answer reach this process on different sockets: wait for both.
+    await until(() => tap.deliveriesOf(jobId).at(-1)?.status === 200, `the receiver's answer to job ${name}`);
+    const attempts = tap.deliveriesOf(jobId).map((d) => `${d.status}${d.answeredBy === 'tap' ? ' (tap outage)' : ''}`);
+    const handled = handledLines(jobId);
+    const expected = name === 'B' ? 'fail' : 'success';
+    report.check(
+      handled.length === 1 && handled[0].status === expected,
+      `${name}  ${attempts.join(' → retry → ')}: verified (profile ${outcome.profile}), handled — log: "job handled", status ${handled[0]?.status}`,
+      `expected one "job handled" line with status ${expected}, got ${JSON.stringify(handled)}`,
+    );
+  }
+  const [firstA] = tap.deliveriesOf(id.A);
+  const bodyA = firstA.body.toString('utf8');
+  const received = toLosslessValue(parseBody(firstA.body)).user_parameters;
+  const fragments = ['weight_kg', 'big', 'ratio', 'customer'].map((key) => bodyA.match(new RegExp(`"${key}": ("[^"]*"|[^,}]+)`))?.[0] ?? `"${key}": ?`);
+  report.check(
+    stringifyJson(received) === stringifyJson(params) && bodyA.includes('"weight_kg": 1.0') && bodyA.includes(`"big": ${2n ** 70n}`),
+    "A's user_parameters reached the receiver exactly as submitted (1.0 not 1, 2**70 not rounded, same text)",
+    `got ${stringifyJson(received)}`,
+  );
+  report.info(`bytes on the wire: ${fragments.join(' · ')}`);
+  report.info(`(the service's body is Python's json.dumps: ASCII escapes; "${received.customer}" once decoded)`);
+
+  report.title(4, `Duplicate: POST /v3/universal-ai/async/${short(id.A)}/redeliver sends job A again`);
+  await until(async () => (await client.getDeliveries(id.A)).delivery === 'delivered', "the service's record of A's delivery");
+  const { round } = await client.redeliver(id.A);
+  const duplicate = await receiver.waitFor((e) => e.msg === 'jobhook: webhook duplicate' && e.jobId === id.A, 'the duplicate of job A');
+  await until(() => tap.deliveriesOf(id.A)[1]?.status != null, "the receiver's answer to A's redelivery");
+  const secondA = tap.deliveriesOf(id.A)[1];
+  const sameBytes = secondA.body.equals(firstA.body) && secondA.headers['x-service-signature'] === firstA.headers['x-service-signature'];
+  report.check(
+    secondA.status === 200 && JSON.parse(secondA.answer).duplicate === true && duplicate.profile !== undefined && handledLines(id.A).length === 1,
+    `redelivery round ${round}: verified (profile ${duplicate.profile}), answered ${secondA.status} ${secondA.answer.replace(id.A, short(id.A))}; handler not run again`,
+    `status ${secondA.status}, answer ${secondA.answer}, "job handled" lines for A: ${handledLines(id.A).length}`,
+  );
+  report.info(sameBytes ? 'the same body bytes and signature as the first delivery' : 'the redelivered body differs from the first (signed again)');
+
+  report.title(5, "Tampered delivery: A's body edited, its original signature kept, posted to the receiver");
+  const tampered = Buffer.from(bodyA.replace('"order": "A-17"', '"order": "A-71"'));
+  const headers = Object.fromEntries(
+    ['content-type', 'x-service-signature', 'x-service-hash-algorithm', 'x-service-webhook'].map((name) => [name, firstA.headers[name]]),
+  );
+  const res = await fetch(receiverUrl, { method: 'POST', body: tampered, headers });
+  const refusal = await res.json();
+  await receiver.waitFor((e) => e.msg === 'jobhook: webhook rejected' && e.code === refusal.error?.code, 'the rejection of the tampered body');
+  report.check(
+    !tampered.equals(firstA.body) && res.status === 401 && refusal.error?.code === 'ERR_SIGNATURE_INVALID',
+    `"order": "A-17" → "A-71": ${res.status} ${refusal.error?.code}: ${refusal.error?.message}`,
+    'expected 401 ERR_SIGNATURE_INVALID',
+  );
+  const allHandled = receiver.lines.filter((e) => e.msg === 'job handled');
+  const perJob = ['A', 'B', 'C'].map((name) => `${name} ${handledLines(id[name]).length}`).join(', ');
+  const requests = receiver.lines.filter((e) => typeof e.msg === 'string' && e.msg.startsWith('jobhook: webhook ')).length;
+  report.check(
+    allHandled.length === 3 && ['A', 'B', 'C'].every((name) => handledLines(id[name]).length === 1),
+    `handler ran once per job (${perJob}) over ${requests} requests that reached the receiver`,
+    `"job handled" lines: ${allHandled.length}`,
+  );
+
+  report.title(6, 'Polling: job D has no webhook_receiver');
+  const { job_id: jobD } = await client.submitJob({ model: 'ocr/ocr_async/amazon', input: { file: 'https://example.com/scan.pdf', simulate: { delay_ms: 300 } } });
+  const pollStarted = performance.now();
+  const first = await client.getJob(jobD);
+  const finished = await client.pollJob(jobD, { intervalMs: 100, timeoutMs: 10_000 });
+  const pollMs = Math.round(performance.now() - pollStarted);
+  const deliveriesD = await client.getDeliveries(jobD);
+  const text = String(finished.output?.raw_text ?? '').split('\n')[0];
+  report.check(
+    first.status === 'processing' && finished.status === 'success' && typeof finished.output?.raw_text === 'string',
+    `D  job ${short(jobD)}: getJob → "${first.status}"; pollJob → "${finished.status}" after ${pollMs} ms, output.raw_text "${text.slice(0, 40)}…"`,
+    `expected processing then success with output.raw_text, got ${first.status} then ${finished.status}`,
+  );
+  report.check(
+    deliveriesD.delivery === null && tap.deliveriesOf(jobD).length === 0,
+    `no webhook sent for D (deliveries: delivery ${deliveriesD.delivery}, ${deliveriesD.attempts.length} attempts)`,
+  );
+
+  report.title(7, `Delivery log of job C: GET /v3/universal-ai/async/${short(id.C)}/deliveries`);
+  const logC = await until(async () => {
+    const d = await client.getDeliveries(id.C);
+    return d.delivery === 'delivered' ? d : undefined;
+  }, "the service's record of C's delivery");
+  for (const a of logC.attempts) {
+    const next = a.next_delay_ms == null ? '' : `, next attempt in ${a.next_delay_ms} ms`;
+    report.info(`round ${a.round} attempt ${a.attempt}: ${a.status_code ?? a.error} ${a.outcome}${next} (${a.duration_ms} ms to ${a.address})`);
+  }
+  const [a1, a2] = logC.attempts;
+  report.check(
+    logC.attempts.length === 2 && a1?.status_code === 503 && a1?.outcome === 'retry' && a2?.status_code === 200 && a2?.outcome === 'delivered',
+    `delivery "${logC.delivery}": 503 retried, then 200`,
+    `attempts: ${logC.attempts.map((a) => `${a.status_code ?? a.error} ${a.outcome}`).join(', ')}`,
+  );
+
+  report.title(8, 'Why not JSON.parse + JSON.stringify? (A\'s body as delivered)');
+  const cmp = compareNaiveAndExact(firstA.body, firstA.headers['x-service-signature'], sender.publicKeyPem);
+  report.info(`${`jobhook, canonical profile ${cmp.exact.profile}`.padEnd(48)} sha256 ${cmp.exact.digest.slice(0, 16)}…  signature verifies`);
+  for (const n of cmp.naive) report.info(`${n.name.padEnd(48)} sha256 ${n.digest.slice(0, 16)}…  ${n.verifies ? 'verifies' : 'does not verify'}`);
+  report.info('lines that differ, Python canonical  ≠  JavaScript:');
+  for (const [python, javascript] of cmp.differences) report.info(`  ${python.padEnd(34)} ≠  ${javascript}`);
+  report.info('(floats lose ".0", big integers are rounded, 1e-07 becomes 1e-7, integer-like keys go first;');
+  report.info(' hashing the body as sent fails too: its spacing and \\u escapes are not the canonical form)');
+  report.check(cmp.naive.every((n) => !n.verifies), "neither naive digest verifies; jobhook's does");
+
+  report.title(9, `Public signature vectors (${vectorsDir})`);
+  const vectors = checkVectors(vectorsDir);
+  if (!vectors.found) {
+    report.info(`no vectors.jsonl there: skipped (set JOBHOOK_VECTORS_DIR to check them)`);
+  } else {
+    report.check(
+      vectors.agree === vectors.total && vectors.total > 0,
+      `${vectors.agree}/${vectors.total} vectors agree with their expectation`,
+      vectors.disagreeing.slice(0, 5).join('; '),
+    );
+  }
+}
+
+/** Polls `probe` every 20 ms until it returns a truthy value. */
+async function until(probe, what, timeoutMs = 10_000) {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** Stops what started, in order: the service (no new deliveries), the tap, the receiver. Idempotent. */
+function cleanup() {
+  cleaning ??= (async () => {
+    const result = { receiverExit: undefined, senderError: undefined };
+    const { sender, tap, receiver, tmpDir } = running;
+    if (sender !== undefined) await sender.close().catch((err) => (result.senderError = err));
+    if (tap !== undefined) await tap.close().catch(() => {});
+    if (receiver !== undefined) result.receiverExit = await receiver.stop();
+    if (tmpDir !== undefined) rmSync(tmpDir, { recursive: true, force: true });
+    return result;
+  })();
+  return cleaning;
 }

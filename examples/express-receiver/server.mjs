@@ -25,8 +25,8 @@ app.post(
     publicKeys: readFileSync(publicKeyPath),
     store,
     // Runs once per job (never for duplicates): do the work here, or enqueue it. Throw to get a retry.
-    onEvent: async (event) => {
-      log({ msg: 'job handled', job_id: event.job_id, status: event.status });
+    onEvent: async (event, { profile }) => {
+      log({ msg: 'job handled', job_id: event.job_id, status: event.status, profile });
     },
   }),
 );

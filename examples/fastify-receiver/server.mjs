@@ -27,8 +27,8 @@ app.register(jobhook, {
   store,
   logger: app.log,
   // Runs once per job (never for duplicates): do the work here, or enqueue it. Throw to get a retry.
-  onEvent: async (event) => {
-    log({ msg: 'job handled', job_id: event.job_id, status: event.status });
+  onEvent: async (event, { profile }) => {
+    log({ msg: 'job handled', job_id: event.job_id, status: event.status, profile });
   },
 });
 app.get('/healthz', async () => ({ ok: true }));
