@@ -277,7 +277,7 @@ export function createRedisStore(options: RedisStoreOptions): IdempotencyStore {
     },
 
     close(): Promise<void> {
-      closing ??= owned ? quit(client as Redis, timeoutMs) : Promise.resolve();
+      closing ??= owned ? quitRedisClient(client as Redis, timeoutMs) : Promise.resolve();
       return closing;
     },
   });
@@ -300,8 +300,11 @@ function ownedClientOptions(timeoutMs: number) {
   } satisfies RedisOptions;
 }
 
-/** Quits a client the store made: QUIT when connected (bounded), then stop reconnecting for good. */
-async function quit(client: Redis, timeoutMs: number): Promise<void> {
+/**
+ * Quits a client you made: QUIT when connected (bounded by `timeoutMs`), then stop reconnecting for
+ * good. The store uses it for the clients it makes; the reference sender for its own. @internal
+ */
+export async function quitRedisClient(client: Redis, timeoutMs: number): Promise<void> {
   if (client.status === 'ready') {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<void>((resolve) => {

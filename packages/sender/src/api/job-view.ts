@@ -1,4 +1,5 @@
-import { rawJson, stringifyJson } from '@jobhook/core';
+import { stringifyJson } from '@jobhook/core';
+import { jobMembers } from '../delivery/webhook-payload.js';
 import type { AttemptRecord } from '../delivery/delivery-types.js';
 import type { JobRecord } from '../jobs/job-record.js';
 
@@ -13,23 +14,9 @@ import type { JobRecord } from '../jobs/job-record.js';
  * final; `user_parameters` when given; `webhook: { receiver, delivery, round }` when a receiver was set.
  */
 export function jobViewJson(job: JobRecord): string {
-  const final = job.status !== 'processing';
-  const view: Record<string, unknown> = {
-    job_id: job.jobId,
-    status: job.status,
-    feature: job.feature,
-    subfeature: job.subfeature,
-    provider: job.provider,
-    model: job.model,
-    created_at: job.createdAt,
-    finished_at: job.finishedAt,
-  };
-  if (job.status === 'success' && job.outputJson !== null) view.output = rawJson(job.outputJson);
-  if (job.status === 'fail' && job.error !== null) view.error = job.error;
-  if (final && job.cost !== null) view.cost = job.cost;
-  if (final && job.showOriginalResponse && job.originalResponseJson !== null) view.original_response = rawJson(job.originalResponseJson);
-  if (job.userParametersJson !== null) view.user_parameters = rawJson(job.userParametersJson);
-  if (job.webhookReceiver !== null) view.webhook = { receiver: job.webhookReceiver, delivery: job.delivery, round: job.deliveryRound };
+  const view = jobMembers(job);
+  if (job.status !== 'processing' && job.cost !== null) view['cost'] = job.cost;
+  if (job.webhookReceiver !== null) view['webhook'] = { receiver: job.webhookReceiver, delivery: job.delivery, round: job.deliveryRound };
   return stringifyJson(view);
 }
 

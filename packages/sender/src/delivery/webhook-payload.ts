@@ -1,4 +1,4 @@
-import { JobhookError, rawJson, stringifyJson } from '@jobhook/core';
+import { JobhookError, rawJson, stringifyJson, type RawJson } from '@jobhook/core';
 import type { JobRecord } from '../jobs/job-record.js';
 
 /**
@@ -24,8 +24,25 @@ export function buildWebhookPayload(job: JobRecord): string {
     throw new JobhookError('ERR_INTERNAL', `buildWebhookPayload: job ${job.jobId} is ${job.status}, not final`);
   }
   if (job.finishedAt === null) throw new JobhookError('ERR_INTERNAL', `buildWebhookPayload: job ${job.jobId} is final without finishedAt`);
-  const payload: Record<string, unknown> = {
-    event: 'async_job_completed',
+  if (job.status === 'success' && job.outputJson === null) {
+    throw new JobhookError('ERR_INTERNAL', `buildWebhookPayload: job ${job.jobId} succeeded without output`);
+  }
+  if (job.status === 'fail' && job.error === null) {
+    throw new JobhookError('ERR_INTERNAL', `buildWebhookPayload: job ${job.jobId} failed without error`);
+  }
+  const payload = { event: 'async_job_completed', ...jobMembers(job) };
+  return stringifyJson(payload);
+}
+
+/**
+ * The members a job shows both in its webhook payload and in its polling answer (spec §2.2: "output
+ * and error as in the webhook payload"): `job_id`, `status`, `feature`, `subfeature`, `provider`,
+ * `model`, `created_at`, `finished_at`; `output` on success, `error` (`{message, error_code?}`) on
+ * fail; `original_response` when requested and the job is final; `user_parameters` when given.
+ * Client JSON is spliced as {@link RawJson}.
+ */
+export function jobMembers(job: JobRecord): Record<string, unknown> {
+  const members: Record<string, unknown> = {
     job_id: job.jobId,
     status: job.status,
     feature: job.feature,
@@ -35,18 +52,13 @@ export function buildWebhookPayload(job: JobRecord): string {
     created_at: job.createdAt,
     finished_at: job.finishedAt,
   };
-  if (job.status === 'success') {
-    if (job.outputJson === null) throw new JobhookError('ERR_INTERNAL', `buildWebhookPayload: job ${job.jobId} succeeded without output`);
-    payload['output'] = rawJson(job.outputJson);
-  } else {
-    if (job.error === null) throw new JobhookError('ERR_INTERNAL', `buildWebhookPayload: job ${job.jobId} failed without error`);
+  if (job.status === 'success' && job.outputJson !== null) members['output'] = rawJson(job.outputJson);
+  if (job.status === 'fail' && job.error !== null) {
     // Built member by member so a stored record with extra members cannot leak them.
-    payload['error'] =
-      job.error.error_code === undefined
-        ? { message: job.error.message }
-        : { message: job.error.message, error_code: job.error.error_code };
+    members['error'] =
+      job.error.error_code === undefined ? { message: job.error.message } : { message: job.error.message, error_code: job.error.error_code };
   }
-  if (job.showOriginalResponse) payload['original_response'] = rawJson(job.originalResponseJson ?? 'null');
-  if (job.userParametersJson !== null) payload['user_parameters'] = rawJson(job.userParametersJson);
-  return stringifyJson(payload);
+  if (job.status !== 'processing' && job.showOriginalResponse) members['original_response'] = rawJson(job.originalResponseJson ?? 'null');
+  if (job.userParametersJson !== null) members['user_parameters'] = rawJson(job.userParametersJson);
+  return members;
 }

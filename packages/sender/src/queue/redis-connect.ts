@@ -1,4 +1,5 @@
 import { JobhookError } from '@jobhook/core';
+import { quitRedisClient } from '@jobhook/core/redis';
 import { Redis } from 'ioredis';
 
 /** How long {@link connectRedis} waits for a first PONG before giving up. */
@@ -74,16 +75,6 @@ export async function connectRedis(where: string, url: string, timeoutMs = DEFAU
 }
 
 /** QUIT (bounded by `timeoutMs`), then stop reconnecting for good. @internal */
-export async function quitRedis(client: Redis, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Promise<void> {
-  if (client.status === 'ready') {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, timeoutMs);
-    });
-    await Promise.race([client.quit().then(noop, noop), deadline]);
-    clearTimeout(timer);
-  }
-  client.disconnect();
+export function quitRedis(client: Redis, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Promise<void> {
+  return quitRedisClient(client, timeoutMs);
 }
-
-function noop(): void {}
