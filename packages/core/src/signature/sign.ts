@@ -119,6 +119,18 @@ function prepareSignature(payload: unknown, privateKey: PrivateKeyInput, options
     bodyStyle === 'canonical'
       ? canonical
       : serializeTape(doc, bodyStyle === 'python' ? PYTHON_DEFAULT_DUMPS : PYTHON_COMPACT_DUMPS);
+  // A receiver canonicalizes the BODY, so it must read back to the signed form. Under the lossy
+  // profiles it may not (JSON.parse cannot read the Infinity a Python-style body writes for an
+  // overflowing number): never hand out a delivery that no receiver can verify.
+  if (bodyStyle !== 'canonical' && (profile === 'javascript' || profile === 'orjson')) {
+    const readBack = serializeCanonical(parseBodyUnchecked(body, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_DEPTH), profile);
+    if (!readBack.equals(canonical)) {
+      throw new JobhookError(
+        'ERR_CANONICAL_UNREPRESENTABLE',
+        `${caller}: a ${bodyStyle}-style body of this payload does not read back to its ${profile} canonical form; use bodyStyle 'canonical'`,
+      );
+    }
+  }
   const names = { ...DEFAULT_HEADER_NAMES, ...headerNames };
   const finish = (signature: string): SignedPayload => ({
     body,

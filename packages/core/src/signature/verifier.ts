@@ -1,6 +1,6 @@
 import { constants, createHash, verify } from 'node:crypto';
 import { JobhookError } from '../errors.js';
-import { parseBodyUnchecked, resolveParseOptions, type ParseOptions } from '../canonical/parse.js';
+import { MAX_MAX_DEPTH, parseBodyUnchecked, resolveParseOptions, type ParseOptions } from '../canonical/parse.js';
 import { resolveProfiles, serializeCanonical, type CanonicalProfile } from '../canonical/profiles.js';
 import type { ParsedBody } from '../canonical/tape.js';
 import { toValue, type JsonObject } from '../canonical/to-value.js';
@@ -85,6 +85,9 @@ export function createVerifier(options: VerifierOptions): Verifier {
   });
 }
 
+/** Profiles whose canonical form keeps every value of the body (its parse is the signed payload). */
+const LOSSLESS_PROFILES: ReadonlySet<CanonicalProfile> = new Set(['python', 'python-ascii']);
+
 /**
  * Verifies a parsed body against every profile and key; the first match wins.
  * @internal
@@ -112,7 +115,12 @@ export function verifyParsed(
     const signed = Buffer.from(digest, 'latin1');
     for (const key of keyRing.keys) {
       if (verify('sha256', signed, { key: key.key, padding: constants.RSA_PKCS1_PADDING }, signature)) {
-        return { payload: toValue(doc) as JsonObject, profile, keyId: key.id, digest, canonical };
+        // The signature covers `canonical`, not the body. The python profiles lose nothing, but
+        // javascript drops `__proto__` keys and rounds integers to doubles, and orjson writes NaN and
+        // Infinity as null: under those the body can hold values no signature covers, so the payload
+        // is the signed bytes, parsed.
+        const signedDoc = LOSSLESS_PROFILES.has(profile) ? doc : parseBodyUnchecked(canonical, canonical.length, MAX_MAX_DEPTH);
+        return { payload: toValue(signedDoc) as JsonObject, profile, keyId: key.id, digest, canonical };
       }
     }
   }

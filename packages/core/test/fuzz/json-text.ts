@@ -287,7 +287,12 @@ const SHORT_ESCAPES: Readonly<Record<string, string>> = {
  * JSON or a different string (for refusals).
  */
 export function reescapeString(raw: string, choices: readonly number[]): string {
-  const text = JSON.parse(raw) as string;
+  let text: string;
+  try {
+    text = JSON.parse(raw) as string;
+  } catch {
+    return raw; // already broken by an earlier corruption: leave it so
+  }
   let out = '"';
   let n = 0;
   for (const ch of text) {

@@ -7,7 +7,10 @@
  * - the handler runs at most once per `job_id`;
  * - with the idempotency store down, a valid delivery answers 503 (retry) and an invalid one 4xx.
  *
- * FUZZ_RUNS (total cases, default 5,000), FUZZ_SEED and FUZZ_STRICT: see fuzz-config.ts.
+ * Fixed anchor cases pin the oracle's verdict on the re-spellings that matter (`1.0` → `1` refused,
+ * `1.00` accepted, ...). Core bugs this fuzzer found are kept as regression tests at the end.
+ *
+ * FUZZ_RUNS (total cases, default 5,000) and FUZZ_SEED: see fuzz-config.ts.
  * `npm run fuzz` runs this folder alone; `FUZZ_RUNS=200000 npm run fuzz` is the long run.
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
@@ -30,35 +33,30 @@ import {
   type ReceiverRequest,
   type ReceiverResponse,
 } from '../../src/index.js';
-import { createTestKeyPair, signTestEvent } from '../../src/testing/index.js';
+import { buildTestEvent, createTestKeyPair, signTestEvent } from '../../src/testing/index.js';
 import {
-  applyMutation,
-  buildHeaders,
   buildLargeBody,
-  CONTENT_TYPES,
   eventTextArb,
-  HASH_ALGORITHMS,
-  headerChoiceArb,
   largeBodyArb,
-  mutationArb,
-  PLAIN_HEADERS,
   smallBodyBytesArb,
   wildJsonArb,
   wildSignatureArb,
   type WildSignature,
 } from './arbitraries.js';
+import { applyMutation, mutationArb } from './body-mutations.js';
+import {
+  buildHeaders,
+  CONTENT_TYPES,
+  HASH_ALGORITHMS,
+  headerChoiceArb,
+  PLAIN_HEADERS,
+  type BuiltHeaders,
+} from './request-headers.js';
 import { buildDeliveryPool, eventShapeOk, matchingProfiles, parsesAsObject, sameJson, type PoolEntry } from './delivery-pool.js';
-import { FUZZ_RUNS, FUZZ_SEED, FUZZ_STRICT, runsFor, timeoutFor } from './fuzz-config.js';
+import { FUZZ_RUNS, FUZZ_SEED, runsFor, timeoutFor } from './fuzz-config.js';
 
 /** The receiver's default body limit, which these receivers keep. */
 const MAX_BODY_BYTES = 1024 * 1024;
-
-/**
- * Profiles under which a verified event may today differ from the signed payload (see the
- * `known integrity gaps` tests at the end): their canonical form forgets things the receiver's
- * lossless parse keeps. The integrity check skips them unless FUZZ_STRICT=1.
- */
-const KNOWN_LOSSY_PROFILES: readonly CanonicalProfile[] = FUZZ_STRICT ? [] : ['javascript', 'orjson'];
 
 /** Statuses the receiver documents for requests to drop. */
 const REFUSALS = [400, 401, 405, 413, 415];
@@ -74,6 +72,31 @@ interface Harness {
 function isValidSignatureHeader(value: string): boolean {
   const t = value.trim();
   return t.length > 0 && t.length <= 4096 && t.length % 2 === 0 && /^[0-9a-fA-F]+$/.test(t);
+}
+
+function parsesWithJsonParse(body: Buffer): boolean {
+  try {
+    JSON.parse(body.toString('utf8'));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What the receiver must do with a (mutated) pool delivery: `accept` when the headers are
+ * acceptable, the body's canonical form is the signed one under some profile, and the event has the
+ * spec's shape; `refuse` otherwise. `either` is the one case a known core bug decides (see the
+ * `known integrity gaps` tests): only a lossy profile matched, and the body's own value, which core
+ * hands over today, is not an event although the signed one is.
+ */
+function judge(built: BuiltHeaders, body: Buffer, entry: PoolEntry): { verdict: 'accept' | 'refuse' | 'either'; profiles: CanonicalProfile[] } {
+  const profiles = built.ok ? matchingProfiles(body, entry.canonical) : [];
+  if (profiles.length === 0) return { verdict: 'refuse', profiles };
+  if (eventShapeOk(body)) return { verdict: 'accept', profiles };
+  // A lossless profile's canonical form keeps every value: had one matched, the body would be the signed event.
+  expect(profiles.every((p) => p === 'javascript' || p === 'orjson')).toBe(true);
+  return { verdict: 'either', profiles };
 }
 
 /** Checks what every answer must be, and returns its code (errors) or duplicate flag (200). */
@@ -92,7 +115,7 @@ function checkAnswer(res: ReceiverResponse): { code?: ErrorCode; duplicate?: boo
   return { code: body.error!.code };
 }
 
-describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}${FUZZ_STRICT ? ', strict' : ''})`, () => {
+describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS})`, () => {
   const keys = createTestKeyPair();
   let ring: KeyRing;
   let wrongKey: KeyObject;
@@ -100,14 +123,15 @@ describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}${
   let shared: Harness;
   const opened: Receiver[] = [];
 
-  function harness(store?: IdempotencyStore): Harness {
+  /** A receiver with a counting handler; `track` ones are closed after the suite. */
+  function harness(store?: IdempotencyStore, track = true): Harness {
     const runs = new Map<string, number>();
     const receiver = createReceiver({
       publicKeys: ring,
       ...(store === undefined ? {} : { store }),
       onEvent: (event) => void runs.set(event.job_id, (runs.get(event.job_id) ?? 0) + 1),
     });
-    opened.push(receiver);
+    if (track) opened.push(receiver);
     return { receiver, runs };
   }
 
@@ -126,32 +150,36 @@ describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}${
   it(
     'random bytes with valid-looking headers: never thrown, never accepted, 400/401/413/415',
     async () => {
+      const h = harness();
       await fc.assert(
         fc.asyncProperty(
+          // Large bodies are described, not spelled out, so a counterexample stays readable.
           fc.oneof(
-            { arbitrary: smallBodyBytesArb.map((b) => ({ bytes: Buffer.from(b), large: undefined })), weight: 60 },
-            { arbitrary: largeBodyArb.map((large) => ({ bytes: buildLargeBody(large), large })), weight: 1 },
+            { arbitrary: smallBodyBytesArb.map((bytes) => ({ small: Buffer.from(bytes) })), weight: 60 },
+            { arbitrary: largeBodyArb.map((large) => ({ large })), weight: 1 },
           ),
           fc.uint8Array({ minLength: 256, maxLength: 256 }),
           headerChoiceArb(4).map((c) => ({ ...c, method: 0, signature: 0 })),
           fc.boolean(),
-          async ({ bytes }, sig, choice, asString) => {
+          async (spec, sig, choice, asString) => {
+            const bytes = 'small' in spec ? spec.small : buildLargeBody(spec.large);
             const { method, headers } = buildHeaders(choice, Buffer.from(sig).toString('hex'));
             // A string body is taken as its UTF-8 bytes, which may differ from (and outgrow) the original.
             const rawBody = asString ? bytes.toString('utf8') : bytes;
             const size = asString ? Buffer.byteLength(rawBody, 'utf8') : bytes.length;
-            const res = await shared.receiver.handle({ method, headers, rawBody });
+            const res = await h.receiver.handle({ method, headers, rawBody });
             checkAnswer(res);
             const ctOk = CONTENT_TYPES[choice.contentType]!.ok;
             const hashOk = HASH_ALGORITHMS[choice.hashAlgorithm]!.ok;
             if (!ctOk) expect(res.status).toBe(415);
-            else if (size > MAX_BODY_BYTES) expect(res.status).toBe(hashOk ? 413 : 401);
+            // Too large with a bad hash-algorithm header: either refusal may come first.
+            else if (size > MAX_BODY_BYTES) expect(hashOk ? [413] : [401, 413]).toContain(res.status);
             else expect([400, 401]).toContain(res.status);
+            expect(h.runs.size).toBe(0);
           },
         ),
         options(0.2),
       );
-      expect([...shared.runs.values()].every((n) => n <= 1)).toBe(true);
     },
     timeoutFor(share1, 1),
   );
@@ -220,19 +248,18 @@ describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}${
             const entry = pool[index % pool.length]!;
             const body = applyMutation(entry.body, mutation);
             const built = buildHeaders(choice, entry.signature);
-            const profiles = built.ok ? matchingProfiles(body, entry.canonical) : [];
-            const signedForm = profiles.length > 0;
-            const shapeOk = signedForm && eventShapeOk(body);
+            const { verdict, profiles } = judge(built, body, entry);
             // A small store: the default one allocates its 100,000-entry LRU up front (~18 ms).
-            const h = which === 'shared' ? shared : harness(createMemoryStore({ max: 64 }));
+            const h = which === 'shared' ? shared : harness(createMemoryStore({ max: 64 }), false);
             const before = h.runs.get(entry.jobId) ?? 0;
             const request: ReceiverRequest = { method: built.method, headers: built.headers, rawBody: body };
             const answers = await Promise.all(Array.from({ length: concurrency }, () => h.receiver.handle(request)));
             const runsAfter = h.runs.get(entry.jobId) ?? 0;
             expect(runsAfter).toBeLessThanOrEqual(1);
+            const wasAccepted = answers.some((r) => r.status === 200);
             for (const res of answers) {
               const { code, duplicate, jobId } = checkAnswer(res);
-              if (signedForm && shapeOk) {
+              if (verdict === 'accept' || (verdict === 'either' && wasAccepted)) {
                 // Concurrent copies of one delivery: one runs, the other finds it in flight or done.
                 if (res.status === 503) {
                   expect(concurrency).toBe(2);
@@ -243,22 +270,21 @@ describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}${
                 expect(jobId).toBe(entry.jobId);
                 if (concurrency === 1) expect(duplicate).toBe(before === 1);
                 expect(profiles).toContain(res.outcome.profile);
-                if (!KNOWN_LOSSY_PROFILES.includes(res.outcome.profile!)) {
-                  // The handler gets what was signed, nothing else.
-                  expect(sameJson(res.event, entry.signedValue)).toBe(true);
-                }
+                // The handler gets what was signed, nothing else, whatever profile matched.
+                expect(sameJson(res.event, entry.signedValue)).toBe(true);
               } else {
                 expect(REFUSALS).toContain(res.status);
                 if (!built.ok) expect(built.refusal).toContain(res.status);
-                else if (signedForm) expect(code).toBe('ERR_PAYLOAD_INVALID');
+                else if (verdict === 'either') expect(code).toBe('ERR_PAYLOAD_INVALID');
                 else expect([400, 401]).toContain(res.status);
               }
             }
-            if (signedForm && shapeOk) {
-              expect(answers.some((r) => r.status === 200)).toBe(true);
+            if (wasAccepted) {
+              expect(verdict).not.toBe('refuse');
               expect(runsAfter).toBe(1);
               accepted++;
             } else {
+              expect(verdict).not.toBe('accept');
               expect(runsAfter).toBe(before);
               refused++;
             }
@@ -300,16 +326,17 @@ describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}${
             const entry = pool[index % pool.length]!;
             const body = applyMutation(entry.body, mutation);
             const built = buildHeaders(choice, entry.signature);
-            const valid = built.ok && matchingProfiles(body, entry.canonical).length > 0 && eventShapeOk(body);
+            const { verdict } = judge(built, body, entry);
             const { receiver, runs } = stores[how];
             const res = await receiver.handle({ method: built.method, headers: built.headers, rawBody: body });
             const { code } = checkAnswer(res);
-            if (valid) {
+            if (verdict === 'accept' || (verdict === 'either' && res.status === 503)) {
               expect(res.status).toBe(503);
               expect(code).toBe('ERR_STORE_UNAVAILABLE');
               expect(res.outcome.kind).toBe('store-unavailable');
             } else {
               expect(REFUSALS).toContain(res.status);
+              if (!built.ok) expect(built.refusal).toContain(res.status);
             }
             expect(runs.size).toBe(0);
           },
@@ -326,6 +353,7 @@ describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}${
     async () => {
       const h = harness();
       let signed = 0;
+      let javascriptUnverifiable = 0;
       await fc.assert(
         fc.asyncProperty(
           eventTextArb,
@@ -342,23 +370,30 @@ describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}${
             const request = { method: 'POST', headers: buildHeaders(PLAIN_HEADERS, payload.signature).headers, rawBody: payload.body };
             const res = await h.receiver.handle(request);
             const { code } = checkAnswer(res);
-            const shapeOk = eventShapeOk(payload.body);
-            if (!shapeOk) {
-              expect(res.status).toBe(400);
+            if (res.status === 401 && profile === 'javascript' && !parsesWithJsonParse(payload.body)) {
+              // Known core bug (see the tests at the end): the body holds Infinity, which this profile cannot read.
+              javascriptUnverifiable++;
+              return;
+            }
+            // The two differ only under a lossy profile (the known core bug): then either answer is allowed.
+            const bodyShapeOk = eventShapeOk(payload.body);
+            const signedShapeOk = eventShapeOk(payload.canonical);
+            if (bodyShapeOk !== signedShapeOk) expect(['javascript', 'orjson']).toContain(profile);
+            expect(bodyShapeOk === signedShapeOk ? [bodyShapeOk ? 200 : 400] : [200, 400]).toContain(res.status);
+            if (res.status === 400) {
               expect(code).toBe('ERR_PAYLOAD_INVALID');
               return;
             }
             expect(res.status).toBe(200);
             const jobId = (res.event as { job_id: string }).job_id;
             expect(h.runs.get(jobId)).toBe(1);
-            if (!KNOWN_LOSSY_PROFILES.includes(res.outcome.profile!)) {
-              expect(sameJson(res.event, toValue(parseBody(payload.canonical)))).toBe(true);
-            }
+            expect(sameJson(res.event, toValue(parseBody(payload.canonical)))).toBe(true);
           },
         ),
         options(0.05),
       );
       expect(signed).toBeGreaterThan(runsFor(0.05) / 2);
+      expect(javascriptUnverifiable).toBeLessThan(signed / 10);
     },
     timeoutFor(share5, 5),
   );
@@ -414,13 +449,12 @@ describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}${
   });
 
   /**
-   * Known core bug, found by this fuzzer (FUZZ_STRICT=1): a signature that matches under the
-   * `javascript` or `orjson` profile covers that profile's LOSSY canonical form, yet the handler gets
-   * the lossless parse of the received body, so data the signature does not cover reaches the
-   * handler. `it.fails` keeps the suite green while the bug stands; once core is fixed these fail:
-   * turn them into plain `it` and empty KNOWN_LOSSY_PROFILES.
+   * Regressions of a core bug this fuzzer found: a signature that matches under the `javascript` or
+   * `orjson` profile covers that profile's LOSSY canonical form, yet the handler got the lossless
+   * parse of the received body, so data no signature covered reached the handler. Now the payload
+   * is the signed canonical bytes, parsed, under those profiles.
    */
-  describe('known integrity gaps of the lossy profiles (core bug: it.fails until fixed)', () => {
+  describe('lossy profiles: the handler gets only what was signed', () => {
     async function deliver(overrides: Record<string, unknown>, mutate: (body: string) => string) {
       const signed = signTestEvent(overrides, { privateKey: keys.privateKey });
       const body = mutate(signed.body.toString('utf8'));
@@ -436,16 +470,39 @@ describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS}${
       else expect(res.status).toBe(401);
     }
 
-    it.fails('an unsigned "__proto__" member reaches the handler (javascript profile drops it from its canonical form)', async () => {
+    it('an unsigned "__proto__" member reaches the handler (javascript profile drops it from its canonical form)', async () => {
       await deliver({}, (body) => body.replace(/^\{/, '{"__proto__": {"admin": true}, '));
     });
 
-    it.fails('an integer beyond 2^53 is swapped for a neighbour that rounds to the same double (javascript profile)', async () => {
+    it('an integer beyond 2^53 is swapped for a neighbour that rounds to the same double (javascript profile)', async () => {
       await deliver({ user_parameters: { n: 2n ** 53n } }, (body) => body.replace('9007199254740992', '9007199254740993'));
     });
 
-    it.fails('a signed null is swapped for 1e400, handed over as Infinity (orjson writes Infinity as null)', async () => {
+    it('a signed null is swapped for 1e400, handed over as Infinity (orjson writes Infinity as null)', async () => {
       await deliver({ output: { score: null } }, (body) => body.replace('"score": null', '"score": 1e400'));
+    });
+
+    it('signPayload under the javascript profile, of a number that overflows to Infinity, writes a body that profile cannot read', async () => {
+      // JSON.parse reads 1e400 as Infinity and JSON.stringify writes null, so the javascript canonical
+      // form is signable; but the python-style body says Infinity, which JSON.parse refuses, so no
+      // receiver can verify what the signer produced (401, and the sender never retries a 4xx).
+      // (1e16 keeps the orjson profile, which writes it `1e16`, from matching by chance.)
+      const text = JSON.stringify(buildTestEvent()).replace('"model":null', '"model":1e400,"size":1e16');
+      let signed;
+      try {
+        signed = signPayload(Buffer.from(text), keys.privateKey, { profile: 'javascript', bodyStyle: 'python' });
+      } catch (err) {
+        // Also right: refusing to sign what cannot be verified.
+        expect(err).toMatchObject({ code: 'ERR_CANONICAL_UNREPRESENTABLE' });
+        return;
+      }
+      const receiver = createReceiver({ publicKeys: ring, onEvent: () => {}, store: createMemoryStore({ max: 8 }) });
+      const res = await receiver.handle({
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-signature': signed.signature },
+        rawBody: signed.body,
+      });
+      expect(res.status).not.toBe(401);
     });
   });
 });
