@@ -78,8 +78,10 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
   const onExchange = options.onExchange ?? (() => {});
   const ANSWER_CHARS = 1024;
 
-  const forward = (req: IncomingMessage, res: ServerResponse, n: number, triesLeft = targets.length): void => {
-    const targetUrl = targets[turn++ % targets.length]!;
+  /** Forwards to the next target in turn, or on failover to the target after `index` (the one that refused). */
+  const forward = (req: IncomingMessage, res: ServerResponse, n: number, triesLeft = targets.length, after?: number): void => {
+    const index = after === undefined ? turn++ % targets.length : (after + 1) % targets.length;
+    const targetUrl = targets[index]!;
     const target = new URL(targetUrl);
     const upstream = httpRequest(
       { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
@@ -99,7 +101,7 @@ export async function startFaultProxy(options: FaultProxyOptions): Promise<Fault
       const notSent = err.code === 'ECONNREFUSED' || (err.code === 'ECONNRESET' && upstream.reusedSocket);
       if (failover && notSent && triesLeft > 1) {
         counts.failover++;
-        forward(req, res, n, triesLeft - 1);
+        forward(req, res, n, triesLeft - 1, index);
         return;
       }
       // A receiver that is down looks, to the sender, like what a load balancer answers for it.

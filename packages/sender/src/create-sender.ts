@@ -105,7 +105,13 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       queue = createMemoryWorkQueue({ concurrency: o.deliveryConcurrency, logger: o.logger });
     } else {
       jobs = await createRedisJobStore({ redis: o.redisUrl, prefix: `${o.redisPrefix}:sender:` });
-      queue = await createBullmqWorkQueue({ connection: o.redisUrl, prefix: o.redisPrefix, concurrency: o.deliveryConcurrency, logger: o.logger });
+      queue = await createBullmqWorkQueue({
+        connection: o.redisUrl,
+        prefix: o.redisPrefix,
+        concurrency: o.deliveryConcurrency,
+        lockDurationMs: o.queueLockMs,
+        logger: o.logger,
+      });
     }
     const headerNames = Object.fromEntries(Object.entries(o.headerNames).filter(([, v]) => v !== undefined));
     const deliverer = createDeliverer({

@@ -44,6 +44,12 @@ export interface SenderOptions {
   deliveryConcurrency?: number;
   /** Simulated processing time of a job without `input.simulate.delay_ms`. Default 100. */
   jobDelayMs?: number;
+  /**
+   * With `redisUrl`: the lock on a queued task a sender is running (BullMQ's `lockDuration`,
+   * renewed while the task runs). When a sender dies mid-task, another sender (or its restart)
+   * takes the task over within about this long. Default 30000.
+   */
+  queueLockMs?: number;
   /** Randomness of generated dev tokens and retry jitter, in [0, 1). Default: crypto tokens, `Math.random` jitter. */
   random?: () => number;
   /** Clock of `created_at`, `finished_at`, key expiry and attempt records. Default `() => new Date()`. */
@@ -72,6 +78,7 @@ export interface ResolvedSenderOptions {
   resolveHost: HostResolver | undefined;
   deliveryConcurrency: number;
   jobDelayMs: number;
+  queueLockMs: number;
   random: (() => number) | undefined;
   now: () => Date;
   logger: Logger;
@@ -98,6 +105,7 @@ const KNOWN = new Set([
   'resolveHost',
   'deliveryConcurrency',
   'jobDelayMs',
+  'queueLockMs',
   'random',
   'now',
   'logger',
@@ -180,6 +188,7 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
   if (maxRetryDelayMs < retryBaseMs) fail(`maxRetryDelayMs (${maxRetryDelayMs}) must be at least retryBaseMs (${retryBaseMs})`);
   const deliveryConcurrency = integer('deliveryConcurrency', o.deliveryConcurrency, 16, 1, 10_000);
   const jobDelayMs = integer('jobDelayMs', o.jobDelayMs, 100, 0, 600_000);
+  const queueLockMs = integer('queueLockMs', o.queueLockMs, 30_000, 100, 600_000);
 
   const allowInsecureReceivers = boolean('allowInsecureReceivers', o.allowInsecureReceivers);
   const allowPrivateReceivers = boolean('allowPrivateReceivers', o.allowPrivateReceivers);
@@ -217,6 +226,7 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
     resolveHost,
     deliveryConcurrency,
     jobDelayMs,
+    queueLockMs,
     random,
     now,
     logger,

@@ -42,6 +42,7 @@ export const serveCommand = defineCommand({
     ['--allow-private-receivers', 'accept receivers on loopback, private and other non-public addresses'],
     ['--allow-receiver CIDR', 'accept receivers in this non-public range, e.g. 127.0.0.0/8; repeatable'],
     ['--job-delay-ms MS', 'processing time of a job without input.simulate.delay_ms (default 100)'],
+    ['--queue-lock-ms MS', 'with --redis: a dead sender\'s running task is taken over after this (default 30000)'],
     ['--verbose', 'log jobs and delivery attempts to stderr, one JSON line each'],
   ],
   notes: [
@@ -68,6 +69,7 @@ export const serveCommand = defineCommand({
     'allow-private-receivers': { type: 'boolean' },
     'allow-receiver': { type: 'string', multiple: true },
     'job-delay-ms': { type: 'string' },
+    'queue-lock-ms': { type: 'string' },
     verbose: { type: 'boolean' },
   },
   maxPositionals: 0,
@@ -83,6 +85,7 @@ export const serveCommand = defineCommand({
       maxRetryDelayMs: integerFlag(cmd, '--max-retry-delay-ms', values['max-retry-delay-ms'], { min: 1, max: 3_600_000, fallback: 30_000 }),
       maxRetries: integerFlag(cmd, '--max-retries', values['max-retries'], { min: 0, max: 100, fallback: 3 }),
       jobDelayMs: integerFlag(cmd, '--job-delay-ms', values['job-delay-ms'], { min: 0, max: 600_000, fallback: 100 }),
+      queueLockMs: integerFlag(cmd, '--queue-lock-ms', values['queue-lock-ms'], { min: 100, max: 600_000, fallback: 30_000 }),
       allowInsecureReceivers: values['allow-insecure-receivers'] === true,
       allowPrivateReceivers: values['allow-private-receivers'] === true,
       receiverAllowlist: (values['allow-receiver'] ?? []).map((cidr) => checkCidr(cidr)),

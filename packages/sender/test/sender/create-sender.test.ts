@@ -29,6 +29,7 @@ describe('options are checked at construction', () => {
     ['maxRetryDelayMs below retryBaseMs', { retryBaseMs: 500, maxRetryDelayMs: 100 }, 'maxRetryDelayMs (100) must be at least retryBaseMs (500)'],
     ['deliveryConcurrency 0', { deliveryConcurrency: 0 }, 'deliveryConcurrency must be an integer'],
     ['jobDelayMs negative', { jobDelayMs: -5 }, 'jobDelayMs must be an integer from 0 to 600000'],
+    ['queueLockMs too short', { queueLockMs: 99 }, 'queueLockMs must be an integer from 100 to 600000'],
     ['bodyStyle unknown', { bodyStyle: 'pretty' }, 'bodyStyle must be "python", "canonical" or "compact"'],
     ['headerNames with a bad name', { headerNames: { signature: 'X Sig' } }, 'headerNames.signature must be an HTTP header name'],
     ['headerNames with an unknown member', { headerNames: { sig: 'X-Sig' } }, 'headerNames.sig is not known'],
