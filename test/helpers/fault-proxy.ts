@@ -55,16 +55,7 @@ export interface FaultProxy {
 }
 
 /** Seeded, reproducible pseudo-random numbers in [0, 1) (mulberry32). */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export { seededRandom } from '../../packages/core/test/helpers/seeded-random.js';
 
 /** Starts the proxy on 127.0.0.1, a free port. */
 export async function startFaultProxy(options: FaultProxyOptions): Promise<FaultProxy> {

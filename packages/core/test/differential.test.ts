@@ -22,6 +22,7 @@ import {
   type OracleProfile,
   type OracleResult,
 } from './helpers/python-oracle.js';
+import { seededRandom } from './helpers/seeded-random.js';
 
 // ---------------------------------------------------------------------------------------------------
 // Configuration
@@ -91,23 +92,12 @@ interface Style {
   readonly seed: number;
 }
 
-/** Small deterministic PRNG for the whitespace of the `odd` style. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WHITESPACE = [' ', '\t', '\n', '\r'] as const;
 
 /** Writes a node tree as JSON text in a style (keys and literals are already JSON text). */
 function render(root: Node, style: Style): string {
-  const rng = mulberry32(style.seed);
+  const rng = seededRandom(style.seed);
   const out: string[] = [];
   const odd = style.kind === 'odd';
   const ws = (): string => {

@@ -4,6 +4,7 @@
  * with what the canonical form says it should be. Only for the fuzz tests: it reads the valid JSON
  * bodies jobhook's signer writes (Python's `NaN` / `Infinity` included), nothing else.
  */
+import { seededRandom } from '../helpers/seeded-random.js';
 
 /** One value: containers hold their parts, every scalar keeps its exact text. */
 export type JsonNode =
@@ -314,14 +315,5 @@ export function reescapeString(raw: string, choices: readonly number[]): string 
   return `${out}"`;
 }
 
-/** A small seeded PRNG (mulberry32), for whitespace that shrinks with its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded PRNG for whitespace that shrinks with its seed. */
+export const prng = seededRandom;
