@@ -57,10 +57,13 @@ export function resolvePollOptions(options: PollOptions, owner: string): Resolve
   return { intervalMs, maxIntervalMs, timeoutMs, signal };
 }
 
-/** Checks a duration option: a whole number of ms, at least 1. @internal */
+/** The longest delay `setTimeout` keeps (~24.8 days); above it Node fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** Checks a duration option: a whole number of ms, from 1 to {@link MAX_TIMER_MS}. @internal */
 export function checkMs(owner: string, name: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: ${name} must be a whole number of ms, at least 1, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_TIMER_MS) {
+    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: ${name} must be a whole number of ms, from 1 to ${MAX_TIMER_MS}, got ${String(value)}`);
   }
 }
 

@@ -57,8 +57,9 @@ export async function requestJson(ctx: HttpContext, spec: RequestSpec): Promise<
     status = response.status;
     retryAfter = response.headers.get('retry-after');
     location = response.headers.get('location');
-    bytes = new Uint8Array(await response.arrayBuffer());
+    bytes = await readCapped(response, MAX_RESPONSE_BYTES);
   } catch (cause) {
+    if (cause instanceof ServiceApiError) throw cause;
     if (spec.signal?.aborted === true) throw spec.signal.reason;
     if (timeout.signal.aborted) {
       throw new ServiceApiError('ERR_TIMEOUT', `${what}: no answer within ${spec.timeoutMs} ms`, { cause });
@@ -88,6 +89,34 @@ export async function requestJson(ctx: HttpContext, spec: RequestSpec): Promise<
       cause,
     });
   }
+}
+
+/**
+ * The body, read chunk by chunk and given up (the stream cancelled) past `maxBytes`: a misbehaving
+ * server or proxy cannot make the client buffer without bound.
+ */
+async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
+  const tooLarge = (): ServiceApiError =>
+    new ServiceApiError('ERR_RESPONSE_INVALID', `HTTP ${response.status}: the answer is larger than ${maxBytes} bytes`, { status: response.status });
+  if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
+    await response.body?.cancel().catch(() => {});
+    throw tooLarge();
+  }
+  if (response.body === null) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks);
 }
 
 /** The `detail` of an error body (spec §7), or the body text when it is not that JSON; short. */

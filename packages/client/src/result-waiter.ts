@@ -10,7 +10,7 @@ import {
 import { abortableSleep } from './abortable-sleep.js';
 import type { Client } from './create-client.js';
 import type { FinishedJob } from './job-types.js';
-import { checkMs, DEFAULT_MAX_POLL_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS, resolvePollOptions } from './poll-job.js';
+import { checkMs, DEFAULT_MAX_POLL_INTERVAL_MS, MAX_TIMER_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS, resolvePollOptions } from './poll-job.js';
 import { ServiceApiError } from './service-api-error.js';
 
 /** The result of a finished job, whichever way it came. */
@@ -269,8 +269,8 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
 }
 
 function checkGrace(owner: string, value: unknown): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: webhookGraceMs must be a whole number of ms, at least 0, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > MAX_TIMER_MS) {
+    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: webhookGraceMs must be a whole number of ms, from 0 to ${MAX_TIMER_MS}, got ${String(value)}`);
   }
 }
 

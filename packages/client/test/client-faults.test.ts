@@ -181,6 +181,8 @@ describe('options', () => {
       [{ baseUrl: 'http://x', apiKey: 'k k' }, 'apiKey'],
       [{ baseUrl: 'http://x', apiKey: 'k\n' }, 'apiKey'],
       [{ baseUrl: 'http://x', apiKey: 'k', timeoutMs: 0 }, 'timeoutMs'],
+      // Above 2^31 - 1 ms Node's timers fire at once: refused rather than a timeout that never waits.
+      [{ baseUrl: 'http://x', apiKey: 'k', timeoutMs: 2 ** 31 }, 'timeoutMs'],
     ];
     for (const [options, name] of bad) {
       let err: unknown;
@@ -194,6 +196,16 @@ describe('options', () => {
       expect((err as Error).message).toContain(name);
     }
     await expect(client.pollJob('j', { intervalMs: 100, maxIntervalMs: 50 })).rejects.toThrow(/maxIntervalMs/);
+  });
+
+  it('gives up on an answer larger than 64 MiB instead of buffering it, with or without Content-Length', async () => {
+    const huge = `{"detail":"${'x'.repeat(64 * 1024 * 1024)}"}`;
+    for (const headers of [{}, { 'transfer-encoding': 'chunked' }]) {
+      service.faults.push({ status: 200, headers, body: huge });
+      const err = await rejection(client.getJob('big'));
+      expect([err.code, err.status]).toEqual(['ERR_RESPONSE_INVALID', 200]);
+      expect(err.message).toContain('larger than 67108864 bytes');
+    }
   });
 
   it('keeps a base URL path prefix', async () => {

@@ -7,7 +7,8 @@ import { createDevAccounts } from './accounts/dev-accounts.js';
 import { validateAccountsConfig } from './accounts/validate-accounts-config.js';
 import { createApi } from './api/create-api.js';
 import { createAuthenticator } from './auth/authenticate.js';
-import { createDeliverer } from './delivery/deliverer.js';
+import { createDeliverer, withDeadline } from './delivery/deliverer.js';
+import { receiverRefused } from './delivery/receiver-refusal.js';
 import { createRetryPolicy } from './delivery/retry-policy.js';
 import { createSsrfGuard, type SsrfGuard } from './delivery/ssrf-guard.js';
 import type { JobStore } from './jobs/job-record.js';
@@ -42,6 +43,8 @@ export interface Sender {
 export const GENERATED_KEY_BITS = 3072;
 
 const WHERE = 'createSender';
+/** Longest DNS lookup of a submission's `webhook_receiver` (or `attemptTimeoutMs` when shorter). */
+const SUBMIT_RESOLVE_TIMEOUT_MS = 5000;
 /** How long `close()` lets in-flight requests finish before it closes their connections. */
 const CLOSE_GRACE_MS = 5000;
 
@@ -132,7 +135,12 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       authenticate: createAuthenticator(accounts, o.now),
       jobs,
       service,
-      checkReceiver: (url) => guard.resolveTarget(url),
+      checkReceiver: async (url) => {
+        // Bounded like an attempt's lookup: a name whose DNS never answers must not hold the request.
+        const target = await withDeadline(guard.resolveTarget(url), Math.min(o.attemptTimeoutMs, SUBMIT_RESOLVE_TIMEOUT_MS));
+        if (target === 'timeout') throw receiverRefused('resolve_failed', 'the host name did not resolve in time');
+        return target;
+      },
       now: o.now,
       jobDelayMs: o.jobDelayMs,
       logger: o.logger,
@@ -170,9 +178,13 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
             await app.close();
           } finally {
             clearTimeout(force);
+            // Even when the HTTP side fails to close, the workers and Redis clients must, or the process cannot exit.
+            try {
+              await openQueue.close();
+            } finally {
+              await openJobs.close();
+            }
           }
-          await openQueue.close();
-          await openJobs.close();
         })();
         return closing;
       },

@@ -105,8 +105,11 @@ export const serveCommand = defineCommand({
     const sender = await startSender(() => createSender(options));
     let tempDir: string | undefined;
     const cleanUp = async (): Promise<void> => {
-      await sender.close();
-      if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
+      try {
+        await sender.close();
+      } finally {
+        if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
+      }
     };
     let baseUrl: string;
     let publicKeyFile: string;
@@ -133,20 +136,24 @@ export const serveCommand = defineCommand({
     }
 
     const stopped = waitForStopSignal(io);
-    const lines = [
-      `jobhook serve: listening on ${baseUrl}`,
-      `  queue:          ${options.redisUrl === undefined ? 'memory (jobs and deliveries are lost on exit)' : `redis ${redactUrl(options.redisUrl)}`}`,
-      `  public key:     ${publicKeyFile}${tempDir === undefined ? '' : ' (removed on exit)'}`,
-    ];
-    if (sender.devKeys !== null) {
-      lines.push(`  inference key:  ${sender.devKeys.inference}`, `  management key: ${sender.devKeys.management}`);
-    }
-    lines.push(`  receivers:      ${describeReceivers(options)}`, 'Stop with Ctrl-C (SIGINT) or SIGTERM.');
-    await write(io.stdout, `${lines.join('\n')}\n`);
+    // From here the sender listens: whatever happens (a failed banner write included), it is closed.
+    try {
+      const lines = [
+        `jobhook serve: listening on ${baseUrl}`,
+        `  queue:          ${options.redisUrl === undefined ? 'memory (jobs and deliveries are lost on exit)' : `redis ${redactUrl(options.redisUrl)}`}`,
+        `  public key:     ${publicKeyFile}${tempDir === undefined ? '' : ' (removed on exit)'}`,
+      ];
+      if (sender.devKeys !== null) {
+        lines.push(`  inference key:  ${sender.devKeys.inference}`, `  management key: ${sender.devKeys.management}`);
+      }
+      lines.push(`  receivers:      ${describeReceivers(options)}`, 'Stop with Ctrl-C (SIGINT) or SIGTERM.');
+      await write(io.stdout, `${lines.join('\n')}\n`);
 
-    const signal = await stopped;
-    await write(io.stdout, `jobhook serve: ${signal}: stopping\n`);
-    await cleanUp();
+      const signal = await stopped;
+      await write(io.stdout, `jobhook serve: ${signal}: stopping\n`);
+    } finally {
+      await cleanUp();
+    }
     return 0;
   },
 });

@@ -84,7 +84,8 @@ export function installErrorHandlers(app: FastifyInstance, logger: Logger): void
       reply.code(415).type(JSON_TYPE).send(detailBody('the body must be JSON: Content-Type: application/json'));
       return;
     }
-    if (isJobhookError(error) && error.status < 500) {
+    // A store outage is the service's, not the caller's, and passes: 503 says "try again".
+    if (isJobhookError(error) && (error.status < 500 || error.code === 'ERR_STORE_UNAVAILABLE')) {
       reply.code(error.status).type(JSON_TYPE).send(detailBody(error.message));
       return;
     }

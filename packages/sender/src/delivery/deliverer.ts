@@ -143,8 +143,8 @@ function noAnswer(error: string, errorMessage: string): AnswerClass {
   return { kind: 'retryable', statusCode: null, error, errorMessage, retryAfterMs: null };
 }
 
-/** `promise`'s value, or `'timeout'` after `ms` (the promise keeps running; its result is dropped). */
-async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
+/** `promise`'s value, or `'timeout'` after `ms` (the promise keeps running; its result is dropped). @internal */
+export async function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T | 'timeout'> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<'timeout'>((resolve) => (timer = setTimeout(resolve, Math.max(0, ms), 'timeout')));
   try {

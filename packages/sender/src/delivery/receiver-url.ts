@@ -80,8 +80,13 @@ function checkLiteral(text: string, policy: AddressPolicy): AddressVerdict {
 /** Returns an allowed verdict or throws the `address` refusal. @internal */
 export function allowedOrRefused(verdict: AddressVerdict, host?: string): AddressVerdict {
   if (verdict.allowed) return verdict;
-  const via = host === undefined ? '' : ` (${host} resolves to it)`;
-  throw receiverRefused('address', `${verdict.address} is in the ${verdict.range} range, not a public address${via}`, {
+  // For a host name, the message does not say which address it resolved to: it goes back to the
+  // API caller, who could otherwise map the service's internal DNS. Logs keep it in `detail`.
+  const message =
+    host === undefined
+      ? `${verdict.address} is in the ${verdict.range} range, not a public address`
+      : `${host} resolves to a non-public address`;
+  throw receiverRefused('address', message, {
     address: verdict.address,
     range: verdict.range,
     ...(host === undefined ? {} : { host }),
