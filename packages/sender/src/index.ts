@@ -27,3 +27,4 @@ export { buildWebhookPayload } from './delivery/webhook-payload.js';
 export { postWebhook, type PostWebhookRequest, type PostWebhookResult } from './delivery/post-webhook.js';
 export { createDeliverer, type Deliverer, type DelivererOptions } from './delivery/deliverer.js';
 export { DEFAULT_USER_AGENT } from './delivery/user-agent.js';
+export type { QueuedWork } from './queue/work-queue.js';

@@ -102,7 +102,8 @@ export function registerJobRoutes(app: FastifyInstance, context: ApiContext): vo
       const detail = {
         processing: 'the job is still processing; its webhook is sent when it finishes',
         no_receiver: 'the job has no webhook_receiver',
-        pending: `a delivery of round ${job.deliveryRound} is still pending`,
+        // The round in `job` may be stale (a concurrent redeliver may have started the next): none cited.
+        pending: 'a delivery of this job is still pending (or another redeliver just started one); poll its deliveries and retry when it has ended',
       }[result.reason];
       throw new ApiError(409, detail);
     }

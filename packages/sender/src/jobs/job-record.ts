@@ -90,9 +90,32 @@ export interface JobStore {
   finish(jobId: string, result: JobResult): Promise<JobRecord | undefined>;
   /** Sets the delivery state (and, when given, the round). */
   setDelivery(jobId: string, state: DeliveryState, round?: number): Promise<void>;
+  /**
+   * Starts redelivery round `round` atomically: sets delivery `pending` and `deliveryRound = round`
+   * only if the job is final, has a receiver, its delivery is not `pending` and `deliveryRound` is
+   * `round - 1`; returns whether it did. A check on a copy read earlier followed by `setDelivery`
+   * would let two concurrent redeliveries both start the same round, or a stale one set a finished
+   * round back to `pending`; this check-and-set lets exactly one caller start each round.
+   */
+  startRound(jobId: string, round: number): Promise<boolean>;
+  /**
+   * Ends round `round` as `failed` atomically, only if the job's delivery is still `pending` in that
+   * round; returns whether it did. Used when the sender gives up on a delivery for an internal
+   * reason, so that a newer round's state is never overwritten.
+   */
+  failRound(jobId: string, round: number): Promise<boolean>;
   /** Appends one attempt to the job's delivery log. */
   appendAttempt(jobId: string, attempt: AttemptRecord): Promise<void>;
   /** The job's delivery log, oldest first. */
   listAttempts(jobId: string): Promise<AttemptRecord[]>;
   close(): Promise<void>;
+}
+
+/**
+ * Whether redelivery round `round` may start on `job` (the condition of {@link JobStore.startRound},
+ * shared by the stores): final, with a receiver, no delivery pending, and `round` the next round.
+ * @internal
+ */
+export function canStartRound(job: JobRecord, round: number): boolean {
+  return job.status !== 'processing' && job.webhookReceiver !== null && job.delivery !== null && job.delivery !== 'pending' && job.deliveryRound === round - 1;
 }

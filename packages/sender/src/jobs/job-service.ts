@@ -1,7 +1,9 @@
 import { silentLogger, type Logger } from '@jobhook/core';
+import { formatInstant } from '../accounts/date-time.js';
+import { jobPrice } from '../accounts/pricing.js';
 import type { AttemptRecord, DeliveryTask } from '../delivery/delivery-types.js';
-import type { WorkHandlers, WorkQueue } from '../queue/work-queue.js';
-import type { JobRecord, JobStore } from './job-record.js';
+import type { QueuedWork, WorkHandlers, WorkQueue } from '../queue/work-queue.js';
+import type { JobRecord, JobResult, JobStore } from './job-record.js';
 import { simulateResult } from './simulate-provider.js';
 
 /** What the job service needs of a deliverer (`createDeliverer` gives it). */
@@ -20,19 +22,32 @@ export interface JobServiceOptions {
   logger?: Logger;
 }
 
-/** Why a redelivery was refused. */
+/**
+ * Why a redelivery was refused. `pending` also covers a lost race: another redeliver of the same job
+ * started the next round first, so the caller's copy of the job is out of date.
+ */
 export type RedeliverRefusal = 'processing' | 'no_receiver' | 'pending';
+
+/** `error` of a job or an attempt the sender gave up on for an internal reason (not the provider's, nor the receiver's). */
+export const INTERNAL_ERROR_CODE = 'internal_error';
 
 /** The life of jobs after the HTTP layer: create and schedule, finish, deliver and retry, redeliver. */
 export interface JobService {
   /** The queue's handlers: give them to `queue.start`. */
   readonly handlers: WorkHandlers;
-  /** Stores a new job and schedules its completion in `delayMs`. */
+  /**
+   * Stores a new job and schedules its completion in `delayMs`. When scheduling fails, the error is
+   * thrown and the stored job is finished as `fail` (error_code `internal_error`, no cost, delivery
+   * `failed` so no webhook is ever sent): the caller answers an error and never hands out the job id,
+   * so the record must not stay `processing`. Best effort: if the store fails as well, it does.
+   */
   submit(job: JobRecord, delayMs: number): Promise<void>;
   /**
    * Queues the webhook of a final job again as a new round (`round + 1`, attempt 1). Refused while
    * the job is processing, when it has no receiver, or while a delivery of it is still pending
-   * (two rounds at once would race on the delivery state).
+   * (two rounds at once would race on the delivery state). `job` may be a stale copy: the round is
+   * started with {@link JobStore.startRound}, which re-checks in the store, so of concurrent calls
+   * exactly one starts each round and the others are refused (`pending`).
    */
   redeliver(job: JobRecord): Promise<{ ok: true; round: number } | { ok: false; reason: RedeliverRefusal }>;
 }
@@ -42,6 +57,14 @@ export interface JobService {
  * `jobs.finish` lets only the first runner win, and only the winner queues the webhook (round 0,
  * attempt 1). `deliver` makes one attempt through the deliverer (which records it and the delivery
  * state) and queues the next attempt after `nextDelayMs` when the outcome is `retry`.
+ *
+ * `abandoned` (called by the queue when a handler failed for good, e.g. Redis down through all its
+ * retries) puts the work in a final state so nothing stays `processing` or `pending` forever: a job
+ * is finished as `fail` with error `{ message: 'internal error', error_code: 'internal_error' }`
+ * (cost charged, as for any failed job) and its webhook then goes the normal way; a delivery round
+ * is ended as `failed` ({@link JobStore.failRound}) with an attempt record of error
+ * `internal_error` appended to its log, so a redeliver can start a new round. Best effort: when the
+ * store is still failing then, the job or delivery stays as it was and the failure is logged.
  */
 export function createJobService(options: JobServiceOptions): JobService {
   const { jobs, queue, deliverer, now = () => new Date(), logger = silentLogger } = options;
@@ -51,11 +74,8 @@ export function createJobService(options: JobServiceOptions): JobService {
     if (job === undefined) return;
     if (job.status !== 'processing') {
       // Run again for a final job: the queue retried a runner that died (BullMQ, after its lock
-      // expired) between finishing the job and queueing its webhook. Queue it now if it never
-      // was; the queue's dedupe covers a first attempt already waiting or running.
-      if (job.webhookReceiver !== null && job.delivery === 'pending' && job.deliveryRound === 0) {
-        if ((await jobs.listAttempts(jobId)).length === 0) await queue.enqueueDelivery({ jobId, round: 0, attempt: 1 });
-      }
+      // expired) between finishing the job and queueing its webhook.
+      await queueLostWebhook(job);
       return;
     }
     const finished = await jobs.finish(jobId, simulateResult(job, now()));
@@ -67,6 +87,83 @@ export function createJobService(options: JobServiceOptions): JobService {
     if (finished.webhookReceiver !== null) {
       await jobs.setDelivery(jobId, 'pending', 0);
       await queue.enqueueDelivery({ jobId, round: 0, attempt: 1 });
+    }
+  }
+
+  /**
+   * Queues round 0 of a final job's webhook if it never was (pending, round 0, nothing attempted);
+   * the queue's dedupe covers a first attempt already waiting or running.
+   */
+  async function queueLostWebhook(job: JobRecord): Promise<void> {
+    const { jobId } = job;
+    if (job.webhookReceiver !== null && job.delivery === 'pending' && job.deliveryRound === 0) {
+      if ((await jobs.listAttempts(jobId)).length === 0) await queue.enqueueDelivery({ jobId, round: 0, attempt: 1 });
+    }
+  }
+
+  async function abandonJob(jobId: string, err: unknown): Promise<void> {
+    const job = await jobs.get(jobId);
+    if (job === undefined) return;
+    let final = job;
+    if (job.status === 'processing') {
+      const failed = await jobs.finish(jobId, internalFailure(now(), jobPrice(job.feature)));
+      if (failed === undefined) return; // another runner finished it meanwhile: its webhook is that runner's
+      logger.error({ err, jobId }, 'job failed: its runner kept failing (internal_error)');
+      final = failed;
+    }
+    // Queue the webhook as runJob would; this also covers a runner that failed after finishing the
+    // job, while queueing its webhook.
+    try {
+      await queueLostWebhook(final);
+    } catch (queueErr) {
+      // Still cannot queue it: end round 0 as failed rather than pending forever (redeliver works then).
+      if (await jobs.failRound(jobId, 0)) logger.error({ err: queueErr, jobId }, 'webhook failed: it could not be queued (internal_error)');
+    }
+  }
+
+  async function abandonDelivery(task: DeliveryTask, err: unknown): Promise<void> {
+    // Only the round still pending: never overwrite the state of a newer round.
+    if (!(await jobs.failRound(task.jobId, task.round))) return;
+    logger.error({ err, ...task }, 'webhook failed: the sender gave up on an attempt (internal_error)');
+    // A record in the delivery log, so the deliveries listing says why the round ended (after the
+    // state: the state matters most, and the log may be what is failing).
+    const job = await jobs.get(task.jobId);
+    await jobs.appendAttempt(task.jobId, {
+      round: task.round,
+      attempt: task.attempt,
+      startedAt: formatInstant(now()),
+      durationMs: 0,
+      url: job?.webhookReceiver ?? '',
+      address: null,
+      statusCode: null,
+      error: INTERNAL_ERROR_CODE,
+      errorMessage: 'the sender gave up on this attempt after its handler kept failing (see the sender log)',
+      outcome: 'failed',
+      nextDelayMs: null,
+    });
+  }
+
+  /** After `scheduleJob` failed in `submit`: see {@link JobService.submit}. Never throws. */
+  async function discardJob(jobId: string, err: unknown): Promise<void> {
+    try {
+      // No cost: the caller answers an error (the HTTP route refunds the charge).
+      if ((await jobs.finish(jobId, internalFailure(now(), null))) === undefined) return;
+      // Delivery `failed`, not left `pending`: if the schedule reached Redis after all, a runner
+      // must not send a webhook for a job id nobody was given.
+      await jobs.failRound(jobId, 0);
+      logger.error({ err, jobId }, 'job could not be scheduled; finished as fail (internal_error)');
+    } catch (storeErr) {
+      logger.error({ err: storeErr, cause: err, jobId }, 'job could not be scheduled nor finished; it stays processing');
+    }
+  }
+
+  async function abandoned(work: QueuedWork, err: unknown): Promise<void> {
+    try {
+      if (work.kind === 'job') await abandonJob(work.jobId, err);
+      else await abandonDelivery(work.task, err);
+    } catch (hookErr) {
+      // Best effort (the store may still be down): the work stays as it was; say so, never throw.
+      logger.error({ err: hookErr, cause: err, work }, 'could not record abandoned work; it stays processing or pending');
     }
   }
 
@@ -100,10 +197,15 @@ export function createJobService(options: JobServiceOptions): JobService {
   }
 
   return {
-    handlers: { runJob, deliver },
+    handlers: { runJob, deliver, abandoned },
     async submit(job, delayMs) {
       await jobs.create(job);
-      await queue.scheduleJob(job.jobId, delayMs);
+      try {
+        await queue.scheduleJob(job.jobId, delayMs);
+      } catch (err) {
+        await discardJob(job.jobId, err);
+        throw err;
+      }
       logger.debug({ jobId: job.jobId, delayMs, webhook: job.webhookReceiver !== null }, 'job accepted');
     },
     async redeliver(job) {
@@ -111,10 +213,32 @@ export function createJobService(options: JobServiceOptions): JobService {
       if (job.webhookReceiver === null) return { ok: false, reason: 'no_receiver' };
       if (job.delivery === 'pending') return { ok: false, reason: 'pending' };
       const round = job.deliveryRound + 1;
-      await jobs.setDelivery(job.jobId, 'pending', round);
-      await queue.enqueueDelivery({ jobId: job.jobId, round, attempt: 1 });
+      // `job` was read before this call and may be stale: the store re-checks and starts the round
+      // atomically. A plain write here let concurrent calls all start the same round, and a late
+      // one set a finished round back to pending with an attempt the queue then dropped as a duplicate.
+      if (!(await jobs.startRound(job.jobId, round))) return { ok: false, reason: 'pending' };
+      try {
+        await queue.enqueueDelivery({ jobId: job.jobId, round, attempt: 1 });
+      } catch (err) {
+        // Not left pending with nothing queued (every later redeliver would be refused): the round
+        // ends failed and the caller's error says to try again. Best effort, like the rest.
+        await jobs.failRound(job.jobId, round).catch((storeErr: unknown) => logger.error({ err: storeErr, jobId: job.jobId, round }, 'could not end the unqueued round'));
+        throw err;
+      }
       logger.info({ jobId: job.jobId, round }, 'webhook redelivery queued');
       return { ok: true, round };
     },
+  };
+}
+
+/** The result of a job the sender could not run or schedule (not a provider failure). */
+function internalFailure(finishedAt: Date, cost: string | null): JobResult {
+  return {
+    status: 'fail',
+    finishedAt: formatInstant(finishedAt),
+    outputJson: null,
+    error: { message: 'internal error', error_code: INTERNAL_ERROR_CODE },
+    originalResponseJson: null,
+    cost,
   };
 }

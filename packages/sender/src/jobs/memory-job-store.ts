@@ -1,5 +1,5 @@
 import type { AttemptRecord } from '../delivery/delivery-types.js';
-import type { DeliveryState, JobRecord, JobResult, JobStore } from './job-record.js';
+import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
 
 /**
  * Jobs and delivery logs in this process's memory: the default, lost on restart.
@@ -32,6 +32,20 @@ export function createMemoryJobStore(): JobStore {
       if (job === undefined) return;
       job.delivery = state;
       if (round !== undefined) job.deliveryRound = round;
+    },
+    // Check and set run without an await in between: atomic in this single-threaded process.
+    async startRound(jobId, round) {
+      const job = jobs.get(jobId);
+      if (job === undefined || !canStartRound(job, round)) return false;
+      job.delivery = 'pending';
+      job.deliveryRound = round;
+      return true;
+    },
+    async failRound(jobId, round) {
+      const job = jobs.get(jobId);
+      if (job === undefined || job.delivery !== 'pending' || job.deliveryRound !== round) return false;
+      job.delivery = 'failed';
+      return true;
     },
     async appendAttempt(jobId, attempt) {
       const list = attempts.get(jobId);

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { AttemptRecord } from '../delivery/delivery-types.js';
 import { checkJobId } from '../queue/queue-input.js';
 import { connectRedis, quitRedis } from '../queue/redis-connect.js';
-import type { DeliveryState, JobRecord, JobResult, JobStore } from './job-record.js';
+import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
 
 /** Options of {@link createRedisJobStore}. */
 export interface RedisJobStoreOptions {
@@ -50,8 +50,9 @@ interface CasClient {
  * The job store on Redis: one JSON string per job at `${prefix}job:{jobId}` and the delivery log as
  * a list at `${prefix}attempts:{jobId}` (the braces make the job id the Redis Cluster hash tag, so a
  * job's keys share a slot). Jobs expire `jobTtlMs` after creation, logs `attemptsTtlMs` after the
- * last attempt. `finish` and `setDelivery` are atomic read-check-writes (a Lua compare-and-set), so
- * two sender processes cannot both finish one job nor lose each other's update.
+ * last attempt. `finish`, `setDelivery`, `startRound` and `failRound` are atomic read-check-writes
+ * (a Lua compare-and-set), so two sender processes cannot both finish one job, both start one
+ * redelivery round, nor lose each other's update.
  *
  * @throws JobhookError `ERR_OPTION_INVALID` for a bad option; `ERR_STORE_UNAVAILABLE` when the URL's
  * Redis cannot be reached within a few seconds, and from methods when Redis fails.
@@ -135,6 +136,24 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
         if (round !== undefined) job.deliveryRound = round;
         return true;
       });
+    },
+    // Both through the compare-and-set loop: the condition is checked on the record as written.
+    async startRound(jobId, round) {
+      const started = await update('startRound', jobId, (job) => {
+        if (!canStartRound(job, round)) return false;
+        job.delivery = 'pending';
+        job.deliveryRound = round;
+        return true;
+      });
+      return started !== undefined;
+    },
+    async failRound(jobId, round) {
+      const failed = await update('failRound', jobId, (job) => {
+        if (job.delivery !== 'pending' || job.deliveryRound !== round) return false;
+        job.delivery = 'failed';
+        return true;
+      });
+      return failed !== undefined;
     },
     async appendAttempt(jobId, attempt: AttemptRecord) {
       checkJobId('redisJobStore.appendAttempt', jobId);

@@ -10,9 +10,10 @@ import {
   workerConnection,
   type BullmqWorkQueueOptions,
 } from './bullmq-options.js';
-import { checkDelay, checkTask } from './queue-input.js';
+import { abandonWork } from './abandon-work.js';
+import { checkDelay, checkHandlers, checkTask } from './queue-input.js';
 import { connectRedis, quitRedis, redactUrl } from './redis-connect.js';
-import type { WorkHandlers, WorkQueue, WorkQueueCounts } from './work-queue.js';
+import type { QueuedWork, WorkHandlers, WorkQueue, WorkQueueCounts } from './work-queue.js';
 
 export { BULLMQ_QUEUE_NAMES, type BullmqWorkQueueOptions } from './bullmq-options.js';
 
@@ -29,7 +30,8 @@ const WHERE = 'createBullmqWorkQueue';
  * - Delays are BullMQ delayed jobs. Finished jobs are trimmed (kept 1 h / 1000 when completed,
  *   24 h / 1000 when failed).
  * - A handler that throws is logged and run again, up to 3 runs in all (200 ms, then 400 ms later):
- *   the handlers are idempotent.
+ *   the handlers are idempotent. After the last run fails, the work is handed to
+ *   `handlers.abandoned` (when given), by the process that ran it.
  * - At-least-once: when a process dies while a handler runs (killed mid-delivery), BullMQ sees the
  *   job as stalled once its lock expires (`lockDurationMs`) and another or the restarted process runs
  *   it again, so an attempt interrupted by a crash may be sent again. Receivers must tolerate it (the
@@ -65,6 +67,8 @@ export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Pr
 
   let workers: Worker[] = [];
   let closing: Promise<void> | undefined;
+  // `abandoned` hooks still running: a 'failed' listener is not awaited by BullMQ, so close() waits for them.
+  const abandoning = new Set<Promise<void>>();
 
   async function add(queue: Queue, name: string, data: object, id: string, delayMs: number): Promise<void> {
     if (closing !== undefined && workers.length === 0) throw new JobhookError('ERR_STORE_UNAVAILABLE', `${WHERE}: the queue is closed`);
@@ -77,12 +81,23 @@ export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Pr
     }
   }
 
-  function startWorker(name: string, workerConcurrency: number, processor: (job: Job) => Promise<void>): Worker {
+  function startWorker(name: string, workerConcurrency: number, handlers: WorkHandlers): Worker {
+    const processor = async (job: Job): Promise<void> => {
+      const work = workOf(name, job);
+      if (work.kind === 'job') await handlers.runJob(work.jobId);
+      else await handlers.deliver(work.task);
+    };
     const worker = new Worker(name, processor, { connection: workerConnection(url), prefix, concurrency: workerConcurrency, lockDuration: lockDurationMs, stalledInterval: lockDurationMs });
     worker.on('error', logError(name));
     worker.on('failed', (job, err) => {
-      const willRetry = job !== undefined && job.attemptsMade < (job.opts.attempts ?? 1);
+      // Emitted after BullMQ moved the job (attemptsMade counts this run): no retry is left when the
+      // runs are used up, or on an UnrecoverableError (BullMQ's own, e.g. work that stalled too often).
+      const willRetry = job !== undefined && job.attemptsMade < (job.opts.attempts ?? 1) && err.name !== 'UnrecoverableError';
       logger.error({ err, queue: name, id: job?.id, attemptsMade: job?.attemptsMade, willRetry }, 'bullmq work queue: handler failed');
+      if (job === undefined || willRetry) return;
+      const giving = abandonWork('bullmq work queue', handlers, workOf(name, job), err, logger);
+      abandoning.add(giving);
+      void giving.finally(() => abandoning.delete(giving));
     });
     worker.on('stalled', (id) => logger.warn({ queue: name, id }, 'bullmq work queue: stalled work taken up again (its process died?)'));
     return worker;
@@ -103,17 +118,10 @@ export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Pr
     async start(handlers: WorkHandlers) {
       if (closing !== undefined) throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() after close()`);
       if (workers.length > 0) throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() was already called`);
-      if (typeof handlers?.runJob !== 'function' || typeof handlers.deliver !== 'function') {
-        throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() needs runJob and deliver functions`);
-      }
+      checkHandlers(WHERE, handlers);
       workers = [
-        startWorker(BULLMQ_QUEUE_NAMES.jobs, jobConcurrency, async (job) => {
-          await handlers.runJob((job.data as { jobId: string }).jobId);
-        }),
-        startWorker(BULLMQ_QUEUE_NAMES.deliveries, concurrency, async (job) => {
-          const { jobId, round, attempt } = job.data as DeliveryTask;
-          await handlers.deliver({ jobId, round, attempt });
-        }),
+        startWorker(BULLMQ_QUEUE_NAMES.jobs, jobConcurrency, handlers),
+        startWorker(BULLMQ_QUEUE_NAMES.deliveries, concurrency, handlers),
       ];
       await Promise.all(workers.map((w) => w.waitUntilReady()));
     },
@@ -129,12 +137,21 @@ export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Pr
       closing ??= (async () => {
         // Workers first: their running handlers may still enqueue the next attempt.
         await Promise.allSettled(workers.map((w) => w.close()));
+        // Then the abandoned hooks of the last failures, which may still write and enqueue too.
+        while (abandoning.size > 0) await Promise.allSettled([...abandoning]);
         workers = [];
         await Promise.allSettled([jobs.close(), deliveries.close()]);
       })();
       return closing;
     },
   };
+}
+
+/** The work a BullMQ job of queue `name` carries. */
+function workOf(name: string, job: Job): QueuedWork {
+  if (name === BULLMQ_QUEUE_NAMES.jobs) return { kind: 'job', jobId: (job.data as { jobId: string }).jobId };
+  const { jobId, round, attempt } = job.data as DeliveryTask;
+  return { kind: 'delivery', task: { jobId, round, attempt } };
 }
 
 async function pending(queue: Queue): Promise<number> {

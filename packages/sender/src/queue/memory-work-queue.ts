@@ -2,7 +2,8 @@ import { JobhookError, silentLogger, type Logger } from '@jobhook/core';
 import type { DeliveryTask } from '../delivery/delivery-types.js';
 import { DueHeap, type DueEntry } from './due-heap.js';
 import { Fifo } from './fifo.js';
-import { checkConcurrency, checkDelay, checkJobId, checkLogger, checkTask } from './queue-input.js';
+import { abandonWork } from './abandon-work.js';
+import { checkConcurrency, checkDelay, checkHandlers, checkJobId, checkLogger, checkTask } from './queue-input.js';
 import type { WorkHandlers, WorkQueue, WorkQueueCounts } from './work-queue.js';
 
 /** Options of {@link createMemoryWorkQueue}. */
@@ -37,7 +38,8 @@ const deliveryKey = (t: DeliveryTask): string => `${t.jobId}\n${t.round}\n${t.at
  *   an enqueue, and making it wait behind slow webhook receivers would delay every job's result.
  * - Dedupe: a job id, or a `(jobId, round, attempt)` delivery, that is queued or running is not
  *   queued again; once its handler settled, it can be queued again.
- * - A handler that throws or rejects is logged (`logger.error`) and the queue goes on.
+ * - A handler that throws or rejects is logged (`logger.error`), not run again, and handed to
+ *   `handlers.abandoned` (when given); the queue goes on.
  * - After `close()`, enqueueing is a no-op (the memory queue drops queued work on close anyway), so a
  *   handler still running during close may enqueue its retry without failing.
  *
@@ -78,6 +80,8 @@ export function createMemoryWorkQueue(options: MemoryWorkQueueOptions = {}): Wor
       await h.runJob(entry.work as string);
     } catch (err) {
       logger.error({ err, jobId: entry.work }, 'memory work queue: runJob handler failed');
+      // No retries here: the first failure is final. Before `finally`, so the dedupe key is still held.
+      await abandonWork('memory work queue', h, { kind: 'job', jobId: entry.work as string }, err, logger);
     } finally {
       jobKeys.delete(entry.key);
     }
@@ -89,6 +93,7 @@ export function createMemoryWorkQueue(options: MemoryWorkQueueOptions = {}): Wor
       await h.deliver({ ...task });
     } catch (err) {
       logger.error({ err, ...task }, 'memory work queue: deliver handler failed');
+      await abandonWork('memory work queue', h, { kind: 'delivery', task: { ...task } }, err, logger);
     } finally {
       deliveryKeys.delete(entry.key);
       runningDeliveries--;
@@ -160,10 +165,7 @@ export function createMemoryWorkQueue(options: MemoryWorkQueueOptions = {}): Wor
     async start(h) {
       if (closed) throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() after close()`);
       if (handlers !== undefined) throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() was already called`);
-      if (typeof h?.runJob !== 'function' || typeof h.deliver !== 'function') {
-        throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() needs runJob and deliver functions`);
-      }
-      handlers = h;
+      handlers = checkHandlers(WHERE, h);
       for (const entry of readyJobs.splice(0)) dispatch(entry);
       pump();
     },

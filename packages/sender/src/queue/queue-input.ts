@@ -1,5 +1,6 @@
 import { JobhookError, type Logger } from '@jobhook/core';
 import type { DeliveryTask } from '../delivery/delivery-types.js';
+import type { WorkHandlers } from './work-queue.js';
 
 /** Default number of delivery attempts running at once. */
 export const DEFAULT_QUEUE_CONCURRENCY = 16;
@@ -54,4 +55,11 @@ export function checkTask(where: string, task: DeliveryTask): DeliveryTask {
   if (!Number.isSafeInteger(round) || round < 0) throw invalid(where, `round must be an integer >= 0, got ${String(round)}`);
   if (!Number.isSafeInteger(attempt) || attempt < 1) throw invalid(where, `attempt must be an integer >= 1, got ${String(attempt)}`);
   return { jobId, round, attempt };
+}
+
+/** Throws unless `h` has `runJob` and `deliver` functions, and `abandoned` is a function when given. @internal */
+export function checkHandlers(where: string, h: WorkHandlers): WorkHandlers {
+  if (typeof h?.runJob !== 'function' || typeof h.deliver !== 'function') throw invalid(where, 'start() needs runJob and deliver functions');
+  if (h.abandoned !== undefined && typeof h.abandoned !== 'function') throw invalid(where, 'start(): abandoned must be a function when given');
+  return h;
 }

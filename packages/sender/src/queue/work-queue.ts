@@ -1,11 +1,21 @@
 import type { AttemptRecord, DeliveryTask } from '../delivery/delivery-types.js';
 
+/** One piece of queued work: a job's completion (`runJob`) or one delivery attempt (`deliver`). */
+export type QueuedWork = { kind: 'job'; jobId: string } | { kind: 'delivery'; task: DeliveryTask };
+
 /** What the queue runs; the sender supplies these (retries are decided there, not in the queue). */
 export interface WorkHandlers {
   /** Finishes a simulated job (idempotent: a job already final is left alone). */
   runJob(jobId: string): Promise<void>;
   /** Makes one delivery attempt; when it answers `retry`, the handler enqueues the next attempt. */
   deliver(task: DeliveryTask): Promise<AttemptRecord>;
+  /**
+   * Called once when the queue gives up on `work` because its handler failed for good (threw on its
+   * last run: the memory queue's only run, BullMQ's last retry), with the last error. Without it,
+   * such work is only logged, and whatever the handler was to write (a job's result, a delivery's
+   * final state) never is. Best effort: the queue awaits it, logs what it throws, and goes on.
+   */
+  abandoned?(work: QueuedWork, err: unknown): Promise<void>;
 }
 
 /** Queue depths, for stats and benchmarks. */

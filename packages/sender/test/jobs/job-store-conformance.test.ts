@@ -90,6 +90,54 @@ describe.each(kinds)('JobStore conformance: $name', ({ make }) => {
     expect(await store.get(job.jobId)).toMatchObject({ delivery: 'delivered', deliveryRound: 1, inputJson: EXACT_INPUT_JSON });
   });
 
+  it('startRound starts the next round only on a final job whose delivery is not pending', async () => {
+    store = await make();
+    const job = buildJob();
+    await store.create(job);
+    expect(await store.startRound(job.jobId, 1)).toBe(false); // processing
+    await store.finish(job.jobId, successResult());
+    expect(await store.startRound(job.jobId, 1)).toBe(false); // round 0 still pending
+    await store.setDelivery(job.jobId, 'delivered');
+    expect(await store.startRound(job.jobId, 2)).toBe(false); // not the next round
+    expect(await store.startRound(job.jobId, 0)).toBe(false);
+    expect(await store.get(job.jobId)).toMatchObject({ delivery: 'delivered', deliveryRound: 0 });
+    expect(await store.startRound(job.jobId, 1)).toBe(true);
+    expect(await store.get(job.jobId)).toMatchObject({ status: 'success', delivery: 'pending', deliveryRound: 1, inputJson: EXACT_INPUT_JSON });
+    expect(await store.startRound(job.jobId, 1)).toBe(false); // already started
+    const silent = buildJob({ webhookReceiver: null, delivery: null });
+    await store.create(silent);
+    await store.finish(silent.jobId, failResult);
+    expect(await store.startRound(silent.jobId, 1)).toBe(false); // no receiver
+    expect(await store.startRound(randomUUID(), 1)).toBe(false); // unknown
+  });
+
+  it('lets exactly one of concurrent startRound calls for a round win', async () => {
+    store = await make();
+    const job = buildJob();
+    await store.create(job);
+    await store.finish(job.jobId, successResult());
+    await store.setDelivery(job.jobId, 'failed');
+    const started = await Promise.all(Array.from({ length: 8 }, () => store.startRound(job.jobId, 1)));
+    expect(started.filter(Boolean)).toHaveLength(1);
+    expect(await store.get(job.jobId)).toMatchObject({ delivery: 'pending', deliveryRound: 1 });
+  });
+
+  it('failRound ends only the round still pending', async () => {
+    store = await make();
+    const job = buildJob();
+    await store.create(job);
+    await store.finish(job.jobId, successResult());
+    await store.setDelivery(job.jobId, 'pending', 2);
+    expect(await store.failRound(job.jobId, 1)).toBe(false); // an older round
+    expect(await store.get(job.jobId)).toMatchObject({ delivery: 'pending', deliveryRound: 2 });
+    expect(await store.failRound(job.jobId, 2)).toBe(true);
+    expect(await store.get(job.jobId)).toMatchObject({ delivery: 'failed', deliveryRound: 2, status: 'success' });
+    await store.setDelivery(job.jobId, 'delivered');
+    expect(await store.failRound(job.jobId, 2)).toBe(false); // already final
+    expect((await store.get(job.jobId))?.delivery).toBe('delivered');
+    expect(await store.failRound(randomUUID(), 0)).toBe(false);
+  });
+
   it('lists attempts oldest first, per job', async () => {
     store = await make();
     const job = buildJob();

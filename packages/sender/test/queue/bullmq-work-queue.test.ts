@@ -64,7 +64,13 @@ describe('createBullmqWorkQueue', () => {
         throw new Error('flaky');
       }
     });
-    await queue.start(h.handlers);
+    let abandoned = 0;
+    await queue.start({
+      ...h.handlers,
+      async abandoned() {
+        abandoned++;
+      },
+    });
     await queue.enqueueDelivery({ jobId: 'flaky', round: 0, attempt: 1 });
     await waitUntil(() => h.count('flaky/0/1') === 3, 'the third run', 5000);
     const runs = h.deliveryRuns.map((r) => r.startedAt);
@@ -73,6 +79,7 @@ describe('createBullmqWorkQueue', () => {
     expect((runs[2] ?? 0) - (runs[1] ?? 0)).toBeGreaterThanOrEqual(390);
     expect(logger.lines.filter((l) => l.level === 'error')).toHaveLength(2);
     await waitUntil(async () => (await queue.counts()).deliveries === 0, 'the queue to drain');
+    expect(abandoned).toBe(0); // it succeeded on its third run: not given up
   });
 
   it('keeps queued work in Redis across close(): a new queue on the same prefix runs it once', async () => {

@@ -6,8 +6,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
 import { createBullmqWorkQueue } from '../../src/queue/bullmq-work-queue.js';
 import { createMemoryWorkQueue } from '../../src/queue/memory-work-queue.js';
-import type { WorkQueue } from '../../src/queue/work-queue.js';
-import { createCapturingLogger, createHarness, gate, sleep, waitUntil } from './queue-harness.js';
+import type { QueuedWork, WorkQueue } from '../../src/queue/work-queue.js';
+import { createCapturingLogger, createHarness, gate, sleep, taskKey, waitUntil } from './queue-harness.js';
 
 let server: RedisServer;
 beforeAll(async () => {
@@ -22,15 +22,17 @@ interface MakeOptions {
   logger?: Logger;
 }
 
-const kinds: { name: string; make: (options: MakeOptions) => Promise<WorkQueue> }[] = [
-  { name: 'memory', make: async (options) => createMemoryWorkQueue(options) },
+// `runs`: how often a handler that always throws is run before the queue gives up on it.
+const kinds: { name: string; runs: number; make: (options: MakeOptions) => Promise<WorkQueue> }[] = [
+  { name: 'memory', runs: 1, make: async (options) => createMemoryWorkQueue(options) },
   {
     name: 'bullmq',
+    runs: 3,
     make: (options) => createBullmqWorkQueue({ connection: server.url, prefix: `jobhook-test-${randomUUID().slice(0, 8)}`, ...options }),
   },
 ];
 
-describe.each(kinds)('WorkQueue conformance: $name', ({ make }) => {
+describe.each(kinds)('WorkQueue conformance: $name', ({ make, runs }) => {
   const open: WorkQueue[] = [];
   async function newQueue(options: MakeOptions = {}): Promise<WorkQueue> {
     const queue = await make(options);
@@ -128,6 +130,57 @@ describe.each(kinds)('WorkQueue conformance: $name', ({ make }) => {
     await waitUntil(() => h.count('good/0/1') === 1 && h.count('good-job') === 1, 'work after the failure');
     const errors = logger.lines.filter((l) => l.level === 'error');
     expect(errors.some((l) => String((l.obj as { err?: Error }).err?.message).includes('boom bad/0/1'))).toBe(true);
+  });
+
+  it('hands work whose handler failed for good to abandoned, once, after its last run', async () => {
+    const logger = createCapturingLogger();
+    const queue = await newQueue({ logger });
+    const h = createHarness((_kind, id) => {
+      if (id === 'bad/0/1' || id === 'bad-job') throw new Error(`boom ${id}`);
+    });
+    const given: { work: QueuedWork; message: string; afterRuns: number }[] = [];
+    await queue.start({
+      ...h.handlers,
+      async abandoned(work, err) {
+        const id = work.kind === 'job' ? work.jobId : taskKey(work.task);
+        given.push({ work, message: (err as Error).message, afterRuns: h.count(id) });
+        // A hook that throws is logged and changes nothing for the queue.
+        if (work.kind === 'job') throw new Error('hook failed too');
+      },
+    });
+    await queue.enqueueDelivery({ jobId: 'bad', round: 0, attempt: 1 });
+    await queue.scheduleJob('bad-job', 0);
+    await queue.enqueueDelivery({ jobId: 'good', round: 0, attempt: 1 });
+    await waitUntil(() => given.length === 2, 'both to be given up', 5000);
+    expect(given).toContainEqual({ work: { kind: 'delivery', task: { jobId: 'bad', round: 0, attempt: 1 } }, message: 'boom bad/0/1', afterRuns: runs });
+    expect(given).toContainEqual({ work: { kind: 'job', jobId: 'bad-job' }, message: 'boom bad-job', afterRuns: runs });
+    expect(logger.lines.some((l) => l.level === 'error' && (l.obj as { err?: Error }).err?.message === 'hook failed too')).toBe(true);
+    await queue.scheduleJob('after', 0);
+    await waitUntil(() => h.count('after') === 1, 'work after the hook failed');
+    await sleep(50);
+    expect(given).toHaveLength(2); // never for work that succeeded
+    expect(h.count('bad/0/1')).toBe(runs);
+  });
+
+  it('close() waits for a running abandoned hook', async () => {
+    const queue = await newQueue();
+    const h = createHarness(() => {
+      throw new Error('boom');
+    });
+    let started = false;
+    let finished = false;
+    await queue.start({
+      ...h.handlers,
+      async abandoned() {
+        started = true;
+        await sleep(150);
+        finished = true;
+      },
+    });
+    await queue.enqueueDelivery({ jobId: 'x', round: 0, attempt: 1 });
+    await waitUntil(() => started, 'the hook to start');
+    await queue.close();
+    expect(finished).toBe(true);
   });
 
   it('close() waits for a running handler, then runs nothing more', async () => {

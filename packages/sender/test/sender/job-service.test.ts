@@ -1,7 +1,7 @@
 // The job service on the real memory store and queue, with a deliverer that records the tasks it
 // gets (the HTTP side of delivery is tested in webhook-loop.test.ts).
 import { afterEach, describe, expect, test } from 'vitest';
-import type { AttemptRecord, DeliveryTask, JobRecord, WorkQueue } from '../../src/index.js';
+import type { AttemptRecord, DeliveryTask, JobRecord, JobStore, WorkQueue } from '../../src/index.js';
 import { createJobService, createMemoryWorkQueue, simulateResult } from '../../src/index.js';
 import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
 import { waitFor } from './sender-fixtures.js';
@@ -38,9 +38,7 @@ function job(over: Partial<JobRecord> = {}): JobRecord {
   };
 }
 
-function setup(outcomes: AttemptRecord['outcome'][] = ['delivered']) {
-  const jobs = createMemoryJobStore();
-  const queue = createMemoryWorkQueue();
+function setup(outcomes: AttemptRecord['outcome'][] = ['delivered'], jobs: JobStore = createMemoryJobStore(), queue: WorkQueue = createMemoryWorkQueue()) {
   queues.push(queue);
   const tasks: DeliveryTask[] = [];
   const deliverer = {
@@ -104,6 +102,127 @@ describe('createJobService', () => {
     expect(await service.redeliver({ ...final, delivery: 'failed', deliveryRound: 2 })).toEqual({ ok: true, round: 3 });
     await waitFor(() => tasks.length === 1, 'the redelivery');
     expect(tasks[0]).toEqual({ jobId: final.jobId, round: 3, attempt: 1 });
+  });
+
+  test('a stale redeliver cannot start a round again: concurrent calls, one round each', async () => {
+    const { jobs, queue, service, tasks } = setup();
+    await queue.start(service.handlers);
+    const final = { ...job(), ...simulateResult(job(), new Date()), delivery: 'delivered' as const };
+    await jobs.create(final);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => service.redeliver(final)));
+    expect(answers.filter((a) => a.ok)).toEqual([{ ok: true, round: 1 }]);
+    expect(answers.filter((a) => !a.ok)).toEqual(Array.from({ length: 4 }, () => ({ ok: false, reason: 'pending' })));
+    await waitFor(async () => (await jobs.get(final.jobId))?.delivery === 'delivered', 'round 1 delivered');
+    // A call that read the job before round 1 (round 0, delivered) arrives now: refused, nothing reverted.
+    expect(await service.redeliver(final)).toEqual({ ok: false, reason: 'pending' });
+    expect(await jobs.get(final.jobId)).toMatchObject({ delivery: 'delivered', deliveryRound: 1 });
+    expect(tasks).toEqual([{ jobId: final.jobId, round: 1, attempt: 1 }]);
+    expect(await service.redeliver((await jobs.get(final.jobId))!)).toEqual({ ok: true, round: 2 });
+  });
+
+  test('abandoned: a job whose runner always throws ends fail (internal_error), charged, and its webhook is sent', async () => {
+    const { jobs, queue, service, tasks } = setup();
+    await queue.start({
+      ...service.handlers,
+      runJob: async () => {
+        throw new Error('store down');
+      },
+    });
+    await service.submit(job(), 0);
+    await waitFor(() => tasks.length === 1, 'the webhook of the failed job');
+    expect(await jobs.get(job().jobId)).toMatchObject({
+      status: 'fail',
+      finishedAt: '2026-01-01T00:00:02.500+00:00',
+      outputJson: null,
+      error: { message: 'internal error', error_code: 'internal_error' },
+      cost: '0.03',
+      delivery: 'delivered',
+      deliveryRound: 0,
+    });
+    expect(tasks[0]).toEqual({ jobId: job().jobId, round: 0, attempt: 1 });
+  });
+
+  test('abandoned: a delivery whose handler always throws ends failed with an internal_error record; redeliver works', async () => {
+    const { jobs, queue, service } = setup();
+    let down = true;
+    await queue.start({
+      ...service.handlers,
+      deliver: async (task) => {
+        if (down) throw new Error('store down');
+        return service.handlers.deliver(task);
+      },
+    });
+    await service.submit(job(), 0);
+    await waitFor(async () => (await jobs.get(job().jobId))?.delivery === 'failed', 'the delivery to end failed');
+    expect(await jobs.listAttempts(job().jobId)).toEqual([
+      expect.objectContaining({ round: 0, attempt: 1, outcome: 'failed', error: 'internal_error', url: 'https://hooks.example.com/x', statusCode: null }),
+    ]);
+    down = false;
+    const now = (await jobs.get(job().jobId))!;
+    expect(await service.redeliver(now)).toEqual({ ok: true, round: 1 });
+    await waitFor(async () => (await jobs.get(job().jobId))?.delivery === 'delivered', 'round 1 delivered');
+  });
+
+  test('a store whose appendAttempt fails: the delivery ends failed, not pending', async () => {
+    const real = createMemoryJobStore();
+    const jobs: JobStore = {
+      ...real,
+      appendAttempt: async () => {
+        throw new Error('store down');
+      },
+    };
+    const { queue, service, tasks } = setup(['delivered'], jobs);
+    await queue.start(service.handlers);
+    await service.submit(job(), 0);
+    await waitFor(async () => (await real.get(job().jobId))?.delivery !== 'pending', 'the delivery to end');
+    expect(tasks).toHaveLength(1);
+    expect(await real.get(job().jobId)).toMatchObject({ status: 'success', delivery: 'failed', deliveryRound: 0 });
+    expect(await real.listAttempts(job().jobId)).toEqual([]); // the log was down for the note too: best effort
+  });
+
+  test('submit: a failed schedule throws, and the job ends fail (internal_error, no cost) with no webhook', async () => {
+    const inner = createMemoryWorkQueue();
+    const queue: WorkQueue = {
+      ...inner,
+      scheduleJob: async () => {
+        throw new Error('queue down');
+      },
+    };
+    const { jobs, service, tasks } = setup(['delivered'], createMemoryJobStore(), queue);
+    queues.push(inner);
+    await queue.start(service.handlers);
+    await expect(service.submit(job(), 0)).rejects.toThrow('queue down');
+    expect(await jobs.get(job().jobId)).toMatchObject({
+      status: 'fail',
+      error: { message: 'internal error', error_code: 'internal_error' },
+      cost: null,
+      delivery: 'failed',
+    });
+    // Had the schedule reached the queue after all, its run would send nothing.
+    await service.handlers.runJob(job().jobId);
+    expect(tasks).toEqual([]);
+  });
+
+  test('redeliver: a failed enqueue throws and ends the new round failed, so a later redeliver works', async () => {
+    const inner = createMemoryWorkQueue();
+    let down = true;
+    const queue: WorkQueue = {
+      ...inner,
+      enqueueDelivery: async (task, delayMs) => {
+        if (down) throw new Error('queue down');
+        return inner.enqueueDelivery(task, delayMs);
+      },
+    };
+    const { jobs, service, tasks } = setup(['delivered'], createMemoryJobStore(), queue);
+    queues.push(inner);
+    await queue.start(service.handlers);
+    const final = { ...job(), ...simulateResult(job(), new Date()), delivery: 'rejected' as const };
+    await jobs.create(final);
+    await expect(service.redeliver(final)).rejects.toThrow('queue down');
+    expect(await jobs.get(final.jobId)).toMatchObject({ delivery: 'failed', deliveryRound: 1 });
+    down = false;
+    expect(await service.redeliver((await jobs.get(final.jobId))!)).toEqual({ ok: true, round: 2 });
+    await waitFor(() => tasks.length === 1, 'round 2');
   });
 
   test('simulateResult is deterministic in the input, not the job id', () => {

@@ -118,6 +118,27 @@ describe('success path', () => {
     expect(listed.attempts[1]).toMatchObject({ round: 1, attempt: 1, outcome: 'delivered' });
   });
 
+  test('five concurrent redelivers: each 202 starts its own round and sends one webhook; the rest are 409', async () => {
+    // The receiver answers fast, so a round may end before a later call reads the job: more than one
+    // 202 is legitimate. What must never happen is two 202s for one round (one webhook for both).
+    const answers = await Promise.all(Array.from({ length: 5 }, () => redeliver(jobId)));
+    const started = answers.filter((a) => a.status === 202).map((a) => a.json.round as number);
+    const refused = answers.filter((a) => a.status !== 202);
+    expect(started.length).toBeGreaterThanOrEqual(1);
+    expect(started.sort()).toEqual(started.map((_, i) => 2 + i)); // rounds 2, 3, … each once
+    for (const r of refused) {
+      expect(r.status).toBe(409);
+      expect(r.json.detail).toContain('still pending');
+    }
+    const lastRound = 1 + started.length;
+    await waitFor(async () => {
+      const listed = (await deliveries(jobId)).json;
+      return listed.round === lastRound && listed.delivery === 'delivered';
+    }, 'the last round delivered');
+    expect((await deliveries(jobId)).json.attempts.map((a) => a.round)).toEqual([0, 1, ...started]);
+    expect(requestsFor(jobId)).toHaveLength(2 + started.length);
+  });
+
   test('the same input gives the same output (deterministic provider)', async () => {
     const again = await submitJob(baseUrl, T, { model: 'ocr/ocr_async/google', input: { file: 'https://files.example.com/scan.pdf' } });
     const other = await submitJob(baseUrl, T, { model: 'ocr/ocr_async/google', input: { file: 'https://files.example.com/other.pdf' } });
