@@ -9,6 +9,7 @@ import { startRedisServer, type RedisServer } from '../../../core/test/helpers/r
 import type { JobRecord, JobStore, WorkHandlers, WorkQueue } from '../../src/index.js';
 import { createBullmqWorkQueue, createDeliverer, createJobService, createMemoryWorkQueue, createRedisJobStore, createRetryPolicy, createSsrfGuard } from '../../src/index.js';
 import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
+import { buildJob } from '../jobs/job-fixtures.js';
 import { waitFor } from './sender-fixtures.js';
 
 let redis: RedisServer;
@@ -43,30 +44,9 @@ afterEach(async () => {
 
 const hitsOf = (jobId: string): number => hits.filter((id) => id === jobId).length;
 
+/** A job to run: the store tests' record, with this file's receiver and no simulate overrides. */
 function newJob(): JobRecord {
-  return {
-    jobId: randomUUID(),
-    organizationId: 'acme',
-    keyId: null,
-    feature: 'text',
-    subfeature: 'x',
-    provider: 'p',
-    model: null,
-    status: 'processing',
-    createdAt: new Date().toISOString(),
-    finishedAt: null,
-    inputJson: '{}',
-    webhookReceiver: receiverUrl,
-    userParametersJson: null,
-    showOriginalResponse: false,
-    simulate: {},
-    outputJson: null,
-    error: null,
-    originalResponseJson: null,
-    cost: null,
-    delivery: 'pending',
-    deliveryRound: 0,
-  };
+  return buildJob({ feature: 'text', keyId: null, webhookReceiver: receiverUrl, userParametersJson: null, showOriginalResponse: false, simulate: {} });
 }
 
 interface Stack {
