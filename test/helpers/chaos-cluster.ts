@@ -161,9 +161,10 @@ export interface ReceiverKill {
  * SIGKILLs a receiver with its requests in flight, but not while it holds a job's claim.
  *
  * Why: a receiver that dies between `claim` and `complete` keeps the job "in flight" for the
- * store's lease (60 s in the example apps), and one that dies after its handler but before
- * `complete` has the job handled again after the lease: at-least-once, as documented. Neither is
- * what this suite checks. So the receiver is frozen (SIGSTOP) — requests keep arriving and queue
+ * store's lease (20 s by default), and one that dies after its handler but before `complete` has
+ * the job handled again after the lease: at-least-once, as documented, and tested on its own with
+ * scaled-down times in test/e2e/receiver-crash.test.ts. This suite's fast retries (150 ms base)
+ * would spend their budget within the lease, so such a kill is kept out of it. So the receiver is frozen (SIGSTOP) — requests keep arriving and queue
  * up — its claims are read from Redis; a claim still there after 100 ms is the frozen process's,
  * and it is let run (SIGCONT) a moment and frozen again. With no claim held, SIGKILL: every request
  * it had taken but not answered ends in a reset, which the sender must retry.

@@ -1,5 +1,7 @@
 import {
   createMemoryStore,
+  DEFAULT_DONE_TTL_MS,
+  DEFAULT_LEASE_MS,
   JobhookError,
   type AsyncJobCompletedEvent,
   type HandlerContext,
@@ -56,9 +58,9 @@ export interface ResultWaiterOptions {
   maxPollIntervalMs?: number;
   /** `waitForResult` rejects with `ERR_TIMEOUT` after this long. Default 600,000 (10 min). */
   timeoutMs?: number;
-  /** Lease of the poll path's claim, renewed while `onResult` runs. Default 60,000 (as the receiver's). */
+  /** Lease of the poll path's claim, renewed while `onResult` runs. Default core's `DEFAULT_LEASE_MS` (20,000, as the receiver's). */
   leaseMs?: number;
-  /** How long a handled job is remembered in the store. Default 7 days (as the receiver's). */
+  /** How long a handled job is remembered in the store. Default core's `DEFAULT_DONE_TTL_MS` (7 days, as the receiver's). */
   doneTtlMs?: number;
 }
 
@@ -96,7 +98,6 @@ export interface ResultWaiter {
 
 /** How many results `handleEvent` keeps for waits that start after their webhook arrived. */
 const REMEMBERED_RESULTS = 1_000;
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 interface PendingWait {
   resolve(result: JobResult): void;
@@ -135,7 +136,7 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
   resolvePollOptions({ intervalMs: pollIntervalMs, maxIntervalMs: maxPollIntervalMs, timeoutMs }, owner);
   const webhookGraceMs = options.webhookGraceMs ?? 2 * pollIntervalMs;
   checkGrace(owner, webhookGraceMs);
-  const { leaseMs = 60_000, doneTtlMs = 7 * DAY_MS } = options;
+  const { leaseMs = DEFAULT_LEASE_MS, doneTtlMs = DEFAULT_DONE_TTL_MS } = options;
   checkMs(owner, 'leaseMs', leaseMs);
   checkMs(owner, 'doneTtlMs', doneTtlMs);
   const store = options.store ?? createMemoryStore();

@@ -70,7 +70,7 @@ export {
   type ReceiverRequest,
   type ReceiverResponse,
 } from './receiver/create-receiver.js';
-export type { EventHandler, HandlerContext, ReceiverOptions } from './receiver/receiver-options.js';
+export { DEFAULT_DONE_TTL_MS, DEFAULT_LEASE_MS, type EventHandler, type HandlerContext, type ReceiverOptions } from './receiver/receiver-options.js';
 export type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver/receiver-outcome.js';
 export type { RequestHeaders } from './receiver/request-headers.js';
 export { silentLogger, type Logger } from './receiver/logger.js';

@@ -44,7 +44,10 @@ export interface ReceiverOptions {
   store?: IdempotencyStore;
   /** Canonical profiles tried, in order. Default all four, `python` first. */
   profiles?: readonly CanonicalProfile[];
-  /** Lease of a claim, renewed while the handler runs. Default 60,000 (above the sender's 30 s timeout). */
+  /**
+   * Lease of a claim, renewed every `leaseMs / 3` while the handler runs. Default
+   * {@link DEFAULT_LEASE_MS} (20,000): how long a job stays blocked when the instance holding it dies.
+   */
   leaseMs?: number;
   /** How long a handled `job_id` is remembered. Default 7 days. */
   doneTtlMs?: number;
@@ -78,6 +81,19 @@ export interface ResolvedReceiverOptions {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * Default lease of a claim: 20 s. The lease only has to outlive the gap between two renewals
+ * (every `leaseMs / 3`, so ~6.7 s), not the handler, so it is chosen for the other case: an instance
+ * killed while holding a claim blocks that job until the lease runs out, and the sender's retries
+ * must still find it free. The spec's sender answers our 503 `Retry-After: 30` with a retry ≥ 30 s
+ * later, so with 20 s the third attempt after a crash takes the job (with 60 s, the first version,
+ * only the fourth and last did, by under a second).
+ */
+export const DEFAULT_LEASE_MS = 20_000;
+
+/** Default time a handled `job_id` is remembered: 7 days (any retry or redelivery comes sooner). */
+export const DEFAULT_DONE_TTL_MS = 7 * DAY_MS;
+
 function fail(message: string): never {
   throw new JobhookError('ERR_OPTION_INVALID', `createReceiver: ${message}`);
 }
@@ -104,8 +120,8 @@ export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiv
   }
   if (options.onOutcome !== undefined && typeof options.onOutcome !== 'function') fail('onOutcome must be a function');
   const {
-    leaseMs = 60_000,
-    doneTtlMs = 7 * DAY_MS,
+    leaseMs = DEFAULT_LEASE_MS,
+    doneTtlMs = DEFAULT_DONE_TTL_MS,
     maxBodyBytes = 1024 * 1024,
     maxDepth = 512,
     handlerTimeoutMs = 25_000,
