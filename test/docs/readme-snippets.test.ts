@@ -1,0 +1,101 @@
+// The code in the READMEs is what users copy first, so it must compile against the packages as
+// published (their built .d.ts), with the project's strict settings. Every ```ts and ```js block of
+// the root README and of each package README is type-checked as its own ES module. The names a
+// snippet leaves to the reader ("your code": saveResult, req, rawBody, …) are declared once in the
+// prelude below; anything else a snippet uses must be imported in the snippet itself.
+// Needs the packages built (`npm test` runs `tsc -b` first).
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import ts from 'typescript';
+import { afterAll, describe, expect, test } from 'vitest';
+import { REPO_ROOT } from '../helpers/chaos-cluster.js';
+
+/** Ambient "your code" of the snippets. Kept small: a name missing here is a snippet to fix. */
+const PRELUDE = `
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import type { AsyncJobCompletedEvent, JsonValue, SuccessEvent } from '@jobhook/core';
+import type { Client } from '@jobhook/client';
+declare global {
+  function saveResult(jobId: string, output: JsonValue | undefined): Promise<void>;
+  function markFailed(jobId: string, message: string): Promise<void>;
+  function handleJob(event: AsyncJobCompletedEvent): Promise<void>;
+  function save(jobId: string, output: JsonValue | undefined): Promise<void>;
+  function onSuccess(event: SuccessEvent): Promise<void>;
+  function reply(status: number, body: unknown): void;
+  const req: IncomingMessage;
+  const rawBody: Buffer;
+  const rawBodyBytes: Buffer;
+  const headers: IncomingHttpHeaders;
+  const client: Client;
+  const model: string;
+  const input: { file: string };
+}
+export {};
+`;
+
+interface Snippet {
+  readme: string;
+  line: number;
+  lang: string;
+  code: string;
+}
+
+function readmes(): string[] {
+  const packages = readdirSync(join(REPO_ROOT, 'packages')).map((name) => join(REPO_ROOT, 'packages', name, 'README.md'));
+  return [join(REPO_ROOT, 'README.md'), ...packages.filter((file) => readdirSync(join(file, '..')).includes('README.md'))];
+}
+
+function snippetsOf(file: string): Snippet[] {
+  const text = readFileSync(file, 'utf8');
+  const found: Snippet[] = [];
+  for (const match of text.matchAll(/^```(ts|js)\n([\s\S]*?)^```$/gm)) {
+    const line = text.slice(0, match.index).split('\n').length;
+    found.push({ readme: relative(REPO_ROOT, file), line, lang: match[1]!, code: match[2]! });
+  }
+  return found;
+}
+
+const snippets = readmes().flatMap(snippetsOf);
+// Inside the repository, so that `@jobhook/*`, express, koa and fastify resolve from node_modules.
+const dir = join(REPO_ROOT, 'test/docs', `.snippets-${process.pid}`);
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Type-checks every snippet in one program; returns the diagnostics per snippet file. */
+function check(): Map<string, string[]> {
+  mkdirSync(dir, { recursive: true });
+  const files = snippets.map((s, i) => {
+    const file = join(dir, `snippet-${i}.mts`);
+    writeFileSync(file, s.code);
+    return file;
+  });
+  const prelude = join(dir, 'prelude.d.mts');
+  writeFileSync(prelude, PRELUDE);
+  const base = ts.readConfigFile(join(REPO_ROOT, 'tsconfig.base.json'), (p) => ts.sys.readFile(p));
+  const { options } = ts.parseJsonConfigFileContent(base.config, ts.sys, REPO_ROOT);
+  // Snippets are fragments, not modules of this repo: unused names are fine, nothing is emitted.
+  const program = ts.createProgram([prelude, ...files], { ...options, noEmit: true, noUnusedLocals: false, declaration: false, declarationMap: false, sourceMap: false });
+  const byFile = new Map<string, string[]>(files.map((f) => [f, []]));
+  for (const d of ts.getPreEmitDiagnostics(program)) {
+    const message = ts.flattenDiagnosticMessageText(d.messageText, '\n');
+    const where = d.file === undefined ? undefined : d.file.getLineAndCharacterOfPosition(d.start ?? 0);
+    const list = d.file === undefined ? undefined : byFile.get(d.file.fileName);
+    if (list !== undefined && where !== undefined) list.push(`line ${where.line + 1}: ${message}`);
+    else byFile.set('(program)', [...(byFile.get('(program)') ?? []), `${d.file?.fileName ?? ''} ${message}`]);
+  }
+  return new Map([...byFile].map(([file, errors]) => [file, errors]));
+}
+
+describe('README code compiles against the packages (strict TypeScript)', () => {
+  let results: Map<string, string[]> | undefined;
+  const resultsOf = (): Map<string, string[]> => (results ??= check());
+
+  test('the READMEs hold snippets to check', () => {
+    expect(snippets.length).toBeGreaterThanOrEqual(10);
+    expect(resultsOf().get('(program)') ?? []).toEqual([]);
+  });
+
+  test.each(snippets.map((s, i) => [`${s.readme}:${s.line} (${s.lang})`, i] as const))('%s', (_name, i) => {
+    expect(resultsOf().get(join(dir, `snippet-${i}.mts`))).toEqual([]);
+  });
+});
