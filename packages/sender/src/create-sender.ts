@@ -2,8 +2,10 @@ import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { JobhookError, loadPrivateKey } from '@jobhook/core';
 import type { FastifyInstance } from 'fastify';
-import { createAccountRegistry, type KeyUsage } from './accounts/account-registry.js';
+import { buildAccountKeys, createAccountRegistry, type KeyUsage } from './accounts/account-registry.js';
+import { createMemoryCreditLedger, type CreditLedger } from './accounts/credit-ledger.js';
 import { createDevAccounts } from './accounts/dev-accounts.js';
+import { createRedisCreditLedger } from './accounts/redis-credit-ledger.js';
 import { validateAccountsConfig } from './accounts/validate-accounts-config.js';
 import { createApi } from './api/create-api.js';
 import { createAuthenticator } from './auth/authenticate.js';
@@ -33,9 +35,12 @@ export interface Sender {
   readonly publicKeyPem: string;
   /** Tokens of the generated dev keys when no `accounts` were given, else null. */
   readonly devKeys: { inference: string; management: string } | null;
-  /** Requests and credits charged per key since start (accounts live in this process's memory). */
-  usage(): KeyUsage[];
-  /** Stops HTTP (in-flight requests get 5 s to finish), then the queue (running handlers finish), then the job store. Idempotent. */
+  /**
+   * Requests and credits charged per key, and balances: since start, or with `redisUrl` as every
+   * sender process on that Redis counted them (they survive restarts).
+   */
+  usage(): Promise<KeyUsage[]>;
+  /** Stops HTTP (in-flight requests get 5 s to finish), then the queue (running handlers finish), then the job store and credit ledger. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -72,7 +77,7 @@ function receiverGuard(o: ResolvedSenderOptions): SsrfGuard {
 
 /**
  * Creates the reference service: the `/v3` API (bearer auth, keys, async jobs, chat completions),
- * simulated providers, and signed webhook delivery with retries and an SSRF guard; jobs and work in
+ * simulated providers, and signed webhook delivery with retries and an SSRF guard; jobs, work and credits in
  * memory, or in Redis with `redisUrl`.
  *
  * @example
@@ -89,7 +94,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
   const o = resolveSenderOptions(options);
   const dev = o.accounts === undefined ? createDevAccounts(o.random) : undefined;
   const accountsConfig = dev?.config ?? validateAccountsConfig(o.accounts, `${WHERE}: accounts`);
-  const accounts = createAccountRegistry(accountsConfig, o.apiKeys);
+  const keys = buildAccountKeys(accountsConfig, o.apiKeys);
   const guard = receiverGuard(o);
   const policy = createRetryPolicy({
     maxRetries: o.maxRetries,
@@ -102,11 +107,15 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
 
   let jobs: JobStore | undefined;
   let queue: WorkQueue | undefined;
+  let ledger: CreditLedger | undefined;
   try {
     if (o.redisUrl === undefined) {
+      ledger = createMemoryCreditLedger();
       jobs = createMemoryJobStore();
       queue = createMemoryWorkQueue({ concurrency: o.deliveryConcurrency, logger: o.logger });
     } else {
+      // Credits in Redis too: sender processes sharing the work share the balances, and a restart keeps them.
+      ledger = await createRedisCreditLedger({ redis: o.redisUrl, prefix: `${o.redisPrefix}:sender:` });
       jobs = await createRedisJobStore({ redis: o.redisUrl, prefix: `${o.redisPrefix}:sender:` });
       queue = await createBullmqWorkQueue({
         connection: o.redisUrl,
@@ -116,6 +125,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
         logger: o.logger,
       });
     }
+    const accounts = createAccountRegistry(keys, ledger);
     const headerNames = Object.fromEntries(Object.entries(o.headerNames).filter(([, v]) => v !== undefined));
     const deliverer = createDeliverer({
       jobs,
@@ -149,6 +159,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
 
     const openJobs = jobs;
     const openQueue = queue;
+    const openLedger = ledger;
     let closing: Promise<void> | undefined;
     return {
       app,
@@ -182,7 +193,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
             try {
               await openQueue.close();
             } finally {
-              await openJobs.close();
+              await Promise.all([openJobs.close(), openLedger.close()]);
             }
           }
         })();
@@ -192,6 +203,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
   } catch (err) {
     await queue?.close().catch(() => {});
     await jobs?.close().catch(() => {});
+    await ledger?.close().catch(() => {});
     throw err;
   }
 }

@@ -14,9 +14,9 @@ export interface SenderOptions {
   apiKeys?: readonly string[];
   /** The webhook signing key (PEM or KeyObject, RSA ≥ 2048 bits). Default: an RSA-3072 key generated at start. */
   privateKey?: PrivateKeyInput;
-  /** `redis://` URL: jobs in Redis and work in BullMQ, shared by every sender on that Redis. Default: memory. */
+  /** `redis://` URL: jobs and credits in Redis and work in BullMQ, shared by every sender on that Redis. Default: memory. */
   redisUrl?: string;
-  /** Prefix of the Redis keys (`<prefix>:sender:` for jobs, `<prefix>` for BullMQ). Default `jobhook`. */
+  /** Prefix of the Redis keys (`<prefix>:sender:` for jobs and credits, `<prefix>` for BullMQ). Default `jobhook`. */
   redisPrefix?: string;
   /** Webhook body layout (the signature always covers the canonical form). Default `python`. */
   bodyStyle?: BodyStyle;

@@ -32,7 +32,7 @@ export const serveCommand = defineCommand({
     ['--api-key KEY', 'an extra inference key with 1000 credits; repeatable'],
     ['--private-key FILE', 'webhook signing key, PEM; default a new RSA-3072 key per run'],
     ['--public-key-out FILE', 'where to write the public key (SPKI PEM; overwritten); default a temp file'],
-    ['--redis URL', 'redis:// URL: jobs in Redis, deliveries in BullMQ; default memory'],
+    ['--redis URL', 'redis:// URL: jobs and credits in Redis, deliveries in BullMQ; default memory'],
     ['--body-style STYLE', 'webhook body layout: python (default), canonical or compact'],
     ['--attempt-timeout-ms MS', 'deadline of one delivery attempt (default 30000)'],
     ['--retry-base-ms MS', 'delay before the first retry, then doubled with jitter (default 1000)'],

@@ -1,10 +1,10 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { JobhookError } from '@jobhook/core';
 import type { AccountsConfig, KeyConfig, KeyKind, TokenType } from './accounts-config.js';
 import { maskToken, tokenProblem } from './api-token.js';
+import type { ChargeResult, CreditLedger, LedgerAccount } from './credit-ledger.js';
 import { DEV_BALANCE } from './dev-accounts.js';
 import { parseDateTime } from './date-time.js';
-import { addCredits } from './pricing.js';
 
 /** A key as the running service holds it: everything but the secret, which is only kept hashed. */
 export interface ApiKey {
@@ -17,15 +17,15 @@ export interface ApiKey {
   readonly scopes: ReadonlySet<string>;
   readonly masked: string;
   readonly activeBalance: boolean;
-  /** Mutable: lowered by each charge when `activeBalance`. */
-  balance: number | null;
+  /** The balance in the accounts file. The current one is in the ledger when charges are capped ({@link ApiKey.account}). */
+  readonly configBalance: number | null;
+  /** The key's account in the credit ledger: capped when `activeBalance` and the balance is a number. */
+  readonly account: LedgerAccount;
   readonly expireTime: string | null;
   /** `expireTime` in ms since the epoch. */
   readonly expiresAtMs: number | null;
   readonly revoked: boolean;
   readonly revokedAt: string | null;
-  /** Charged requests and their total, for billing. */
-  readonly usage: { requests: number; spent: number };
 }
 
 /** The ManagementKey object of spec §2.1, as `GET /v3/manage/keys/{key_id}/` answers it. */
@@ -42,7 +42,7 @@ export interface ManagementKeyView {
   revoked_at: string | null;
 }
 
-/** Usage of one key since the sender started. */
+/** Usage of one key: since the sender started, or, on Redis, since its balance was first used. */
 export interface KeyUsage {
   keyId: string | null;
   organizationId: string;
@@ -56,31 +56,29 @@ export interface KeyUsage {
   balance: number | null;
 }
 
-/** Result of {@link AccountRegistry.charge}. */
-export type ChargeResult = { ok: true } | { ok: false; detail: string };
+export type { ChargeResult } from './credit-ledger.js';
 
-/** Organizations, keys and credits of a running sender (in this process's memory). */
-export interface AccountRegistry {
-  /** The key whose secret is `token`, or undefined. Looked up by SHA-256, so no secret is compared character by character. */
-  findByToken(token: string): ApiKey | undefined;
-  /** The key `keyId` of `organizationId`; undefined for another organization's key, an unknown id, or a legacy key. */
-  findById(organizationId: string, keyId: string): ApiKey | undefined;
+/** Organizations and keys of a running sender (from its accounts), their credits in a {@link CreditLedger}. */
+export interface AccountRegistry extends Omit<AccountKeys, 'all'> {
   /**
    * Takes `price` from the key's balance when `active_balance` is set and `balance` is a number;
    * refuses when the balance is below the price (the balance never goes below 0 through charges).
    * Keys without a cap are only counted.
+   * @throws JobhookError `ERR_STORE_UNAVAILABLE` when the ledger is on Redis and Redis fails.
    */
-  charge(key: ApiKey, price: string): ChargeResult;
+  charge(key: ApiKey, price: string): Promise<ChargeResult>;
   /** Gives back a charge whose request then failed on the service's side. */
-  refund(key: ApiKey, price: string): void;
+  refund(key: ApiKey, price: string): Promise<void>;
+  /** The ManagementKey view of a key, with its current balance. */
+  managementView(key: ApiKey): Promise<ManagementKeyView>;
   /** Every key's usage, in configuration order. */
-  usage(): KeyUsage[];
+  usage(): Promise<KeyUsage[]>;
 }
 
 const sha256 = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
-/** The ManagementKey view of a key (never the secret). */
-export function managementKeyView(key: ApiKey): ManagementKeyView {
+/** The ManagementKey view of a key (never the secret), with `balance` as given. */
+function managementKeyView(key: ApiKey, balance: number | null): ManagementKeyView {
   return {
     id: key.id,
     name: key.name,
@@ -88,17 +86,19 @@ export function managementKeyView(key: ApiKey): ManagementKeyView {
     member: key.member,
     masked: key.masked,
     active_balance: key.activeBalance,
-    balance: key.balance,
+    balance,
     expire_time: key.expireTime,
     revoked: key.revoked,
     revoked_at: key.revokedAt,
   };
 }
 
-function toApiKey(config: KeyConfig, organizationId: string): ApiKey {
+function toApiKey(config: KeyConfig, organizationId: string, tokenHash: string): ApiKey {
   const expireTime = config.expire_time ?? null;
+  const id = config.id === null ? null : config.id.toLowerCase();
+  const activeBalance = config.active_balance ?? false;
   return {
-    id: config.id === null ? null : config.id.toLowerCase(),
+    id,
     organizationId,
     kind: config.kind,
     name: config.name,
@@ -106,30 +106,43 @@ function toApiKey(config: KeyConfig, organizationId: string): ApiKey {
     tokenType: config.token_type,
     scopes: new Set(config.scopes ?? []),
     masked: maskToken(config.token),
-    activeBalance: config.active_balance ?? false,
-    balance: config.balance,
+    activeBalance,
+    configBalance: config.balance,
+    // A legacy key has no id: it is named by its token's hash, which is as stable across restarts.
+    account: { ref: id ?? `legacy-${tokenHash.slice(0, 32)}`, cap: activeBalance ? config.balance : null },
     expireTime,
     expiresAtMs: expireTime === null ? null : (parseDateTime(expireTime) ?? null),
     revoked: config.revoked,
     revokedAt: config.revoked_at ?? null,
-    usage: { requests: 0, spent: 0 },
   };
 }
 
+/** The keys of a running sender, found by token or id. */
+export interface AccountKeys {
+  /** The key whose secret is `token`, or undefined. Looked up by SHA-256, so no secret is compared character by character. */
+  findByToken(token: string): ApiKey | undefined;
+  /** The key `keyId` of `organizationId`; undefined for another organization's key, an unknown id, or a legacy key. */
+  findById(organizationId: string, keyId: string): ApiKey | undefined;
+  /** Every key, in configuration order. */
+  readonly all: readonly ApiKey[];
+}
+
 /**
- * Builds the registry from validated accounts. `apiKeys` are extra inference tokens (the CLI's
- * `--api-key`), each added to the first organization as a capped key with {@link DEV_BALANCE}
- * credits and owned by its first member.
+ * Indexes the keys of validated accounts (before anything is connected, so a wrong key is told
+ * first). `apiKeys` are extra inference tokens (the CLI's `--api-key`), each added to the first
+ * organization as a capped key with {@link DEV_BALANCE} credits, owned by its first member, with an
+ * id derived from the token (the same token keeps its id, and on Redis its balance, across restarts).
  *
  * @throws JobhookError `ERR_OPTION_INVALID` for an unusable or duplicate api key.
  */
-export function createAccountRegistry(accounts: AccountsConfig, apiKeys: readonly string[] = []): AccountRegistry {
+export function buildAccountKeys(accounts: AccountsConfig, apiKeys: readonly string[] = []): AccountKeys {
   const byHash = new Map<string, ApiKey>();
   const byId = new Map<string, ApiKey>();
   const all: ApiKey[] = [];
   const add = (config: KeyConfig, organizationId: string): void => {
-    const key = toApiKey(config, organizationId);
-    byHash.set(sha256(config.token), key);
+    const hash = sha256(config.token);
+    const key = toApiKey(config, organizationId, hash);
+    byHash.set(hash, key);
     if (key.id !== null) byId.set(key.id, key);
     all.push(key);
   };
@@ -147,7 +160,7 @@ export function createAccountRegistry(accounts: AccountsConfig, apiKeys: readonl
     }
     add(
       {
-        id: randomUUID(),
+        id: uuidFromHash(sha256(`jobhook api key\n${token}`)),
         token,
         kind: 'inference',
         name: `api key ${i + 1}`,
@@ -171,34 +184,42 @@ export function createAccountRegistry(accounts: AccountsConfig, apiKeys: readonl
       const key = byId.get(keyId.toLowerCase());
       return key !== undefined && key.organizationId === organizationId ? key : undefined;
     },
-    charge(key, price) {
-      const amount = Number(price);
-      if (key.activeBalance && key.balance !== null) {
-        if (key.balance < amount) {
-          return { ok: false, detail: `insufficient credits: this request costs ${price}, the key's balance is ${key.balance}` };
-        }
-        key.balance = addCredits(key.balance, -amount);
-      }
-      key.usage.requests += 1;
-      key.usage.spent = addCredits(key.usage.spent, amount);
-      return { ok: true };
+    all,
+  };
+}
+
+/** A UUID v4-shaped id from 32 hex digits (version and variant bits set). */
+function uuidFromHash(hex: string): string {
+  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The registry: `keys`, charged through `ledger`. */
+export function createAccountRegistry(keys: AccountKeys, ledger: CreditLedger): AccountRegistry {
+  return {
+    findByToken: (token) => keys.findByToken(token),
+    findById: (organizationId, keyId) => keys.findById(organizationId, keyId),
+    charge: (key, price) => ledger.charge(key.account, price),
+    refund: (key, price) => ledger.refund(key.account, price),
+    async managementView(key) {
+      const balance = key.account.cap === null ? key.configBalance : (await ledger.read(key.account)).balance;
+      return managementKeyView(key, balance);
     },
-    refund(key, price) {
-      const amount = Number(price);
-      if (key.activeBalance && key.balance !== null) key.balance = addCredits(key.balance, amount);
-      key.usage.requests -= 1;
-      key.usage.spent = addCredits(key.usage.spent, -amount);
-    },
-    usage() {
-      return all.map((key) => ({
-        keyId: key.id,
-        organizationId: key.organizationId,
-        name: key.name,
-        masked: key.masked,
-        requests: key.usage.requests,
-        spent: key.usage.spent,
-        balance: key.balance,
-      }));
+    async usage() {
+      return Promise.all(
+        keys.all.map(async (key) => {
+          const entry = await ledger.read(key.account);
+          return {
+            keyId: key.id,
+            organizationId: key.organizationId,
+            name: key.name,
+            masked: key.masked,
+            requests: entry.requests,
+            spent: entry.spent,
+            balance: key.account.cap === null ? key.configBalance : entry.balance,
+          };
+        }),
+      );
     },
   };
 }

@@ -22,11 +22,3 @@ export function jobPrice(feature: string): string {
   return Object.hasOwn(JOB_PRICES, feature) ? (JOB_PRICES[feature] as string) : DEFAULT_JOB_PRICE;
 }
 
-/**
- * `a + b` without the binary-float noise a reader would see (`1000 - 0.03` is `999.97`, not
- * `999.9699999999999`): rounded to 15 significant digits, below a double's precision.
- */
-export function addCredits(a: number, b: number): number {
-  const sum = a + b;
-  return sum === 0 ? 0 : Number.parseFloat(sum.toPrecision(15));
-}

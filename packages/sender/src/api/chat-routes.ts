@@ -45,7 +45,7 @@ export function registerChatRoutes(app: FastifyInstance, context: ApiContext): v
   const onRequest = requireKey(context, { kind: 'inference' });
   app.post('/v3/llm/chat/completions', { onRequest }, async (request) => {
     const { model, messages } = validateChat(jsonObjectBody(request));
-    const charge = context.accounts.charge(callerOf(request), CHAT_PRICE);
+    const charge = await context.accounts.charge(callerOf(request), CHAT_PRICE);
     if (!charge.ok) throw new ApiError(402, charge.detail);
     const digest = createHash('sha256').update(model).update('\n').update(JSON.stringify(messages)).digest('hex');
     const last = messages[messages.length - 1] as ChatMessage;

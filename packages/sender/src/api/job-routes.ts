@@ -46,7 +46,7 @@ export function registerJobRoutes(app: FastifyInstance, context: ApiContext): vo
       }
     }
     const price = jobPrice(submission.feature);
-    const charge = context.accounts.charge(key, price);
+    const charge = await context.accounts.charge(key, price);
     if (!charge.ok) throw new ApiError(402, charge.detail);
     const job: JobRecord = {
       jobId: randomUUID(),
@@ -74,7 +74,8 @@ export function registerJobRoutes(app: FastifyInstance, context: ApiContext): vo
     try {
       await context.service.submit(job, submission.simulate.delayMs ?? context.jobDelayMs);
     } catch (err) {
-      context.accounts.refund(key, price);
+      // The answer is the submission's error; a refund that fails too (Redis down) is only logged.
+      await context.accounts.refund(key, price).catch((refundErr: unknown) => context.logger.error({ err: refundErr, keyId: key.id, price }, 'refund failed'));
       throw err;
     }
     reply

@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { managementKeyView } from '../accounts/account-registry.js';
 import { UUID_PATTERN } from '../accounts/validate-accounts-config.js';
 import { MANAGE_READ_SCOPE } from '../auth/authenticate.js';
 import { notFound } from './api-error.js';
@@ -18,6 +17,6 @@ export function registerManageRoutes(app: FastifyInstance, context: ApiContext):
     if (!UUID_PATTERN.test(keyId)) throw notFound('key');
     const key = context.accounts.findById(callerOf(request).organizationId, keyId);
     if (key === undefined) throw notFound('key');
-    return managementKeyView(key);
+    return context.accounts.managementView(key);
   });
 }

@@ -2,7 +2,7 @@ import { JobhookError } from '@jobhook/core';
 import type { Redis } from 'ioredis';
 import type { AttemptRecord } from '../delivery/delivery-types.js';
 import { checkJobId } from '../queue/queue-input.js';
-import { connectRedis, quitRedis } from '../queue/redis-connect.js';
+import { quitRedis, redisFromOption } from '../queue/redis-connect.js';
 import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
 
 /** Options of {@link createRedisJobStore}. */
@@ -67,18 +67,7 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
   if (typeof prefix !== 'string' || /[{}]/.test(prefix)) throw invalid(`prefix must be a string without { or }, got ${String(prefix)}`);
   const jobTtlMs = checkTtl('jobTtlMs', options.jobTtlMs ?? DEFAULT_JOB_TTL_MS);
   const attemptsTtlMs = checkTtl('attemptsTtlMs', options.attemptsTtlMs ?? jobTtlMs);
-  const given = options.redis;
-  let client: Redis;
-  let owned: boolean;
-  if (typeof given === 'string') {
-    client = await connectRedis(WHERE, given);
-    owned = true;
-  } else if (typeof given === 'object' && given !== null && typeof (given as Partial<Redis>).defineCommand === 'function') {
-    client = given;
-    owned = false;
-  } else {
-    throw invalid('redis must be a redis:// URL or an ioredis client');
-  }
+  const { client, owned } = await redisFromOption(WHERE, options.redis);
   client.defineCommand('jobhookSenderCasV1', { numberOfKeys: 1, lua: CAS_LUA });
   const cas = client as unknown as CasClient;
   const jobKey = (jobId: string): string => `${prefix}job:{${jobId}}`;

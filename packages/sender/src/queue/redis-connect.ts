@@ -78,3 +78,16 @@ export async function connectRedis(where: string, url: string, timeoutMs = DEFAU
 export function quitRedis(client: Redis, timeoutMs = DEFAULT_CONNECT_TIMEOUT_MS): Promise<void> {
   return quitRedisClient(client, timeoutMs);
 }
+
+/**
+ * The client of a `redis` option that takes a URL or an ioredis client: a URL is connected here
+ * ({@link connectRedis}) and `owned` (the caller closes it); a client is used as given and stays
+ * the user's. Anything else is `ERR_OPTION_INVALID`. @internal
+ */
+export async function redisFromOption(where: string, given: unknown): Promise<{ client: Redis; owned: boolean }> {
+  if (typeof given === 'string') return { client: await connectRedis(where, given), owned: true };
+  if (typeof given === 'object' && given !== null && typeof (given as Partial<Redis>).defineCommand === 'function') {
+    return { client: given as Redis, owned: false };
+  }
+  throw new JobhookError('ERR_OPTION_INVALID', `${where}: redis must be a redis:// URL or an ioredis client`);
+}

@@ -67,7 +67,7 @@ describe('POST /v3/llm/chat/completions', () => {
     const refused = await chat({ model: 'openai/gpt-4o', messages }, TOKENS.poor);
     expect(refused.status).toBe(402);
     expect(refused.json.detail).toContain('insufficient credits');
-    const usage = sender.usage().find((u) => u.keyId === '22222222-2222-4222-8222-222222222222')!;
+    const usage = (await sender.usage()).find((u) => u.keyId === '22222222-2222-4222-8222-222222222222')!;
     expect(usage).toMatchObject({ requests: 25, spent: 0.05, balance: 0 });
   });
 });

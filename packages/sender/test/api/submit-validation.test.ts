@@ -88,9 +88,9 @@ describe('POST /v3/universal-ai/async: 400 naming the field', () => {
   });
 
   test('a refused request costs nothing', async () => {
-    const before = sender.usage().find((u) => u.masked.endsWith(TOKENS.uncapped.slice(-4)))!.requests;
+    const before = (await sender.usage()).find((u) => u.masked.endsWith(TOKENS.uncapped.slice(-4)))!.requests;
     await submit({ ...valid, webhook_receiver: 'https://127.0.0.1/' });
-    expect(sender.usage().find((u) => u.masked.endsWith(TOKENS.uncapped.slice(-4)))!.requests).toBe(before);
+    expect((await sender.usage()).find((u) => u.masked.endsWith(TOKENS.uncapped.slice(-4)))!.requests).toBe(before);
   });
 });
 

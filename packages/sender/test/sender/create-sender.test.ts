@@ -82,7 +82,7 @@ describe('the running sender', () => {
       expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       const job = await submitJob(baseUrl, inference, { model: 'ocr/ocr_async/google', input: {} });
       expect(job.status).toBe(201);
-      const [inf] = sender.usage();
+      const [inf] = await sender.usage();
       const keyRes = await fetch(`${baseUrl}/v3/manage/keys/${inf!.keyId}/`, { headers: bearer(management) });
       expect(await keyRes.json()).toMatchObject({ name: 'dev inference key', member: 'dev@jobhook.test', balance: 999.97, active_balance: true, revoked: false });
     } finally {
@@ -97,7 +97,7 @@ describe('the running sender', () => {
       expect(sender.devKeys).toBeNull();
       const baseUrl = await sender.listen({ port: 0 });
       expect((await submitJob(baseUrl, extra, { model: 'ocr/ocr_async/google', input: {} })).status).toBe(201);
-      expect(sender.usage().at(-1)).toMatchObject({ organizationId: 'acme', requests: 1, balance: 999.97, masked: 'cli_given_…6789' });
+      expect((await sender.usage()).at(-1)).toMatchObject({ organizationId: 'acme', requests: 1, balance: 999.97, masked: 'cli_given_…6789' });
     } finally {
       await sender.close();
     }

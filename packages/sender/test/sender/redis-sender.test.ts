@@ -1,17 +1,19 @@
-// createSender with redisUrl: jobs in Redis, work in BullMQ, shared by two senders (a real redis-server).
+// createSender with redisUrl: jobs in Redis, work in BullMQ, credits in Redis, shared by two senders
+// (a real redis-server).
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
 import type { Sender } from '../../src/index.js';
-import { bearer, pollUntilFinal, startReceiver, startTestSender, submitJob, TOKENS, waitFor, type TestReceiver } from './sender-fixtures.js';
+import { bearer, KEY_IDS, pollUntilFinal, startReceiver, startTestSender, submitJob, TOKENS, waitFor, type TestReceiver } from './sender-fixtures.js';
 
 let redis: RedisServer;
+let redisPrefix: string;
 let a: { sender: Sender; baseUrl: string };
 let b: { sender: Sender; baseUrl: string };
 let receiver: TestReceiver;
 
 beforeAll(async () => {
   redis = await startRedisServer();
-  const redisPrefix = `t${process.pid}x${Date.now()}`;
+  redisPrefix = `t${process.pid}x${Date.now()}`;
   a = await startTestSender({ redisUrl: redis.url, redisPrefix });
   b = await startTestSender({ redisUrl: redis.url, redisPrefix });
   receiver = await startReceiver(a.sender.publicKeyPem);
@@ -41,4 +43,27 @@ test('a job submitted to one sender is finished, delivered once and visible thro
   }, 'delivered through the other sender');
   await new Promise((r) => setTimeout(r, 100));
   expect(receiver.requests).toHaveLength(1);
+});
+
+test("credits are shared: the poor key (0.05) pays one ocr job (0.03) on one sender, the other then answers 402; a restarted sender keeps the balance", async () => {
+  const ocr = { model: 'ocr/ocr_async/google', input: { file: 'x' } };
+  const balance = async (baseUrl: string) => {
+    const res = await fetch(`${baseUrl}/v3/manage/keys/${KEY_IDS.poor}/`, { headers: bearer(TOKENS.management) });
+    return ((await res.json()) as { balance: number }).balance;
+  };
+  expect((await submitJob(a.baseUrl, TOKENS.poor, ocr)).status).toBe(201);
+  const refused = await submitJob(b.baseUrl, TOKENS.poor, ocr);
+  expect(refused.status).toBe(402);
+  expect(refused.json.detail).toBe("insufficient credits: this request costs 0.03, the key's balance is 0.02");
+  expect(await balance(a.baseUrl)).toBe(0.02);
+  expect(await balance(b.baseUrl)).toBe(0.02);
+
+  const c = await startTestSender({ redisUrl: redis.url, redisPrefix });
+  try {
+    expect(await balance(c.baseUrl)).toBe(0.02);
+    expect((await submitJob(c.baseUrl, TOKENS.poor, ocr)).status).toBe(402);
+    expect((await c.sender.usage()).find((u) => u.keyId === KEY_IDS.poor)).toMatchObject({ requests: 1, spent: 0.03, balance: 0.02 });
+  } finally {
+    await c.sender.close();
+  }
 });

@@ -283,7 +283,7 @@ describe('organizations and credits', () => {
       expect(((await key.json()) as { balance: number }).balance).toBe(0.01);
       // Uncapped keys are only counted.
       await submitJob(url4, TOKENS.uncapped, { model: 'ocr/ocr_async/google', input: {} });
-      expect(s4.usage().find((u) => u.keyId === KEY_IDS.uncapped)).toMatchObject({ requests: 1, spent: 0.03, balance: null });
+      expect((await s4.usage()).find((u) => u.keyId === KEY_IDS.uncapped)).toMatchObject({ requests: 1, spent: 0.03, balance: null });
     } finally {
       await s4.close();
     }
