@@ -193,7 +193,10 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
             try {
               await openQueue.close();
             } finally {
-              await Promise.all([openJobs.close(), openLedger.close()]);
+              // Both closed even when one fails; then the first failure is told.
+              const closed = await Promise.allSettled([openJobs.close(), openLedger.close()]);
+              const failed = closed.find((r) => r.status === 'rejected');
+              if (failed !== undefined) throw failed.reason;
             }
           }
         })();

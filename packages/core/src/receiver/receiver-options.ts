@@ -85,9 +85,11 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * Default lease of a claim: 20 s. The lease only has to outlive the gap between two renewals
  * (every `leaseMs / 3`, so ~6.7 s), not the handler, so it is chosen for the other case: an instance
  * killed while holding a claim blocks that job until the lease runs out, and the sender's retries
- * must still find it free. The spec's sender answers our 503 `Retry-After: 30` with a retry ≥ 30 s
- * later, so with 20 s the third attempt after a crash takes the job (with 60 s, the first version,
- * only the fourth and last did, by under a second).
+ * must still find it free. A sender that honours our 503 `Retry-After: 30` (the reference sender
+ * does; the spec only promises backoff capped at 30 s) retries ≥ 30 s later, so with 20 s the third
+ * attempt after a crash takes the job (with 60 s, the first version, only the fourth and last did,
+ * by under a second). Shorter would survive faster senders but give a stalled holder (Redis or the
+ * event loop stuck past two renewals) less time before a second instance runs the job too.
  */
 export const DEFAULT_LEASE_MS = 20_000;
 

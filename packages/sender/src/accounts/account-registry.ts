@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { JobhookError } from '@jobhook/core';
 import type { AccountsConfig, KeyConfig, KeyKind, TokenType } from './accounts-config.js';
 import { maskToken, tokenProblem } from './api-token.js';
@@ -93,7 +93,7 @@ function managementKeyView(key: ApiKey, balance: number | null): ManagementKeyVi
   };
 }
 
-function toApiKey(config: KeyConfig, organizationId: string, tokenHash: string): ApiKey {
+function toApiKey(config: KeyConfig, organizationId: string, ledgerRef: string): ApiKey {
   const expireTime = config.expire_time ?? null;
   const id = config.id === null ? null : config.id.toLowerCase();
   const activeBalance = config.active_balance ?? false;
@@ -108,8 +108,7 @@ function toApiKey(config: KeyConfig, organizationId: string, tokenHash: string):
     masked: maskToken(config.token),
     activeBalance,
     configBalance: config.balance,
-    // A legacy key has no id: it is named by its token's hash, which is as stable across restarts.
-    account: { ref: id ?? `legacy-${tokenHash.slice(0, 32)}`, cap: activeBalance ? config.balance : null },
+    account: { ref: ledgerRef, cap: activeBalance ? config.balance : null },
     expireTime,
     expiresAtMs: expireTime === null ? null : (parseDateTime(expireTime) ?? null),
     revoked: config.revoked,
@@ -130,8 +129,8 @@ export interface AccountKeys {
 /**
  * Indexes the keys of validated accounts (before anything is connected, so a wrong key is told
  * first). `apiKeys` are extra inference tokens (the CLI's `--api-key`), each added to the first
- * organization as a capped key with {@link DEV_BALANCE} credits, owned by its first member, with an
- * id derived from the token (the same token keeps its id, and on Redis its balance, across restarts).
+ * organization as a capped key with {@link DEV_BALANCE} credits, owned by its first member (a new id
+ * at each start; on Redis its balance is kept across restarts under a hash of the token).
  *
  * @throws JobhookError `ERR_OPTION_INVALID` for an unusable or duplicate api key.
  */
@@ -139,9 +138,11 @@ export function buildAccountKeys(accounts: AccountsConfig, apiKeys: readonly str
   const byHash = new Map<string, ApiKey>();
   const byId = new Map<string, ApiKey>();
   const all: ApiKey[] = [];
-  const add = (config: KeyConfig, organizationId: string): void => {
+  // The ledger names a key by its id, stable across restarts; a legacy key (no id) and a `--api-key`
+  // (an id made at each start) by a hash of their token, as stable and never shown.
+  const add = (config: KeyConfig, organizationId: string, refByToken = false): void => {
     const hash = sha256(config.token);
-    const key = toApiKey(config, organizationId, hash);
+    const key = toApiKey(config, organizationId, config.id === null || refByToken ? `token-${sha256(`jobhook ledger\n${config.token}`).slice(0, 32)}` : config.id.toLowerCase());
     byHash.set(hash, key);
     if (key.id !== null) byId.set(key.id, key);
     all.push(key);
@@ -160,7 +161,7 @@ export function buildAccountKeys(accounts: AccountsConfig, apiKeys: readonly str
     }
     add(
       {
-        id: uuidFromHash(sha256(`jobhook api key\n${token}`)),
+        id: randomUUID(),
         token,
         kind: 'inference',
         name: `api key ${i + 1}`,
@@ -173,6 +174,7 @@ export function buildAccountKeys(accounts: AccountsConfig, apiKeys: readonly str
         revoked_at: null,
       },
       first.id,
+      true,
     );
   });
 
@@ -186,12 +188,6 @@ export function buildAccountKeys(accounts: AccountsConfig, apiKeys: readonly str
     },
     all,
   };
-}
-
-/** A UUID v4-shaped id from 32 hex digits (version and variant bits set). */
-function uuidFromHash(hex: string): string {
-  const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
 
 /** The registry: `keys`, charged through `ledger`. */

@@ -35,7 +35,7 @@ function hasMethods(value: unknown, names: readonly string[]): boolean {
 export function resolveDelivererOptions(options: DelivererOptions): ResolvedDelivererOptions {
   if (typeof options !== 'object' || options === null) throw invalid('options are required');
   const { jobs, policy, guard, attemptTimeoutMs = 30_000, bodyStyle = 'python', headerNames = {}, userAgent = DEFAULT_USER_AGENT, now = Date.now, logger } = options;
-  if (!hasMethods(jobs, ['get', 'appendAttempt', 'setDelivery'])) throw invalid('jobs must be a JobStore');
+  if (!hasMethods(jobs, ['get', 'appendAttempt', 'endRound'])) throw invalid('jobs must be a JobStore');
   if (!hasMethods(policy, ['nextDelayMs']) || !Number.isSafeInteger(policy.maxAttempts)) throw invalid('policy must be a RetryPolicy (createRetryPolicy)');
   if (!hasMethods(guard, ['checkUrl', 'resolveTarget'])) throw invalid('guard must be an SsrfGuard (createSsrfGuard)');
   if (!Number.isSafeInteger(attemptTimeoutMs) || attemptTimeoutMs < 1) throw invalid(`attemptTimeoutMs must be a positive integer, got ${String(attemptTimeoutMs)}`);

@@ -43,8 +43,8 @@ export interface Deliverer {
    * next attempt after `record.nextDelayMs` when `outcome === 'retry'`.
    *
    * Not recorded (returned only, outcome `rejected`): a task of an older round than
-   * `job.deliveryRound` (error `stale_round`), an unknown job (`job_not_found`), a job without
-   * receiver (`no_receiver`). Recorded and final: SSRF refusal (`ssrf_refused`, nothing sent), a
+   * `job.deliveryRound` (error `stale_round`), of a round no longer pending (`round_ended`), an
+   * unknown job (`job_not_found`), a job without receiver (`no_receiver`). Recorded and final: SSRF refusal (`ssrf_refused`, nothing sent), a
    * payload that cannot be built or signed (`payload_invalid`). A host name that does not resolve
    * is a network error (`ENOTFOUND`, `EAI_AGAIN`), retried.
    */
@@ -86,12 +86,15 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       if (job === undefined) return record('', { outcome: 'rejected', error: 'job_not_found' });
       if (task.round < job.deliveryRound) return record(job.webhookReceiver ?? '', { outcome: 'rejected', error: 'stale_round' });
       if (job.webhookReceiver === null) return record('', { outcome: 'rejected', error: 'no_receiver' });
+      // The round was ended meanwhile (given up on by the sender): its remaining attempts are not sent.
+      if (job.delivery !== 'pending') return record(job.webhookReceiver, { outcome: 'rejected', error: 'round_ended' });
       const url = job.webhookReceiver;
       const deadlineMs = startedMs + o.attemptTimeoutMs;
 
       const save = async (rec: AttemptRecord): Promise<AttemptRecord> => {
         await jobs.appendAttempt(job.jobId, rec);
-        if (rec.outcome !== 'retry') await jobs.setDelivery(job.jobId, rec.outcome);
+        // Only if the round is still pending: a late answer never overwrites a newer round or an ended one.
+        if (rec.outcome !== 'retry') await jobs.endRound(job.jobId, task.round, rec.outcome);
         // Debug only: the job service logs each outcome at info/warn.
         logger.debug({ jobId: job.jobId, round: rec.round, attempt: rec.attempt, outcome: rec.outcome, statusCode: rec.statusCode, error: rec.error, durationMs: rec.durationMs }, `webhook attempt ${rec.outcome}`);
         return rec;

@@ -99,11 +99,12 @@ export interface JobStore {
    */
   startRound(jobId: string, round: number): Promise<boolean>;
   /**
-   * Ends round `round` as `failed` atomically, only if the job's delivery is still `pending` in that
-   * round; returns whether it did. Used when the sender gives up on a delivery for an internal
-   * reason, so that a newer round's state is never overwritten.
+   * Ends round `round` with `state` atomically, only if the job's delivery is still `pending` in that
+   * round; returns whether it did. Every final outcome goes through it (the deliverer's, and `failed`
+   * when the sender gives up for an internal reason), so an attempt that ends late never overwrites
+   * a newer round's state nor a round already ended.
    */
-  failRound(jobId: string, round: number): Promise<boolean>;
+  endRound(jobId: string, round: number, state: Exclude<DeliveryState, 'pending'>): Promise<boolean>;
   /** Appends one attempt to the job's delivery log. */
   appendAttempt(jobId: string, attempt: AttemptRecord): Promise<void>;
   /** The job's delivery log, oldest first. */

@@ -62,7 +62,7 @@ export interface JobService {
  * retries) puts the work in a final state so nothing stays `processing` or `pending` forever: a job
  * is finished as `fail` with error `{ message: 'internal error', error_code: 'internal_error' }`
  * (cost charged, as for any failed job) and its webhook then goes the normal way; a delivery round
- * is ended as `failed` ({@link JobStore.failRound}) with an attempt record of error
+ * is ended as `failed` ({@link JobStore.endRound}) with an attempt record of error
  * `internal_error` appended to its log, so a redeliver can start a new round. Best effort: when the
  * store is still failing then, the job or delivery stays as it was and the failure is logged.
  */
@@ -84,10 +84,9 @@ export function createJobService(options: JobServiceOptions): JobService {
       { jobId, status: finished.status, feature: finished.feature, provider: finished.provider, webhook: finished.webhookReceiver !== null },
       'job finished',
     );
-    if (finished.webhookReceiver !== null) {
-      await jobs.setDelivery(jobId, 'pending', 0);
-      await queue.enqueueDelivery({ jobId, round: 0, attempt: 1 });
-    }
+    // Delivery is `pending`, round 0, since creation; not set again here, so that a round ended
+    // meanwhile (a submission given up on) stays ended and its attempts are skipped.
+    if (finished.webhookReceiver !== null) await queue.enqueueDelivery({ jobId, round: 0, attempt: 1 });
   }
 
   /**
@@ -117,13 +116,13 @@ export function createJobService(options: JobServiceOptions): JobService {
       await queueLostWebhook(final);
     } catch (queueErr) {
       // Still cannot queue it: end round 0 as failed rather than pending forever (redeliver works then).
-      if (await jobs.failRound(jobId, 0)) logger.error({ err: queueErr, jobId }, 'webhook failed: it could not be queued (internal_error)');
+      if (await jobs.endRound(jobId, 0, 'failed')) logger.error({ err: queueErr, jobId }, 'webhook failed: it could not be queued (internal_error)');
     }
   }
 
   async function abandonDelivery(task: DeliveryTask, err: unknown): Promise<void> {
     // Only the round still pending: never overwrite the state of a newer round.
-    if (!(await jobs.failRound(task.jobId, task.round))) return;
+    if (!(await jobs.endRound(task.jobId, task.round, 'failed'))) return;
     logger.error({ err, ...task }, 'webhook failed: the sender gave up on an attempt (internal_error)');
     // A record in the delivery log, so the deliveries listing says why the round ended (after the
     // state: the state matters most, and the log may be what is failing).
@@ -147,11 +146,12 @@ export function createJobService(options: JobServiceOptions): JobService {
   async function discardJob(jobId: string, err: unknown): Promise<void> {
     try {
       // No cost: the caller answers an error (the HTTP route refunds the charge).
-      if ((await jobs.finish(jobId, internalFailure(now(), null))) === undefined) return;
-      // Delivery `failed`, not left `pending`: if the schedule reached Redis after all, a runner
-      // must not send a webhook for a job id nobody was given.
-      await jobs.failRound(jobId, 0);
-      logger.error({ err, jobId }, 'job could not be scheduled; finished as fail (internal_error)');
+      const finished = await jobs.finish(jobId, internalFailure(now(), null));
+      // Delivery `failed`, not left `pending`, even when a runner finished the job first (the
+      // schedule reached Redis after all, then timed out): no webhook for a job id nobody was given.
+      // The deliverer skips attempts of a round that is no longer pending.
+      await jobs.endRound(jobId, 0, 'failed');
+      logger.error({ err, jobId, finishedHere: finished !== undefined }, 'job could not be scheduled; finished as fail (internal_error), no webhook');
     } catch (storeErr) {
       logger.error({ err: storeErr, cause: err, jobId }, 'job could not be scheduled nor finished; it stays processing');
     }
@@ -222,7 +222,7 @@ export function createJobService(options: JobServiceOptions): JobService {
       } catch (err) {
         // Not left pending with nothing queued (every later redeliver would be refused): the round
         // ends failed and the caller's error says to try again. Best effort, like the rest.
-        await jobs.failRound(job.jobId, round).catch((storeErr: unknown) => logger.error({ err: storeErr, jobId: job.jobId, round }, 'could not end the unqueued round'));
+        await jobs.endRound(job.jobId, round, 'failed').catch((storeErr: unknown) => logger.error({ err: storeErr, jobId: job.jobId, round }, 'could not end the unqueued round'));
         throw err;
       }
       logger.info({ jobId: job.jobId, round }, 'webhook redelivery queued');

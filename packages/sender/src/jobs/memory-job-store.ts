@@ -41,10 +41,10 @@ export function createMemoryJobStore(): JobStore {
       job.deliveryRound = round;
       return true;
     },
-    async failRound(jobId, round) {
+    async endRound(jobId, round, state) {
       const job = jobs.get(jobId);
       if (job === undefined || job.delivery !== 'pending' || job.deliveryRound !== round) return false;
-      job.delivery = 'failed';
+      job.delivery = state;
       return true;
     },
     async appendAttempt(jobId, attempt) {

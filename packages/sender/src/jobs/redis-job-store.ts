@@ -50,7 +50,7 @@ interface CasClient {
  * The job store on Redis: one JSON string per job at `${prefix}job:{jobId}` and the delivery log as
  * a list at `${prefix}attempts:{jobId}` (the braces make the job id the Redis Cluster hash tag, so a
  * job's keys share a slot). Jobs expire `jobTtlMs` after creation, logs `attemptsTtlMs` after the
- * last attempt. `finish`, `setDelivery`, `startRound` and `failRound` are atomic read-check-writes
+ * last attempt. `finish`, `setDelivery`, `startRound` and `endRound` are atomic read-check-writes
  * (a Lua compare-and-set), so two sender processes cannot both finish one job, both start one
  * redelivery round, nor lose each other's update.
  *
@@ -136,13 +136,13 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
       });
       return started !== undefined;
     },
-    async failRound(jobId, round) {
-      const failed = await update('failRound', jobId, (job) => {
+    async endRound(jobId, round, state) {
+      const ended = await update('endRound', jobId, (job) => {
         if (job.delivery !== 'pending' || job.deliveryRound !== round) return false;
-        job.delivery = 'failed';
+        job.delivery = state;
         return true;
       });
-      return failed !== undefined;
+      return ended !== undefined;
     },
     async appendAttempt(jobId, attempt: AttemptRecord) {
       checkJobId('redisJobStore.appendAttempt', jobId);

@@ -174,3 +174,43 @@ describe('deliverer: retry schedule on real receivers', () => {
     expect(target.requests).toHaveLength(0);
   });
 });
+
+describe('deliverer: rounds ended while an attempt is queued or in flight', () => {
+  it('an attempt of a round no longer pending is not sent nor recorded (round_ended)', async () => {
+    const r = await receiver(answer(200));
+    const { jobs, deliverer } = setup();
+    const job = await seedJob(jobs, { webhookReceiver: r.url() });
+    expect(await jobs.endRound(job.jobId, 0, 'failed')).toBe(true);
+    const record = await deliverer.attempt({ jobId: job.jobId, round: 0, attempt: 2 });
+    expect([record.outcome, record.error]).toEqual(['rejected', 'round_ended']);
+    expect(r.requests).toHaveLength(0);
+    expect(await jobs.listAttempts(job.jobId)).toEqual([]);
+    expect((await jobs.get(job.jobId))?.delivery).toBe('failed');
+  });
+
+  it("a late answer of round 0 is recorded but does not overwrite round 1's pending state", async () => {
+    let release: () => void = () => {};
+    const answered = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const r = await receiver((_req, res) => {
+      void answered.then(() => res.writeHead(200).end('ok'));
+    });
+    const { jobs, deliverer } = setup({ attemptTimeoutMs: 5000 });
+    const job = await seedJob(jobs, { webhookReceiver: r.url() });
+    const inFlight = deliverer.attempt({ jobId: job.jobId, round: 0, attempt: 1 });
+    await waitUntilRequests(r, 1);
+    // Meanwhile the sender gave round 0 up and a redeliver started round 1.
+    expect(await jobs.endRound(job.jobId, 0, 'failed')).toBe(true);
+    expect(await jobs.startRound(job.jobId, 1)).toBe(true);
+    release();
+    expect((await inFlight).outcome).toBe('delivered');
+    expect(await jobs.get(job.jobId)).toMatchObject({ delivery: 'pending', deliveryRound: 1 });
+    expect((await jobs.listAttempts(job.jobId)).map((a) => [a.round, a.outcome])).toEqual([[0, 'delivered']]);
+  });
+});
+
+async function waitUntilRequests(r: DeliveryReceiver, n: number): Promise<void> {
+  for (let i = 0; i < 200 && r.requests.length < n; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect(r.requests).toHaveLength(n);
+}

@@ -122,20 +122,22 @@ describe.each(kinds)('JobStore conformance: $name', ({ make }) => {
     expect(await store.get(job.jobId)).toMatchObject({ delivery: 'pending', deliveryRound: 1 });
   });
 
-  it('failRound ends only the round still pending', async () => {
+  it('endRound ends only the round still pending, with the state given', async () => {
     store = await make();
     const job = buildJob();
     await store.create(job);
     await store.finish(job.jobId, successResult());
     await store.setDelivery(job.jobId, 'pending', 2);
-    expect(await store.failRound(job.jobId, 1)).toBe(false); // an older round
+    expect(await store.endRound(job.jobId, 1, 'delivered')).toBe(false); // an older round
     expect(await store.get(job.jobId)).toMatchObject({ delivery: 'pending', deliveryRound: 2 });
-    expect(await store.failRound(job.jobId, 2)).toBe(true);
+    expect(await store.endRound(job.jobId, 2, 'failed')).toBe(true);
     expect(await store.get(job.jobId)).toMatchObject({ delivery: 'failed', deliveryRound: 2, status: 'success' });
-    await store.setDelivery(job.jobId, 'delivered');
-    expect(await store.failRound(job.jobId, 2)).toBe(false); // already final
-    expect((await store.get(job.jobId))?.delivery).toBe('delivered');
-    expect(await store.failRound(randomUUID(), 0)).toBe(false);
+    expect(await store.endRound(job.jobId, 2, 'delivered')).toBe(false); // already ended: a late answer changes nothing
+    expect((await store.get(job.jobId))?.delivery).toBe('failed');
+    await store.setDelivery(job.jobId, 'pending', 3);
+    expect(await store.endRound(job.jobId, 3, 'rejected')).toBe(true);
+    expect((await store.get(job.jobId))?.delivery).toBe('rejected');
+    expect(await store.endRound(randomUUID(), 0, 'failed')).toBe(false);
   });
 
   it('lists attempts oldest first, per job', async () => {

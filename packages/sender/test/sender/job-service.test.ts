@@ -58,7 +58,7 @@ function setup(outcomes: AttemptRecord['outcome'][] = ['delivered'], jobs: JobSt
         nextDelayMs: outcome === 'retry' ? 5 : null,
       };
       await jobs.appendAttempt(task.jobId, record);
-      if (outcome !== 'retry') await jobs.setDelivery(task.jobId, outcome === 'delivered' ? 'delivered' : outcome);
+      if (outcome !== 'retry') await jobs.endRound(task.jobId, task.round, outcome);
       return record;
     },
   };

@@ -67,3 +67,25 @@ test("credits are shared: the poor key (0.05) pays one ocr job (0.03) on one sen
     await c.sender.close();
   }
 });
+
+test('a --api-key key keeps its usage and balance across restarts on Redis, though its id is new at each start', async () => {
+  const apiKeys = ['cli_given_restartKey0123456789'];
+  const first = await startTestSender({ redisUrl: redis.url, redisPrefix, apiKeys });
+  let firstId: string | null | undefined;
+  try {
+    expect((await submitJob(first.baseUrl, apiKeys[0]!, { model: 'ocr/ocr_async/google', input: { file: 'x' } })).status).toBe(201);
+    const usage = (await first.sender.usage()).at(-1)!;
+    expect(usage).toMatchObject({ requests: 1, spent: 0.03, balance: 999.97 });
+    firstId = usage.keyId;
+  } finally {
+    await first.sender.close();
+  }
+  const second = await startTestSender({ redisUrl: redis.url, redisPrefix, apiKeys });
+  try {
+    const usage = (await second.sender.usage()).at(-1)!;
+    expect(usage).toMatchObject({ requests: 1, spent: 0.03, balance: 999.97 });
+    expect(usage.keyId).not.toBe(firstId);
+  } finally {
+    await second.sender.close();
+  }
+});
