@@ -19,8 +19,10 @@ export interface HandlerContext {
   /** The request headers, as the adapter gave them. */
   headers: RequestHeaders;
   /**
-   * Aborted when `handlerTimeoutMs` elapses: the sender has been told to retry later, and the
-   * claim is kept until the handler settles. Pass it to cancellable work, or ignore it.
+   * Aborted when `handlerTimeoutMs` elapses (the sender has been told to retry later; the claim is
+   * kept until the handler settles), or when a lease renewal finds the claim's lease gone (the store
+   * was unreachable, or this process stalled, longer than `leaseMs`): another instance may run the
+   * job then. `signal.reason` says which. Pass it to cancellable work, or ignore it.
    */
   signal: AbortSignal;
   /** The receiver's logger. */

@@ -22,7 +22,8 @@ export interface ClaimedJob {
 /**
  * Runs the handler of a claimed job and settles the claim: complete on success, release on failure,
  * the lease renewed every `leaseMs / 3` while the handler runs, so a slow handler never lets
- * another instance run the same job at the same time. Resolves as soon as the handler settles or
+ * another instance run the same job at the same time. If a renewal finds the lease gone (the store
+ * was unreachable, or the process stalled, past the lease), renewals stop and `ctx.signal` aborts. Resolves as soon as the handler settles or
  * `handlerTimeoutMs` elapses, whichever is first; after a timeout the claim is settled later,
  * when the handler finally settles.
  *
@@ -34,33 +35,45 @@ export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
   const { event, token, store, log } = job;
   const jobId = event.job_id;
   let abort: AbortController | undefined;
-  let timedOut = false;
+  // Why the handler should stop (its timeout, or its lease lost), once known; the signal is aborted
+  // with it at once if a handler holds the signal, or when it first reads it.
+  let stopReason: Error | undefined;
+  const stop = (reason: Error): void => {
+    stopReason ??= reason;
+    if (abort !== undefined && !abort.signal.aborted) abort.abort(stopReason);
+  };
   const context = Object.defineProperty({ ...job.context }, 'signal', {
     enumerable: true,
     get(): AbortSignal {
       abort ??= new AbortController();
-      if (timedOut && !abort.signal.aborted) abort.abort(timeoutReason(job.handlerTimeoutMs));
+      if (stopReason !== undefined && !abort.signal.aborted) abort.abort(stopReason);
       return abort.signal;
     },
   }) as HandlerContext;
 
   const beatEveryMs = Math.max(10, Math.floor(job.leaseMs / 3));
   let heartbeat: NodeJS.Timeout | undefined;
+  let renewing = true;
   const beat = (): void => {
     store.extend(jobId, token, { leaseMs: job.leaseMs }).then(
       (kept) => {
-        if (!kept) log.warn({ jobId }, 'jobhook: lease lost while the handler runs (another instance may take the job)');
+        if (kept || !renewing) return;
+        // Expired (or taken by another instance after it expired): renewing cannot bring it back,
+        // and another instance may run this job now, so a handler that listens to ctx.signal stops.
+        renewing = false;
+        clearTimeout(heartbeat);
+        log.warn({ jobId }, 'jobhook: lease lost while the handler runs (another instance may take the job); ctx.signal aborted');
+        stop(new Error('jobhook: the claim\'s lease was lost (store unreachable or stalled past the lease); another instance may run this job'));
       },
       (err: unknown) => log.warn({ jobId, err }, 'jobhook: could not renew the lease'),
     );
-    heartbeat = setTimeout(beat, beatEveryMs).unref();
+    if (renewing) heartbeat = setTimeout(beat, beatEveryMs).unref();
   };
   heartbeat = setTimeout(beat, beatEveryMs).unref();
 
   return new Promise<HandlerEnd>((resolve) => {
     const timer = setTimeout(() => {
-      timedOut = true;
-      abort?.abort(timeoutReason(job.handlerTimeoutMs));
+      stop(timeoutReason(job.handlerTimeoutMs));
       resolve({ kind: 'timeout' });
     }, job.handlerTimeoutMs).unref();
 
@@ -68,10 +81,12 @@ export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
       try {
         await job.run(event, context);
       } catch (error) {
+        renewing = false;
         clearTimeout(heartbeat);
         await settleClaim(() => store.release(jobId, token), log, jobId, 'release');
         return { kind: 'failed', error };
       }
+      renewing = false;
       clearTimeout(heartbeat);
       await settleClaim(() => store.complete(jobId, token, { ttlMs: job.doneTtlMs }), log, jobId, 'complete');
       return { kind: 'done' };

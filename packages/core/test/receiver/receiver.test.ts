@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
+  createMemoryStore,
   createReceiver,
   JobhookError,
   type IdempotencyStore,
@@ -139,6 +140,47 @@ describe('receive pipeline: the response table', () => {
     await vi.waitFor(() => expect(extend.mock.calls.length).toBeGreaterThanOrEqual(2), { timeout: 2000 });
     finish();
     expect((await pending).status).toBe(200);
+  });
+
+  it('a lease lost while the handler runs (the process stalled past it): renewals stop, ctx.signal aborts, another delivery may run the job', async () => {
+    // The store's clock jumps past the lease, as if this process or Redis had stalled that long.
+    const clock = { t: 0, now: () => clock.t };
+    const base = createMemoryStore({ clock });
+    const extend = vi.fn((id: string, token: string, o: { leaseMs: number }) => base.extend(id, token, o));
+    const store: IdempotencyStore = {
+      claim: (id, o) => base.claim(id, o),
+      complete: (id, t, o) => base.complete(id, t, o),
+      release: (id, t) => base.release(id, t),
+      close: () => base.close(),
+      extend,
+    };
+    const log = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
+    let firstRun = true;
+    let reason: unknown;
+    const { r } = receiver({
+      store,
+      leaseMs: 60,
+      logger: log,
+      onEvent: async (_event, ctx) => {
+        if (!firstRun) return;
+        firstRun = false;
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        reason = ctx.signal.reason;
+        throw new Error('stopped');
+      },
+    });
+    const req = buildSignedRequest();
+    const first = r.handle(req);
+    await vi.waitFor(() => expect(extend).toHaveBeenCalled(), { timeout: 2000 });
+    clock.t += 1000;
+    await vi.waitFor(() => expect(reason).toBeInstanceOf(Error), { timeout: 2000 });
+    expect((reason as Error).message).toMatch(/lease was lost/);
+    expect(log.warn).toHaveBeenCalledWith({ jobId: expect.any(String) }, expect.stringMatching(/lease lost/));
+    expect((await first).status).toBe(500); // the handler threw when it stopped
+    const calls = extend.mock.calls.length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(extend.mock.calls.length).toBe(calls); // no renewal of a lost lease
+    expect((await r.handle(req)).outcome.kind).toBe('handled'); // the next delivery runs it
   });
 
   it('503 when the store is unreachable, and the handler is not called', async () => {
