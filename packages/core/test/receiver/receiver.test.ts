@@ -12,6 +12,17 @@ import { buildSignedRequest, buildTestEvent, createTestKeyPair, signTestEvent } 
 const keys = createTestKeyPair();
 const json = (body: string) => JSON.parse(body) as Record<string, unknown>;
 
+/** `base` with its `extend` replaced (a spy), the other methods delegated. */
+function withExtend(base: IdempotencyStore, extend: IdempotencyStore['extend']): IdempotencyStore {
+  return {
+    claim: (id, o) => base.claim(id, o),
+    complete: (id, t, o) => base.complete(id, t, o),
+    release: (id, t) => base.release(id, t),
+    close: () => base.close(),
+    extend,
+  };
+}
+
 function receiver(options: Partial<ReceiverOptions> = {}, recordingOnEvent = true) {
   const handled: string[] = [];
   const outcomes: ReceiverOutcome[] = [];
@@ -127,14 +138,7 @@ describe('receive pipeline: the response table', () => {
   it('renews the lease while a slow handler runs', async () => {
     const extend = vi.fn(async () => true);
     let finish!: () => void;
-    const base = receiver().r.store;
-    const store: IdempotencyStore = {
-      claim: (id, o) => base.claim(id, o),
-      complete: (id, t, o) => base.complete(id, t, o),
-      release: (id, t) => base.release(id, t),
-      close: () => base.close(),
-      extend,
-    };
+    const store = withExtend(receiver().r.store, extend);
     const { r } = receiver({ store, leaseMs: 60, onEvent: () => new Promise<void>((resolve) => (finish = resolve)) });
     const pending = r.handle(buildSignedRequest());
     await vi.waitFor(() => expect(extend.mock.calls.length).toBeGreaterThanOrEqual(2), { timeout: 2000 });
@@ -147,13 +151,7 @@ describe('receive pipeline: the response table', () => {
     const clock = { t: 0, now: () => clock.t };
     const base = createMemoryStore({ clock });
     const extend = vi.fn((id: string, token: string, o: { leaseMs: number }) => base.extend(id, token, o));
-    const store: IdempotencyStore = {
-      claim: (id, o) => base.claim(id, o),
-      complete: (id, t, o) => base.complete(id, t, o),
-      release: (id, t) => base.release(id, t),
-      close: () => base.close(),
-      extend,
-    };
+    const store = withExtend(base, extend);
     const log = { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() };
     let firstRun = true;
     let reason: unknown;
