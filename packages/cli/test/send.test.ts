@@ -210,6 +210,34 @@ describe('jobhook send', () => {
     }
   });
 
+  it('a receiver answering 600 MB (more than a string can hold): reported as status 200, only its start kept, exit 0', async () => {
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    const huge = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        let left = 600;
+        const more = (): void => {
+          while (left > 0) {
+            left--;
+            if (!res.write(chunk)) return void res.once('drain', more);
+          }
+          res.end('{}');
+        };
+        more();
+      });
+    });
+    await new Promise<void>((r) => huge.listen(0, '127.0.0.1', r));
+    try {
+      const res = await jobhook(['send', '--url', `http://127.0.0.1:${(huge.address() as AddressInfo).port}/`, '--private-key', PRIVATE_KEY, '--timeout-ms', '30000']);
+      expect(res.code).toBe(0);
+      expect(parse(res.out).lines).toEqual([expect.objectContaining({ status: 200, code: null })]);
+    } finally {
+      huge.closeAllConnections();
+      await new Promise<void>((r) => huge.close(() => r()));
+    }
+  });
+
   it('exits 2 naming the flag on a command-line mistake', async () => {
     const cases: [string[], string][] = [
       [['--private-key', PRIVATE_KEY], '--url'],

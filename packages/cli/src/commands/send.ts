@@ -223,7 +223,10 @@ function target(url: URL, concurrency: number): Target {
   };
 }
 
-/** POSTs the signed body; resolves with the status and the answer text once the body is read. */
+/** How much of each answer `send` keeps (to read its error code and duplicate flag). */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+/** POSTs the signed body; resolves with the status and the answer text (its first 64 KiB) once the body is read. */
 function request(target: Target, payload: SignedPayload, timeoutMs: number): Promise<{ status: number; text: string }> {
   return new Promise((resolvePromise, reject) => {
     let settled = false;
@@ -246,8 +249,15 @@ function request(target: Target, payload: SignedPayload, timeoutMs: number): Pro
     }, timeoutMs);
     req.on('error', (err) => settle(err));
     req.on('response', (res) => {
+      // Only the start of an answer is read for its code: a receiver answering gigabytes must not
+      // grow this process. The rest is drained (the timeout still bounds how long).
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      let kept = 0;
+      res.on('data', (c: Buffer) => {
+        if (kept >= MAX_ANSWER_BYTES) return;
+        chunks.push(c.subarray(0, MAX_ANSWER_BYTES - kept));
+        kept += Math.min(c.length, MAX_ANSWER_BYTES - kept);
+      });
       res.on('error', (err) => settle(err));
       res.on('end', () => settle(undefined, { status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
       res.on('close', () => settle(new Error('the connection closed before the answer ended')));
