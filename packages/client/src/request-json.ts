@@ -1,4 +1,4 @@
-import { parseBody, toValue, type JsonObject } from '@jobhook/core';
+import { parseBody, readCappedBody, toValue, type JsonObject } from '@jobhook/core';
 import { parseRetryAfter } from './retry-after.js';
 import { codeOfStatus, ServiceApiError } from './service-api-error.js';
 
@@ -95,28 +95,8 @@ export async function requestJson(ctx: HttpContext, spec: RequestSpec): Promise<
  * The body, read chunk by chunk and given up (the stream cancelled) past `maxBytes`: a misbehaving
  * server or proxy cannot make the client buffer without bound.
  */
-async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
-  const tooLarge = (): ServiceApiError =>
-    new ServiceApiError('ERR_RESPONSE_INVALID', `HTTP ${response.status}: the answer is larger than ${maxBytes} bytes`, { status: response.status });
-  if (Number(response.headers.get('content-length') ?? 0) > maxBytes) {
-    await response.body?.cancel().catch(() => {});
-    throw tooLarge();
-  }
-  if (response.body === null) return new Uint8Array(0);
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const reader = response.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks);
+function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
+  return readCappedBody(response, maxBytes, () => new ServiceApiError('ERR_RESPONSE_INVALID', `HTTP ${response.status}: the answer is larger than ${maxBytes} bytes`, { status: response.status }));
 }
 
 /** The `detail` of an error body (spec §7), or the body text when it is not that JSON; short. */

@@ -76,4 +76,6 @@ export type { RequestHeaders } from './receiver/request-headers.js';
 export { silentLogger, type Logger } from './receiver/logger.js';
 export { resolveReceiver, type ReceiverOrOptions } from './adapter/resolve-receiver.js';
 export { bodyReadError } from './adapter/body-read-error.js';
+export { createFetchHandler, type FetchWebhookHandler } from './adapter/fetch-handler.js';
+export { readCappedBody } from './adapter/read-capped-body.js';
 export { bodyAlreadyParsedError, captureRawBody, capturedRawBody } from './adapter/raw-body-capture.js';

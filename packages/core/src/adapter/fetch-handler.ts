@@ -1,0 +1,44 @@
+import { JobhookError } from '../errors.js';
+import type { Receiver, ReceiverResponse } from '../receiver/create-receiver.js';
+import { bodyReadError } from './body-read-error.js';
+import { readCappedBody } from './read-capped-body.js';
+import { resolveReceiver, type ReceiverOrOptions } from './resolve-receiver.js';
+
+/** A web-standard handler, `(request: Request) => Promise<Response>`, with the receiver it runs. */
+export type FetchWebhookHandler = ((request: Request) => Promise<Response>) & { readonly receiver: Receiver };
+
+/**
+ * Creates a handler for runtimes that speak the Fetch API (Next.js route handlers, Hono, Bun, Deno,
+ * Cloudflare Workers, `@hono/node-server`): it reads the body as bytes (refused with 413 as soon as
+ * `Content-Length` or the bytes read pass `receiver.maxBodyBytes`, without reading the rest), runs
+ * the core receive pipeline and answers with its `Response`. It always answers; it never throws.
+ *
+ * @param receiverOrOptions a `Receiver` from `createReceiver`, or the options to create one.
+ * @throws JobhookError `ERR_OPTION_INVALID` / `ERR_KEY_INVALID` at construction.
+ * @example
+ * ```ts
+ * // app/webhooks/jobs/route.ts (Next.js)
+ * const handler = createFetchHandler({ publicKeys: process.env.SERVICE_PUBLIC_KEY!, onEvent: saveJob });
+ * export const POST = handler;
+ * ```
+ */
+export function createFetchHandler(receiverOrOptions: ReceiverOrOptions): FetchWebhookHandler {
+  const receiver = resolveReceiver(receiverOrOptions, 'createFetchHandler');
+  const limitBytes = receiver.maxBodyBytes;
+
+  async function jobhookFetchHandler(request: Request): Promise<Response> {
+    let answer: ReceiverResponse;
+    try {
+      const rawBody = await readCappedBody(request, limitBytes, () => tooLarge(limitBytes));
+      answer = await receiver.handle({ method: request.method, headers: request.headers, rawBody });
+    } catch (err) {
+      answer = receiver.reject(bodyReadError(err, limitBytes));
+    }
+    return new Response(answer.body, { status: answer.status, headers: answer.headers });
+  }
+  return Object.assign(jobhookFetchHandler, { receiver });
+}
+
+function tooLarge(limitBytes: number): JobhookError {
+  return new JobhookError('ERR_BODY_TOO_LARGE', `body larger than the limit of ${limitBytes} bytes`);
+}

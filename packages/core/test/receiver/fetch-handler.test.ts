@@ -1,0 +1,135 @@
+// createFetchHandler: the pipeline behind a web-standard (Request) => Response handler, with
+// Request objects as Next.js, Hono, Bun or Deno hand them over, and once over a real socket through
+// a small node:http bridge (what @hono/node-server does).
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createFetchHandler, createReceiver } from '../../src/index.js';
+import { buildSignedRequest, createTestKeyPair, signTestEvent } from '../../src/testing/index.js';
+
+const keys = createTestKeyPair();
+const URL_ = 'https://receiver.example/webhooks/jobs';
+
+function handlerWithLog(options: { maxBodyBytes?: number } = {}) {
+  const handled: string[] = [];
+  const handler = createFetchHandler({ publicKeys: keys.publicKeyPem, onEvent: (event) => void handled.push(event.job_id), ...options });
+  return { handler, handled };
+}
+
+const toRequest = (q: ReturnType<typeof buildSignedRequest>, init: RequestInit = {}): Request =>
+  new Request(URL_, { method: q.method, headers: q.headers, body: q.rawBody, ...init });
+
+describe('createFetchHandler', () => {
+  it('200 for a verified event, handled once; the same delivery again is a 200 duplicate', async () => {
+    const { handler, handled } = handlerWithLog();
+    const q = buildSignedRequest({ status: 'success', output: { text: 'Zoë 東京', ratio: 1.0 } });
+    const first = await handler(toRequest(q));
+    expect(first.status).toBe(200);
+    expect(first.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await first.json()).toMatchObject({ ok: true });
+    const again = await handler(toRequest(q));
+    expect(await again.json()).toMatchObject({ ok: true, duplicate: true });
+    expect(handled).toEqual([q.event.job_id]);
+  });
+
+  it('401 for a tampered body, 405 for GET (with Allow), 415 for text/plain: the handler never runs', async () => {
+    const { handler, handled } = handlerWithLog();
+    const q = buildSignedRequest();
+    const tampered = await handler(toRequest(q, { body: Buffer.from(q.rawBody.toString('utf8').replace('success', 'fail')) }));
+    expect(tampered.status).toBe(401);
+    expect(await tampered.json()).toMatchObject({ error: { code: 'ERR_SIGNATURE_INVALID' } });
+    const get = await handler(new Request(URL_, { method: 'GET', headers: q.headers }));
+    expect([get.status, get.headers.get('allow')]).toEqual([405, 'POST']);
+    const text = await handler(toRequest(q, { headers: { ...q.headers, 'content-type': 'text/plain' } }));
+    expect(text.status).toBe(415);
+    expect(handled).toEqual([]);
+  });
+
+  it('413 from Content-Length alone, before any byte is read', async () => {
+    const { handler } = handlerWithLog({ maxBodyBytes: 1024 });
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(512));
+      },
+    });
+    const res = await handler(new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '5000000' }, body, duplex: 'half' } as RequestInit));
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ error: { code: 'ERR_BODY_TOO_LARGE' } });
+    expect(pulled).toBeLessThanOrEqual(1); // a stream may pre-pull one chunk; nothing was read on purpose
+  });
+
+  it('413 for an endless streamed body without Content-Length: reading stops just past the limit', async () => {
+    const { handler } = handlerWithLog({ maxBodyBytes: 64 * 1024 });
+    let pulled = 0;
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(16 * 1024));
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const res = await handler(new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit));
+    expect(res.status).toBe(413);
+    expect(cancelled).toBe(true);
+    expect(pulled).toBeLessThanOrEqual(6); // 64 KiB / 16 KiB + 1, plus at most one pre-pull
+  });
+
+  it('a body that errors while streaming: 400 ERR_BODY_INCOMPLETE, never a throw', async () => {
+    const { handler } = handlerWithLog();
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"event":'));
+        controller.error(new Error('client went away'));
+      },
+    });
+    const res = await handler(new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit));
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { code: 'ERR_BODY_INCOMPLETE' } });
+  });
+
+  it('takes a receiver made elsewhere (handler.receiver is it) and names itself in option errors', () => {
+    const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: () => {} });
+    expect(createFetchHandler(receiver).receiver).toBe(receiver);
+    expect(() => createFetchHandler({ publicKeys: keys.publicKeyPem } as never)).toThrow(/^createFetchHandler: .*handler/);
+  });
+
+  it('over a real socket through a node:http → Request bridge: handled, then 413 for 2 MB', async () => {
+    const { handler, handled } = handlerWithLog();
+    const server = createServer((req, res) => {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers as IncomingHttpHeaders)) {
+        if (typeof value === 'string') headers.set(name, value);
+      }
+      const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+      const request = new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method,
+        headers,
+        ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
+      } as RequestInit);
+      void handler(request).then(async (answer) => {
+        res.writeHead(answer.status, Object.fromEntries(answer.headers)).end(Buffer.from(await answer.arrayBuffer()));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/jobs`;
+    try {
+      const signed = signTestEvent();
+      const ok = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
+      expect(ok.status).toBe(200);
+      expect(handled).toEqual([signed.event.job_id]);
+      const big = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(2 * 1024 * 1024, 0x20) }).catch((err: unknown) => err);
+      // The answer is 413; a client still sending may instead see the connection end first.
+      if (big instanceof Response) expect(big.status).toBe(413);
+      else expect(String(big)).toMatch(/fetch failed|other side closed|ECONNRESET/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
