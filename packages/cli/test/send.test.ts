@@ -238,6 +238,28 @@ describe('jobhook send', () => {
     }
   });
 
+  it('a receiver answering 200 then streaming without end: reported as 200 once 64 KiB are in, exit 0', async () => {
+    const endless = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const timer = setInterval(() => res.write(Buffer.alloc(8 * 1024, 0x20)), 5);
+        res.on('close', () => clearInterval(timer));
+      });
+    });
+    await new Promise<void>((r) => endless.listen(0, '127.0.0.1', r));
+    try {
+      const res = await jobhook(['send', '--url', `http://127.0.0.1:${(endless.address() as AddressInfo).port}/`, '--private-key', PRIVATE_KEY, '--timeout-ms', '10000']);
+      expect(res.code).toBe(0);
+      const [line] = parse(res.out).lines;
+      expect(line).toEqual(expect.objectContaining({ status: 200, code: null }));
+      expect(line!.latency_ms).toBeLessThan(5000);
+    } finally {
+      endless.closeAllConnections();
+      await new Promise<void>((r) => endless.close(() => r()));
+    }
+  });
+
   it('exits 2 naming the flag on a command-line mistake', async () => {
     const cases: [string[], string][] = [
       [['--private-key', PRIVATE_KEY], '--url'],

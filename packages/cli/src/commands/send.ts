@@ -249,14 +249,17 @@ function request(target: Target, payload: SignedPayload, timeoutMs: number): Pro
     }, timeoutMs);
     req.on('error', (err) => settle(err));
     req.on('response', (res) => {
-      // Only the start of an answer is read for its code: a receiver answering gigabytes must not
-      // grow this process. The rest is drained (the timeout still bounds how long).
+      // Only the start of an answer is read for its code: a receiver answering gigabytes, or
+      // endlessly, must not grow this process nor hold it. Past the cap the answer is taken as it is
+      // and the connection dropped.
       const chunks: Buffer[] = [];
       let kept = 0;
       res.on('data', (c: Buffer) => {
-        if (kept >= MAX_ANSWER_BYTES) return;
         chunks.push(c.subarray(0, MAX_ANSWER_BYTES - kept));
         kept += Math.min(c.length, MAX_ANSWER_BYTES - kept);
+        if (kept < MAX_ANSWER_BYTES) return;
+        settle(undefined, { status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+        res.destroy();
       });
       res.on('error', (err) => settle(err));
       res.on('end', () => settle(undefined, { status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));

@@ -12,6 +12,8 @@ export type FetchWebhookHandler = ((request: Request) => Promise<Response>) & { 
  * Cloudflare Workers, `@hono/node-server`): it reads the body as bytes (refused with 413 as soon as
  * `Content-Length` or the bytes read pass `receiver.maxBodyBytes`, without reading the rest), runs
  * the core receive pipeline and answers with its `Response`. It always answers; it never throws.
+ * The body must reach it unread (a body a middleware consumed answers 400 `ERR_BODY_INCOMPLETE`);
+ * how long a slow upload may take is the runtime's limit, not this handler's.
  *
  * @param receiverOrOptions a `Receiver` from `createReceiver`, or the options to create one.
  * @throws JobhookError `ERR_OPTION_INVALID` / `ERR_KEY_INVALID` at construction.
@@ -29,7 +31,8 @@ export function createFetchHandler(receiverOrOptions: ReceiverOrOptions): FetchW
   async function jobhookFetchHandler(request: Request): Promise<Response> {
     let answer: ReceiverResponse;
     try {
-      const rawBody = await readCappedBody(request, limitBytes, () => tooLarge(limitBytes));
+      // Only a POST's body is read: the pipeline answers anything else 405 without it.
+      const rawBody = request.method === 'POST' ? await readCappedBody(request, limitBytes, () => tooLarge(limitBytes)) : new Uint8Array(0);
       answer = await receiver.handle({ method: request.method, headers: request.headers, rawBody });
     } catch (err) {
       answer = receiver.reject(bodyReadError(err, limitBytes));

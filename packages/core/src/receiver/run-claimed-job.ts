@@ -54,18 +54,30 @@ export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
   const beatEveryMs = Math.max(10, Math.floor(job.leaseMs / 3));
   let heartbeat: NodeJS.Timeout | undefined;
   let renewing = true;
+  // When the lease was last known to run out: claimed (or renewed) just before, so at most this.
+  let leaseEndsAt = performance.now() + job.leaseMs;
+  const leaseLost = (): void => {
+    // Expired (or taken by another instance after it expired): renewing cannot bring it back, and
+    // another instance may run this job now, so a handler that listens to ctx.signal stops.
+    renewing = false;
+    clearTimeout(heartbeat);
+    log.warn({ jobId }, 'jobhook: lease lost while the handler runs (another instance may take the job); ctx.signal aborted');
+    stop(new Error('jobhook: the claim\'s lease was lost (store unreachable or stalled past the lease); another instance may run this job'));
+  };
   const beat = (): void => {
+    const sentAt = performance.now();
     store.extend(jobId, token, { leaseMs: job.leaseMs }).then(
       (kept) => {
-        if (kept || !renewing) return;
-        // Expired (or taken by another instance after it expired): renewing cannot bring it back,
-        // and another instance may run this job now, so a handler that listens to ctx.signal stops.
-        renewing = false;
-        clearTimeout(heartbeat);
-        log.warn({ jobId }, 'jobhook: lease lost while the handler runs (another instance may take the job); ctx.signal aborted');
-        stop(new Error('jobhook: the claim\'s lease was lost (store unreachable or stalled past the lease); another instance may run this job'));
+        if (!renewing) return;
+        if (kept) leaseEndsAt = sentAt + job.leaseMs;
+        else leaseLost();
       },
-      (err: unknown) => log.warn({ jobId, err }, 'jobhook: could not renew the lease'),
+      (err: unknown) => {
+        if (!renewing) return;
+        log.warn({ jobId, err }, 'jobhook: could not renew the lease');
+        // The store cannot say, but the clock can: no renewal got through before the lease ran out.
+        if (performance.now() > leaseEndsAt) leaseLost();
+      },
     );
     if (renewing) heartbeat = setTimeout(beat, beatEveryMs).unref();
   };
@@ -77,22 +89,26 @@ export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
       resolve({ kind: 'timeout' });
     }, job.handlerTimeoutMs).unref();
 
+    // The handler's own end decides the answer: from then on no timeout (settling the claim may
+    // take a store round trip, and a handler done in time must not be answered 503), no renewal.
+    const handlerEnded = (): void => {
+      clearTimeout(timer);
+      renewing = false;
+      clearTimeout(heartbeat);
+    };
     const settle = async (): Promise<HandlerEnd> => {
       try {
         await job.run(event, context);
       } catch (error) {
-        renewing = false;
-        clearTimeout(heartbeat);
+        handlerEnded();
         await settleClaim(() => store.release(jobId, token), log, jobId, 'release');
         return { kind: 'failed', error };
       }
-      renewing = false;
-      clearTimeout(heartbeat);
+      handlerEnded();
       await settleClaim(() => store.complete(jobId, token, { ttlMs: job.doneTtlMs }), log, jobId, 'complete');
       return { kind: 'done' };
     };
     void settle().then((end) => {
-      clearTimeout(timer);
       resolve(end); // no effect after a timeout answered already
     });
   });

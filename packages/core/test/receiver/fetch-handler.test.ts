@@ -46,6 +46,12 @@ describe('createFetchHandler', () => {
     expect(handled).toEqual([]);
   });
 
+  it('a GET declaring a huge body is 405, not 413: only a POST body is read', async () => {
+    const { handler } = handlerWithLog({ maxBodyBytes: 1024 });
+    const res = await handler(new Request(URL_, { method: 'GET', headers: { 'content-length': '5000000' } }));
+    expect(res.status).toBe(405);
+  });
+
   it('413 from Content-Length alone, before any byte is read', async () => {
     const { handler } = handlerWithLog({ maxBodyBytes: 1024 });
     let pulled = 0;

@@ -181,6 +181,41 @@ describe('receive pipeline: the response table', () => {
     expect((await r.handle(req)).outcome.kind).toBe('handled'); // the next delivery runs it
   });
 
+  it('renewals failing (store unreachable) for longer than the lease: ctx.signal aborts, as the lease must be gone', async () => {
+    const base = createMemoryStore();
+    const extend = vi.fn(async () => {
+      throw new JobhookError('ERR_STORE_UNAVAILABLE', 'redis: connection refused');
+    });
+    let reason: unknown;
+    const { r } = receiver({
+      store: withExtend(base, extend),
+      leaseMs: 90,
+      onEvent: async (_event, ctx) => {
+        const started = performance.now();
+        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve()));
+        reason = { message: (ctx.signal.reason as Error).message, afterMs: performance.now() - started };
+      },
+    });
+    expect((await r.handle(buildSignedRequest())).status).toBe(200);
+    expect(reason).toMatchObject({ message: expect.stringMatching(/lease was lost/) });
+    // Not before the lease could have run out (renewals every 30 ms, each failing).
+    expect((reason as { afterMs: number }).afterMs).toBeGreaterThanOrEqual(85);
+  });
+
+  it('a handler done just before handlerTimeoutMs is answered 200 even when completing the claim is slow', async () => {
+    const base = createMemoryStore();
+    const store: IdempotencyStore = {
+      ...withExtend(base, (id, t, o) => base.extend(id, t, o)),
+      complete: async (id, t, o) => {
+        await new Promise((resolve) => setTimeout(resolve, 150)); // a slow store round trip
+        return base.complete(id, t, o);
+      },
+    };
+    const { r } = receiver({ store, handlerTimeoutMs: 100, onEvent: () => new Promise<void>((resolve) => setTimeout(resolve, 50)) });
+    const res = await r.handle(buildSignedRequest());
+    expect([res.status, res.outcome.kind]).toEqual([200, 'handled']);
+  });
+
   it('503 when the store is unreachable, and the handler is not called', async () => {
     const broken: IdempotencyStore = {
       claim: async () => {

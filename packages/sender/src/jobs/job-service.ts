@@ -148,12 +148,13 @@ export function createJobService(options: JobServiceOptions): JobService {
       // No cost: the caller answers an error (the HTTP route refunds the charge).
       const finished = await jobs.finish(jobId, internalFailure(now(), null));
       // Delivery `failed`, not left `pending`, even when a runner finished the job first (the
-      // schedule reached Redis after all, then timed out): no webhook for a job id nobody was given.
-      // The deliverer skips attempts of a round that is no longer pending.
+      // schedule reached Redis after all, then timed out), so that no webhook goes out for a job id
+      // nobody was given: the deliverer skips attempts of a round no longer pending. Best effort:
+      // an attempt already being sent goes out (its result then does not change the state).
       await jobs.endRound(jobId, 0, 'failed');
       logger.error({ err, jobId, finishedHere: finished !== undefined }, 'job could not be scheduled; finished as fail (internal_error), no webhook');
     } catch (storeErr) {
-      logger.error({ err: storeErr, cause: err, jobId }, 'job could not be scheduled nor finished; it stays processing');
+      logger.error({ err: storeErr, cause: err, jobId }, 'job could not be scheduled, and recording that failed too: it may stay processing, or its webhook round 0 pending');
     }
   }
 
