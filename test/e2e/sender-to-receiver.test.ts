@@ -122,6 +122,23 @@ describe.concurrent.each(EXAMPLE_FRAMEWORKS)('sender → %s example receiver', (
     if (process.env['E2E_TIMINGS'] === '1') console.log(`[e2e] ${framework}: ${Date.now() - startedAt} ms`);
   });
 
+  /**
+   * Submits one job per outcome (seq from `seqBase`) whose first delivery the proxy answers with
+   * `fault`; waits until each delivery is final and each job handled. Returns ids and deliveries.
+   */
+  async function deliverFaultedOnce(fault: Fault, outcomes: readonly ('success' | 'fail')[], seqBase: number): Promise<{ ids: string[]; finals: DeliveriesView[] }> {
+    const ids = await Promise.all(
+      outcomes.map(async (outcome, i) => {
+        const jobId = await api.submit(submissionText(faultOnceUrl(proxy, fault, `${framework}-${fault}-${i}`), outcome, seqBase + i));
+        submitted.add(jobId);
+        return jobId;
+      }),
+    );
+    const finals = await Promise.all(ids.map((id) => api.waitForFinalDelivery(id, WAIT_MS)));
+    await receiver.waitForHandled(ids, WAIT_MS);
+    return { ids, finals };
+  }
+
   describe('scenarios', () => {
     test(`${JOBS_PER_ADAPTER} jobs (success and fail, unicode, 1.0, 2**70): each verified and handled once, delivered in one attempt; a redelivery is not handled again`, async ({ expect }) => {
       const plans = Array.from({ length: JOBS_PER_ADAPTER }, (_, seq) => ({ seq, outcome: seq % 3 === 0 ? ('fail' as const) : ('success' as const) }));
@@ -184,15 +201,7 @@ describe.concurrent.each(EXAMPLE_FRAMEWORKS)('sender → %s example receiver', (
     });
 
     test('the receiver answers 500 first: retried, handled once, attempts [500, 200]', async ({ expect }) => {
-      const ids = await Promise.all(
-        [0, 1, 2].map(async (seq) => {
-          const jobId = await api.submit(submissionText(faultOnceUrl(proxy, 'error500', `${framework}-500-${seq}`), 'success', 100 + seq));
-          submitted.add(jobId);
-          return jobId;
-        }),
-      );
-      const finals = await Promise.all(ids.map((id) => api.waitForFinalDelivery(id, WAIT_MS)));
-      await receiver.waitForHandled(ids, WAIT_MS);
+      const { ids, finals } = await deliverFaultedOnce('error500', [0, 1, 2].map(() => 'success'), 100);
       for (const [i, id] of ids.entries()) {
         const d = finals[i]!;
         expect(d.delivery, describeAttempts(d)).toBe('delivered');
@@ -203,15 +212,7 @@ describe.concurrent.each(EXAMPLE_FRAMEWORKS)('sender → %s example receiver', (
     });
 
     test('the receiver is slower than the attempt timeout: attempt 1 times out, attempt 2 delivers, handled once', async ({ expect }) => {
-      const ids = await Promise.all(
-        [0, 1].map(async (seq) => {
-          const jobId = await api.submit(submissionText(faultOnceUrl(proxy, 'hang', `${framework}-hang-${seq}`), seq === 0 ? 'success' : 'fail', 200 + seq));
-          submitted.add(jobId);
-          return jobId;
-        }),
-      );
-      const finals = await Promise.all(ids.map((id) => api.waitForFinalDelivery(id, WAIT_MS)));
-      await receiver.waitForHandled(ids, WAIT_MS);
+      const { ids, finals } = await deliverFaultedOnce('hang', ['success', 'fail'], 200);
       for (const [i, id] of ids.entries()) {
         const d = finals[i]!;
         expect(d.delivery, describeAttempts(d)).toBe('delivered');

@@ -2,6 +2,7 @@
 // signalled (SIGSTOP, SIGCONT, SIGKILL), and never left behind: `stopAllChildren()` in afterAll, and
 // a process exit hook as the last resort.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { killOnExit } from '../../packages/core/test/helpers/kill-on-exit.js';
 
 const READY_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;
@@ -40,16 +41,6 @@ export interface SpawnOptions {
 }
 
 const children = new Set<ChildProcessWithoutNullStreams>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  // When afterAll never ran (a crashed worker): no orphans.
-  process.once('exit', () => {
-    for (const child of children) child.kill('SIGKILL');
-  });
-}
 
 /** Pids of the children started here that are still running. */
 export function runningChildPids(): number[] {
@@ -58,13 +49,13 @@ export function runningChildPids(): number[] {
 
 /** Starts `node …args` and resolves once a line matches `ready`; rejects (and kills it) when it exits or times out first. */
 export async function spawnNode(options: SpawnOptions): Promise<{ child: ManagedChild; ready: RegExpExecArray }> {
-  installExitHook();
   const proc = spawn(process.execPath, [...options.args], {
     cwd: options.cwd,
     env: { ...process.env, ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   children.add(proc);
+  killOnExit(proc);
   let kept = '';
   let running = true;
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {

@@ -1,4 +1,3 @@
-import { JobhookError } from '../errors.js';
 import type { Receiver, ReceiverResponse } from '../receiver/create-receiver.js';
 import { bodyReadError } from './body-read-error.js';
 import { readCappedBody } from './read-capped-body.js';
@@ -32,7 +31,7 @@ export function createFetchHandler(receiverOrOptions: ReceiverOrOptions): FetchW
     let answer: ReceiverResponse;
     try {
       // Only a POST's body is read: the pipeline answers anything else 405 without it.
-      const rawBody = request.method === 'POST' ? await readCappedBody(request, limitBytes, () => tooLarge(limitBytes)) : new Uint8Array(0);
+      const rawBody = request.method === 'POST' ? await readCappedBody(request, limitBytes, () => bodyReadError({ status: 413 }, limitBytes)) : new Uint8Array(0);
       answer = await receiver.handle({ method: request.method, headers: request.headers, rawBody });
     } catch (err) {
       answer = receiver.reject(bodyReadError(err, limitBytes));
@@ -40,8 +39,4 @@ export function createFetchHandler(receiverOrOptions: ReceiverOrOptions): FetchW
     return new Response(answer.body, { status: answer.status, headers: answer.headers });
   }
   return Object.assign(jobhookFetchHandler, { receiver });
-}
-
-function tooLarge(limitBytes: number): JobhookError {
-  return new JobhookError('ERR_BODY_TOO_LARGE', `body larger than the limit of ${limitBytes} bytes`);
 }

@@ -6,23 +6,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { killOnExit } from './kill-on-exit.js';
 
 const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 5_000;
 
-/** Every redis-server this process started and has not seen exit. */
-const children = new Set<ChildProcess>();
-let exitHookInstalled = false;
-
-function installExitHook(): void {
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  // Last resort when afterAll did not run (a crash, a killed worker): no orphan servers.
-  process.once('exit', () => {
-    for (const child of children) child.kill('SIGKILL');
-  });
-}
 
 /** A port nobody listens on right now (listen on 0, read the port, close). */
 export async function freePort(): Promise<number> {
@@ -145,7 +134,6 @@ class RedisProcess {
 
   async start(): Promise<void> {
     if (this.child !== undefined) return;
-    installExitHook();
     this.output = '';
     let spawnError: Error | undefined;
     let exitText: string | undefined;
@@ -159,11 +147,10 @@ class RedisProcess {
       spawnError = err;
     });
     child.once('exit', (code, signal) => {
-      children.delete(child);
       exitText = `redis-server on port ${this.port} exited (${signal ?? `code ${code}`})`;
       if (this.child === child) this.child = undefined;
     });
-    children.add(child);
+    killOnExit(child);
     this.child = child;
     try {
       await waitForPing(this.port, START_TIMEOUT_MS, () => {
@@ -186,16 +173,12 @@ class RedisProcess {
     const child = this.child;
     if (child === undefined) return;
     this.child = undefined;
-    if (child.exitCode !== null || child.signalCode !== null) {
-      children.delete(child);
-      return;
-    }
+    if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
     await exited;
     clearTimeout(timer);
-    children.delete(child);
   }
 
   get running(): boolean {
