@@ -1,6 +1,6 @@
 import { JobhookError } from '@jobhook/core';
 import type { Redis } from 'ioredis';
-import { quitRedis, redisFromOption } from '../queue/redis-connect.js';
+import { quitRedis, redisCall, redisFromOption } from '../queue/redis-connect.js';
 import { balanceUnits, insufficient, priceUnits, toCredits, type CreditLedger, type LedgerAccount } from './credit-ledger.js';
 
 /** Options of {@link createRedisCreditLedger}. */
@@ -71,14 +71,7 @@ export async function createRedisCreditLedger(options: RedisCreditLedgerOptions)
   const start = (account: LedgerAccount): string => (account.cap === null ? '' : String(balanceUnits(account.cap)));
   const keyOf = (account: LedgerAccount): string => `${prefix}credits:${account.ref}:${account.cap === null ? 'uncapped' : start(account)}`;
 
-  async function call<T>(operation: string, send: () => Promise<T>): Promise<T> {
-    if (closed) throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisCreditLedger.${operation}: the ledger is closed`);
-    try {
-      return await send();
-    } catch (err) {
-      throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisCreditLedger.${operation}: Redis failed: ${(err as Error).message}`, { cause: err });
-    }
-  }
+  const call = <T>(operation: string, send: () => Promise<T>): Promise<T> => redisCall(`redisCreditLedger.${operation}`, closed, send);
 
   return {
     async charge(account, price) {

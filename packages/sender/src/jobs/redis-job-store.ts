@@ -2,7 +2,7 @@ import { JobhookError } from '@jobhook/core';
 import type { Redis } from 'ioredis';
 import type { AttemptRecord } from '../delivery/delivery-types.js';
 import { checkJobId } from '../queue/queue-input.js';
-import { quitRedis, redisFromOption } from '../queue/redis-connect.js';
+import { quitRedis, redisCall, redisFromOption } from '../queue/redis-connect.js';
 import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
 
 /** Options of {@link createRedisJobStore}. */
@@ -74,15 +74,7 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
   const attemptsKey = (jobId: string): string => `${prefix}attempts:{${jobId}}`;
   let closed = false;
 
-  async function call<T>(operation: string, send: () => Promise<T>): Promise<T> {
-    if (closed) throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisJobStore.${operation}: the store is closed`);
-    try {
-      return await send();
-    } catch (err) {
-      if (err instanceof JobhookError) throw err;
-      throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisJobStore.${operation}: Redis failed: ${(err as Error).message}`, { cause: err });
-    }
-  }
+  const call = <T>(operation: string, send: () => Promise<T>): Promise<T> => redisCall(`redisJobStore.${operation}`, closed, send);
 
   /** Reads the record, lets `change` edit it (or refuse with false), writes it back if unchanged meanwhile. */
   async function update(operation: string, jobId: string, change: (job: JobRecord) => boolean): Promise<JobRecord | undefined> {

@@ -91,3 +91,18 @@ export async function redisFromOption(where: string, given: unknown): Promise<{ 
   }
   throw new JobhookError('ERR_OPTION_INVALID', `${where}: redis must be a redis:// URL or an ioredis client`);
 }
+
+/**
+ * Runs one Redis operation of a sender store, named `what` in messages (e.g. `redisJobStore.get`):
+ * `ERR_STORE_UNAVAILABLE` when the store is `closed` or Redis fails (the API answers 503); a
+ * `JobhookError` thrown by `send` passes as it is. @internal
+ */
+export async function redisCall<T>(what: string, closed: boolean, send: () => Promise<T>): Promise<T> {
+  if (closed) throw new JobhookError('ERR_STORE_UNAVAILABLE', `${what}: closed`);
+  try {
+    return await send();
+  } catch (err) {
+    if (err instanceof JobhookError) throw err;
+    throw new JobhookError('ERR_STORE_UNAVAILABLE', `${what}: Redis failed: ${(err as Error).message}`, { cause: err });
+  }
+}
