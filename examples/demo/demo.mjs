@@ -20,7 +20,8 @@ import { OUTAGE_ONCE_PATH, startWireTap } from './lib/wire-tap.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repoRoot = resolve(here, '../..');
-const vectorsDir = process.env.JOBHOOK_VECTORS_DIR ?? resolve(repoRoot, '../shared/vectors');
+/** The repository's signature vectors (vectors/ at the repository root). */
+const vectorsDir = resolve(repoRoot, 'vectors');
 /** Short demo timings; the service's own are 1 s before the first retry and 30 s per attempt. */
 const RETRY_BASE_MS = 200;
 const ATTEMPT_TIMEOUT_MS = 5_000;
@@ -260,7 +261,8 @@ async function runDemo() {
   report.title(9, `Public signature vectors (${vectorsDir})`);
   const vectors = checkVectors(vectorsDir);
   if (!vectors.found) {
-    report.info(`no vectors.jsonl there: skipped (set JOBHOOK_VECTORS_DIR to check them)`);
+    // They are committed with the repository: their absence is a failed check, never a skip.
+    report.check(false, 'the signature vectors are there', `missing: ${vectors.missing.join(', ')}`);
   } else {
     report.check(
       vectors.agree === vectors.total && vectors.total > 0,

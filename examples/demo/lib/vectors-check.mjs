@@ -1,4 +1,4 @@
-// The public signature vectors (../shared/vectors beside the repository, or JOBHOOK_VECTORS_DIR):
+// The repository's signature vectors (vectors/ at the repository root, made by vectors/generate.py):
 // bodies signed by Python, each with the answer a correct verifier must give.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -6,12 +6,14 @@ import { createVerifier } from '@jobhook/core';
 
 /**
  * Verifies every vector with jobhook and counts the answers that match their expectation.
- * @returns {{ dir: string, found: false } | { dir: string, found: true, agree: number, total: number, disagreeing: string[] }}
+ * @returns {{ dir: string, found: false, missing: string[] } | { dir: string, found: true, agree: number, total: number, disagreeing: string[] }}
  */
 export function checkVectors(dir) {
   const file = join(dir, 'vectors.jsonl');
-  if (!existsSync(file)) return { dir, found: false };
-  const verifier = createVerifier({ keys: readFileSync(join(dir, 'keys/main.public.pkcs1.pem')) });
+  const keyFile = join(dir, 'keys/main.public.pkcs1.pem');
+  const missing = [file, keyFile].filter((f) => !existsSync(f));
+  if (missing.length > 0) return { dir, found: false, missing };
+  const verifier = createVerifier({ keys: readFileSync(keyFile) });
   let agree = 0;
   let total = 0;
   const disagreeing = [];

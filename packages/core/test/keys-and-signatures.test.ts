@@ -14,7 +14,8 @@ import {
 } from '../src/index.js';
 import { codeOf } from './helpers/error-code.js';
 
-const vectorsDir = process.env['JOBHOOK_VECTORS_DIR'] ?? resolve(import.meta.dirname, '../../../../shared/vectors');
+/** The repository's signature vectors and their keys (vectors/ at the repository root). */
+const vectorsDir = resolve(import.meta.dirname, '../../../vectors');
 
 
 let priv: KeyObject;

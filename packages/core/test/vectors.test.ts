@@ -1,6 +1,7 @@
 /**
- * The shared signature vectors (../shared/vectors, or $JOBHOOK_VECTORS_DIR): every case verified with
- * the `main` public key in both PEM forms, classified as valid / invalid / malformed.
+ * The repository's signature vectors (vectors/ at the repository root, made by vectors/generate.py):
+ * every case verified with the `main` public key in both PEM forms, classified as valid / invalid /
+ * malformed. A missing file fails, never skips: the vectors are committed with the repository.
  */
 import { createHash, createPublicKey } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
@@ -11,11 +12,12 @@ import { JobhookError, canonicalize, createVerifier, type Verifier, type VerifyR
 
 const PACKAGE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const REPO_ROOT = path.resolve(PACKAGE_DIR, '../..');
-const VECTORS_DIR = process.env['JOBHOOK_VECTORS_DIR'] ?? path.resolve(REPO_ROOT, '../shared/vectors');
+const VECTORS_DIR = path.resolve(REPO_ROOT, 'vectors');
 
 type Expectation = 'valid' | 'invalid' | 'malformed' | 'valid-or-malformed' | 'not-valid';
 type Outcome = 'valid' | 'invalid' | 'malformed';
 const EXPECTATIONS: readonly Expectation[] = ['valid', 'invalid', 'malformed', 'valid-or-malformed', 'not-valid'];
+const VECTOR_FIELDS = ['body_b64', 'category', 'expect', 'id', 'key', 'mode', 'signature'].join(',');
 
 interface VectorCase {
   id: string;
@@ -46,8 +48,8 @@ function loadVectors(): Loaded {
       cases: [],
       keys: null,
       error:
-        `The shared signature vectors are missing: ${missing.join(', ')}. ` +
-        `Expected them in ${VECTORS_DIR} (set JOBHOOK_VECTORS_DIR to override).`,
+        `The signature vectors are missing: ${missing.join(', ')}. ` +
+        `They are committed in ${VECTORS_DIR} (made by python3 vectors/generate.py).`,
     };
   }
   const cases: VectorCase[] = [];
@@ -55,6 +57,10 @@ function loadVectors(): Loaded {
   for (const [n, line] of lines.entries()) {
     if (line.trim() === '') continue;
     const raw = JSON.parse(line) as Record<string, unknown>;
+    const fields = Object.keys(raw).sort().join(',');
+    if (fields !== VECTOR_FIELDS) {
+      return { cases: [], keys: null, error: `${file}:${n + 1}: fields ${fields}, expected ${VECTOR_FIELDS}` };
+    }
     const { id, category, body_b64: bodyB64, signature, key, mode, expect: exp } = raw;
     if (
       typeof id !== 'string' ||
@@ -118,7 +124,7 @@ function spkiKeyId(pem: string): string {
   return createHash('sha256').update(der).digest('hex');
 }
 
-describe('shared signature vectors', () => {
+describe('signature vectors (vectors/vectors.jsonl)', () => {
   it('are present and non-empty', () => {
     if (loaded.error !== null) throw new Error(loaded.error);
     expect(loaded.cases.length).toBeGreaterThan(0);
@@ -127,6 +133,7 @@ describe('shared signature vectors', () => {
   });
 
   const keys = loaded.keys;
+  // Missing or broken vectors: the test above fails with the reason; nothing else to run.
   if (keys === null) return;
   const mainKeyId = spkiKeyId(keys.mainSpki);
 
