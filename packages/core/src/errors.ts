@@ -13,6 +13,11 @@ export const ERROR_STATUS = {
   ERR_BODY_TOO_LARGE: 413,
   /** The value cannot be written in the requested canonical profile (a lone surrogate in `python`, a 2^64 integer in `orjson`, ...). */
   ERR_CANONICAL_UNREPRESENTABLE: 400,
+  /**
+   * The body's canonical form may exceed `maxCanonicalBytes` (deep nesting or many tiny values
+   * grow with indentation). Refused from a bound computed while parsing, before anything is written.
+   */
+  ERR_CANONICAL_TOO_LARGE: 413,
   /** No signature header, or an empty one. */
   ERR_SIGNATURE_MISSING: 401,
   /** The signature header is not an even-length hex string. */

@@ -166,9 +166,11 @@ describe('verification errors', () => {
     expect(err?.status).toBe(401);
     expect(err?.toJSON()).toEqual({ error: { code: 'ERR_SIGNATURE_INVALID', message: err?.message } });
   });
-  it('a bad body is reported as such, after the signature format check', () => {
-    expect(codeOf(() => verifySignature({ keys: pub, body: '{"a": ', signature: 'ab' }))).toBe('ERR_BODY_MALFORMED');
-    expect(codeOf(() => verifySignature({ keys: pub, body: '[1]', signature: 'ab' }))).toBe('ERR_BODY_NOT_OBJECT');
+  it('a signature no key decodes is refused before the body is read; a bad body under a decoding signature is reported as such', () => {
+    expect(codeOf(() => verifySignature({ keys: pub, body: '{"a": ', signature: 'ab' }))).toBe('ERR_SIGNATURE_INVALID');
+    const decoding = signPayload(event, priv).signature; // made by the key, over another body
+    expect(codeOf(() => verifySignature({ keys: pub, body: '{"a": ', signature: decoding }))).toBe('ERR_BODY_MALFORMED');
+    expect(codeOf(() => verifySignature({ keys: pub, body: '[1]', signature: decoding }))).toBe('ERR_BODY_NOT_OBJECT');
   });
   it('refuses bad options at construction', () => {
     // @ts-expect-error keys are required

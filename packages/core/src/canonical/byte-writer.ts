@@ -1,20 +1,38 @@
-/** A growable output buffer for the serializers. @internal */
+import type { Hash } from 'node:crypto';
+
+/**
+ * A growable output buffer for the serializers. Given a hash, it is a fixed window instead: full
+ * windows go into the hash, so a canonical form can be digested in bounded memory whatever its size.
+ * @internal
+ */
 export class ByteWriter {
   buf: Buffer;
   pos = 0;
+  private readonly sink: Hash | undefined;
 
-  constructor(initialBytes: number) {
-    this.buf = Buffer.allocUnsafe(Math.max(64, initialBytes));
+  constructor(initialBytes: number, sink?: Hash, window?: Buffer) {
+    this.sink = sink;
+    this.buf = window ?? Buffer.allocUnsafe(Math.max(64, initialBytes));
   }
 
   ensure(extra: number): void {
     const need = this.pos + extra;
     if (need <= this.buf.length) return;
+    if (this.sink !== undefined) {
+      this.flush();
+      if (extra <= this.buf.length) return;
+    }
     let size = this.buf.length * 2;
-    while (size < need) size *= 2;
+    while (size < this.pos + extra) size *= 2;
     const grown = Buffer.allocUnsafe(size);
     this.buf.copy(grown, 0, 0, this.pos);
     this.buf = grown;
+  }
+
+  /** Hands the written bytes to the hash and starts the window again. */
+  private flush(): void {
+    if (this.pos > 0) this.sink!.update(this.buf.subarray(0, this.pos));
+    this.pos = 0;
   }
 
   byte(c: number): void {
@@ -41,6 +59,12 @@ export class ByteWriter {
   /** Copies `src[start, end)`. */
   copy(src: Uint8Array, start: number, end: number): void {
     const n = end - start;
+    if (this.sink !== undefined && n > this.buf.length) {
+      // Longer than the window: straight into the hash.
+      this.flush();
+      this.sink.update(src.subarray(start, end));
+      return;
+    }
     this.ensure(n);
     const buf = this.buf;
     if (n < 24) {
@@ -73,5 +97,11 @@ export class ByteWriter {
   /** The written bytes (a view; the writer must not be used afterwards). */
   result(): Buffer {
     return this.buf.subarray(0, this.pos);
+  }
+
+  /** With a hash: the rest of the bytes into it, then its lowercase hex digest. */
+  digestHex(): string {
+    this.flush();
+    return this.sink!.digest('hex');
   }
 }

@@ -17,15 +17,15 @@ export interface CanonicalizeOptions extends ParseOptions {
  * ```ts
  * canonicalize('{"b": 1.0, "a": 1e16}').toString() // '{\n  "a": 1e+16,\n  "b": 1.0\n}'
  * ```
- * @throws JobhookError `ERR_BODY_*` for bad bodies, `ERR_CANONICAL_UNREPRESENTABLE` when the profile's reference would fail.
+ * @throws JobhookError `ERR_BODY_*` for bad bodies, `ERR_CANONICAL_TOO_LARGE` over `maxCanonicalBytes`, `ERR_CANONICAL_UNREPRESENTABLE` when the profile's reference would fail.
  */
 export function canonicalize(body: Uint8Array | string, options: CanonicalizeOptions = {}): Buffer {
   const { profile = 'python' } = options;
   if (!isCanonicalProfile(profile)) {
     throw new JobhookError('ERR_OPTION_INVALID', `canonicalize: unknown profile ${JSON.stringify(profile)}`);
   }
-  const { maxBodyBytes, maxDepth } = resolveParseOptions(options, 'canonicalize');
+  const limits = resolveParseOptions(options, 'canonicalize');
   const bytes = typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
   // The parse never escapes this call, so it may use the shared scratch tape.
-  return serializeCanonical(parseBodyUnchecked(bytes, maxBodyBytes, maxDepth, true, true), profile);
+  return serializeCanonical(parseBodyUnchecked(bytes, { ...limits, scratch: true }), profile);
 }

@@ -35,11 +35,35 @@ function isDigit(c: number | undefined): boolean {
 const AS_IS = 1;
 
 /**
+ * How a float lexeme becomes the profile's form.
+ * - `exact`: the shortest round-trip digits of the double it reads as, as Python's `repr` prints them;
+ * - `as-written`: the lexeme's own digits, laid out in the profile's notation, without converting
+ *   anything when it has at most 17 significant digits. Equal to `exact` for every lexeme that is
+ *   already a shortest form (whatever Python, JavaScript or orjson wrote), and far cheaper; verification
+ *   tries it first and falls back to `exact` when it did not match and {@link floatsApproximated} says
+ *   that the two could differ.
+ * @internal
+ */
+export type FloatMode = 'exact' | 'as-written';
+
+let approximated = false;
+
+/** True when a float since the last {@link resetFloatState} was written `as-written` with more than 15 digits. @internal */
+export function floatsApproximated(): boolean {
+  return approximated;
+}
+
+/** Starts a serialization pass. @internal */
+export function resetFloatState(): void {
+  approximated = false;
+}
+
+/**
  * Loads a JSON float lexeme `b[start, end)` (it has a fraction or an exponent) into the scratch
  * state. Returns 0 when loaded, {@link AS_IS} when the lexeme is already in canonical form (the
  * common case: Python wrote the body, so its floats are reprs), or ±Infinity when the value overflows.
  */
-function loadLexeme(b: Uint8Array, start: number, end: number): number {
+function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode): number {
   let p = start;
   negative = b[p] === 0x2d;
   if (negative) p++;
@@ -78,7 +102,9 @@ function loadLexeme(b: Uint8Array, start: number, end: number): number {
   while (digitAt(b, intStart, intLen, fracStart, trail - 1) === 0x30) trail--;
   const n = trail - lead;
   const point = intLen + exp - lead;
-  if (!expHuge && n <= FAST_MAX_DIGITS && point > -FAST_MAX_DECPT && point < FAST_MAX_DECPT) {
+  const maxDigits = mode === 'exact' ? FAST_MAX_DIGITS : MAX_SHORTEST_DIGITS;
+  if (!expHuge && n <= maxDigits && point > -FAST_MAX_DECPT && point < FAST_MAX_DECPT) {
+    if (n > FAST_MAX_DIGITS) approximated = true;
     // "I.F" is canonical in fixed range when F has no trailing zero beyond a lone "0" ("1.0").
     if (plain && point > -4 && point <= 16 && (b[end - 1] !== 0x30 || fracLen === 1)) return AS_IS;
     for (let k = 0; k < n; k++) digits[k] = digitAt(b, intStart, intLen, fracStart, lead + k);
@@ -86,12 +112,27 @@ function loadLexeme(b: Uint8Array, start: number, end: number): number {
     decpt = point;
     return 0;
   }
-  let text = '';
-  for (let i = start; i < end; i++) text += String.fromCharCode(b[i]!);
+  const text = latin1(b, start, end);
   const x = Number(text);
   if (!Number.isFinite(x)) return x;
-  loadDouble(x);
+  const shortest = String(x);
+  // JavaScript and Python agree on the digits and, for non-integral values from 1e-4 to 1e16,
+  // on the notation: then an unchanged lexeme is already the canonical form.
+  if (shortest === text && plain && point > -4 && point <= 16) return AS_IS;
+  loadShortest(x, shortest);
   return 0;
+}
+
+/** Longest shortest-round-trip form of a double, in significant digits. */
+const MAX_SHORTEST_DIGITS = 17;
+
+// Buffer#toString(enc, start, end) checks its arguments in JavaScript; the native slice is several
+// times faster on the short lexemes of a float-heavy body.
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice(this: Buffer, start: number, end: number): string }).latin1Slice;
+
+function latin1(b: Uint8Array, start: number, end: number): string {
+  const buf = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  return latin1Slice.call(buf, start, end);
 }
 
 function digitAt(b: Uint8Array, intStart: number, intLen: number, fracStart: number, k: number): number {
@@ -106,12 +147,17 @@ function setZero(): void {
 
 /** Loads a finite double's shortest round-trip digits (ECMAScript's Number::toString picks the closest of equally short candidates, as Python does). */
 function loadDouble(x: number): void {
+  loadShortest(x, String(x));
+}
+
+/** Loads a finite double from `shortest` = `String(x)`. */
+function loadShortest(x: number, shortest: string): void {
   negative = x < 0 || Object.is(x, -0);
   if (x === 0) {
     setZero();
     return;
   }
-  const text = String(negative ? -x : x);
+  const text = negative ? shortest.slice(1) : shortest;
   let exp = 0;
   let n = 0;
   let intLen = -1;
@@ -219,8 +265,15 @@ function writeMantissa(w: ByteWriter, n: number): void {
  * overflows to (then nothing was written: each profile spells infinities its own way).
  * @internal
  */
-export function writeFloatLexeme(b: Uint8Array, start: number, end: number, layout: FloatLayout, w: ByteWriter): number {
-  const loaded = loadLexeme(b, start, end);
+export function writeFloatLexeme(
+  b: Uint8Array,
+  start: number,
+  end: number,
+  layout: FloatLayout,
+  mode: FloatMode,
+  w: ByteWriter,
+): number {
+  const loaded = loadLexeme(b, start, end, mode);
   if (loaded === AS_IS) {
     w.copy(b, start, end);
     return 0;

@@ -1,36 +1,211 @@
+import { createHash } from 'node:crypto';
 import { JobhookError } from '../errors.js';
-import type { ParsedBody } from './tape.js';
-
-type Loose = null | boolean | number | string | Loose[] | { [key: string]: Loose };
+import { ByteWriter } from './byte-writer.js';
+import { decodeString } from './strings.js';
+import {
+  F_DOC_NONFINITE,
+  F_ESC,
+  F_RAWSURR,
+  T_ARR,
+  T_FALSE,
+  T_FLT,
+  T_INT,
+  T_NULL,
+  T_OBJ,
+  T_STR,
+  T_TRUE,
+  TYPE_MASK,
+  type ParsedBody,
+} from './tape.js';
 
 /**
  * The recipe of the service's Node.js documentation, taken literally as the reference:
  * `JSON.stringify(sortKeysDeep(JSON.parse(body)), null, 2)` where `sortKeysDeep` rebuilds each object
  * from `Object.keys(o).sort()` by plain assignment. Its quirks are the profile: integer-like keys come
- * first (JavaScript objects order them so), numbers are doubles (`1.0` prints `1`, big integers round),
- * and a `__proto__` key is lost.
+ * first in numeric order (JavaScript objects order them so), numbers are doubles (`1.0` prints `1`,
+ * big integers round, an overflow prints `null`), a duplicate key keeps its first place and last
+ * value, and a `__proto__` key is lost (the assignment sets the prototype instead).
+ *
+ * Written over the parse, value by value, so its cost and memory are those of the other profiles
+ * rather than of a whole `JSON.parse` object graph and one `JSON.stringify` string.
  * @internal
  */
 export function serializeJavaScript(doc: ParsedBody): Buffer {
-  const bytes = doc.bytes;
-  const bom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0;
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset + bom, bytes.byteLength - bom).toString('utf8');
-  let value: Loose;
-  try {
-    value = JSON.parse(text) as Loose;
-  } catch (cause) {
-    // Python accepts NaN and Infinity; JSON.parse does not, so this profile has no form for them.
-    throw new JobhookError('ERR_CANONICAL_UNREPRESENTABLE', 'the javascript profile cannot read this body with JSON.parse', {
-      cause,
-    });
-  }
-  return Buffer.from(JSON.stringify(sortKeysDeep(value), null, 2), 'utf8');
+  const writer = new ByteWriter(doc.bytes.length + (doc.bytes.length >> 1));
+  writeJavaScript(doc, writer);
+  return writer.result();
 }
 
-function sortKeysDeep(v: Loose): Loose {
-  if (Array.isArray(v)) return v.map(sortKeysDeep);
-  if (v === null || typeof v !== 'object') return v;
-  const out: { [key: string]: Loose } = {};
-  for (const key of Object.keys(v).sort()) out[key] = sortKeysDeep(v[key]!);
-  return out;
+/** SHA-256 hex of {@link serializeJavaScript}'s bytes, hashed as they are written. @internal */
+export function digestJavaScript(doc: ParsedBody): string {
+  const writer = new ByteWriter(0, createHash('sha256'), WINDOW);
+  writeJavaScript(doc, writer);
+  return writer.digestHex();
+}
+
+const WINDOW = Buffer.allocUnsafe(64 * 1024);
+
+function writeJavaScript(doc: ParsedBody, writer: ByteWriter): void {
+  if ((doc.features & F_DOC_NONFINITE) !== 0) {
+    // Python accepts NaN and Infinity; JSON.parse does not, so this profile has no form for them.
+    throw new JobhookError('ERR_CANONICAL_UNREPRESENTABLE', 'the javascript profile cannot read NaN or Infinity (JSON.parse refuses them)');
+  }
+  const bytes = doc.bytes;
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  new JavaScriptWriter(buf, doc.tape, writer).value(0, 0);
+}
+
+/** Largest array index + 1: keys of integers up to 2^32 - 2 are "array index" keys, ordered first. */
+const MAX_INDEX = 2 ** 32 - 2;
+
+function arrayIndex(key: string): number {
+  const n = key.length;
+  if (n === 0 || n > 10) return -1;
+  const c0 = key.charCodeAt(0);
+  if (c0 === 0x30) return n === 1 ? 0 : -1;
+  if (c0 < 0x31 || c0 > 0x39) return -1;
+  for (let i = 1; i < n; i++) {
+    const c = key.charCodeAt(i);
+    if (c < 0x30 || c > 0x39) return -1;
+  }
+  const v = Number(key);
+  return v <= MAX_INDEX ? v : -1;
+}
+
+interface Member {
+  readonly key: string;
+  /** Tape index of the member's last value. */
+  valueAt: number;
+}
+
+class JavaScriptWriter {
+  constructor(
+    private readonly b: Buffer,
+    private readonly tape: Int32Array,
+    private readonly w: ByteWriter,
+  ) {}
+
+  /** Writes the value at tape index `i`; returns the index after it. */
+  value(i: number, depth: number): number {
+    const tape = this.tape;
+    const kind = tape[i]!;
+    switch (kind & TYPE_MASK) {
+      case T_OBJ:
+        return this.object(i, depth);
+      case T_ARR:
+        return this.array(i, depth);
+      case T_STR:
+        this.string(kind, tape[i + 1]!, tape[i + 2]!);
+        return i + 3;
+      case T_INT:
+      case T_FLT:
+        this.number(tape[i + 1]!, tape[i + 2]!);
+        return i + 3;
+      case T_TRUE:
+        this.w.ascii('true');
+        return i + 3;
+      case T_FALSE:
+        this.w.ascii('false');
+        return i + 3;
+      case T_NULL:
+        this.w.ascii('null');
+        return i + 3;
+      default:
+        throw new Error(`jobhook: unexpected tape kind ${kind} at ${i} in the javascript profile`);
+    }
+  }
+
+  private array(i: number, depth: number): number {
+    const tape = this.tape;
+    const count = tape[i + 1]!;
+    const w = this.w;
+    if (count === 0) {
+      w.ascii('[]');
+      return tape[i + 2]!;
+    }
+    w.byte(0x5b);
+    let j = i + 3;
+    for (let m = 0; m < count; m++) {
+      if (m > 0) w.byte(0x2c);
+      w.newlineIndent(depth + 1);
+      j = this.value(j, depth + 1);
+    }
+    w.newlineIndent(depth);
+    w.byte(0x5d);
+    return tape[i + 2]!;
+  }
+
+  private object(i: number, depth: number): number {
+    const tape = this.tape;
+    const count = tape[i + 1]!;
+    const after = tape[i + 2]!;
+    const w = this.w;
+    // JSON.parse: one property per key, in first-seen place, holding the last value.
+    const byKey = new Map<string, Member>();
+    let j = i + 3;
+    for (let m = 0; m < count; m++) {
+      const key = this.decode(tape[j]!, tape[j + 1]!, tape[j + 2]!);
+      const v = j + 3;
+      const member = byKey.get(key);
+      if (member === undefined) byKey.set(key, { key, valueAt: v });
+      else member.valueAt = v;
+      const kind = tape[v]! & TYPE_MASK;
+      j = kind === T_OBJ || kind === T_ARR ? tape[v + 2]! : v + 3;
+    }
+    // The rebuilt object: array-index keys in numeric order, then the others in the order
+    // Object.keys(o).sort() assigned them (UTF-16 code units); `__proto__` is not an own key.
+    const indexed: { index: number; member: Member }[] = [];
+    const named: Member[] = [];
+    for (const member of byKey.values()) {
+      if (member.key === '__proto__') continue;
+      const index = arrayIndex(member.key);
+      if (index >= 0) indexed.push({ index, member });
+      else named.push(member);
+    }
+    if (indexed.length + named.length === 0) {
+      w.ascii('{}');
+      return after;
+    }
+    indexed.sort((a, b) => a.index - b.index);
+    named.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    w.byte(0x7b);
+    let first = true;
+    const writeMember = (member: Member): void => {
+      if (!first) w.byte(0x2c);
+      first = false;
+      w.newlineIndent(depth + 1);
+      w.utf8(JSON.stringify(member.key));
+      w.ascii(': ');
+      this.value(member.valueAt, depth + 1);
+    };
+    for (const { member } of indexed) writeMember(member);
+    for (const member of named) writeMember(member);
+    w.newlineIndent(depth);
+    w.byte(0x7d);
+    return after;
+  }
+
+  /** The string as JSON.parse reads it from the UTF-8 text of the body. */
+  private decode(kind: number, start: number, end: number): string {
+    if ((kind & F_RAWSURR) !== 0) {
+      // Decoding the body as UTF-8 turns each byte of an encoded surrogate into U+FFFD.
+      return JSON.parse(this.b.toString('utf8', start - 1, end + 1)) as string;
+    }
+    return decodeString(this.b, kind, start, end);
+  }
+
+  private string(kind: number, start: number, end: number): void {
+    if ((kind & (F_ESC | F_RAWSURR)) === 0) {
+      // No escapes and valid UTF-8: JSON.stringify writes these bytes back unchanged.
+      this.w.copy(this.b, start - 1, end + 1);
+      return;
+    }
+    this.w.utf8(JSON.stringify(this.decode(kind, start, end)));
+  }
+
+  private number(start: number, end: number): void {
+    const x = Number(this.b.toString('latin1', start, end));
+    // JSON.stringify: finite numbers as String(x) (-0 as "0"), overflow to ±Infinity as null.
+    this.w.ascii(Number.isFinite(x) ? String(x) : 'null');
+  }
 }

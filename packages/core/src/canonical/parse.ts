@@ -1,6 +1,9 @@
 import { JobhookError } from '../errors.js';
 import {
   F_DEL,
+  F_DOC_BIGINT,
+  F_DOC_FLOAT,
+  F_DOC_NONFINITE,
   F_ESC,
   F_LONE,
   F_NONASCII,
@@ -26,6 +29,12 @@ export const MAX_MAX_DEPTH = 2000;
 /** Default for `maxBodyBytes`: 1 MiB. */
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 /**
+ * Default ratio of `maxCanonicalBytes` to `maxBodyBytes`. Real payloads measure 1.2–2.3× (the
+ * service's own bodies), 3.2× (a compact object-detection body), 6.5× (a compact vector of small
+ * integers); 16× leaves room above all of them, since the service never retries a refusal.
+ */
+export const CANONICAL_BYTES_PER_BODY_BYTE = 16;
+/**
  * Python 3.11+ refuses to convert integer strings longer than this (`sys.int_info.default_max_str_digits`),
  * so `json.loads` fails on them and no signer can have produced them.
  */
@@ -37,7 +46,36 @@ export interface ParseOptions {
   maxBodyBytes?: number;
   /** Containers nested deeper than this fail with `ERR_BODY_TOO_DEEP` (top-level object = 1). Default 512. */
   maxDepth?: number;
+  /**
+   * Bodies whose canonical form may exceed this many bytes fail with `ERR_CANONICAL_TOO_LARGE`
+   * (413) before anything is serialized: indentation grows with depth, so a small body can have a
+   * huge canonical form (1 MB of nested `[]` → 500 MB). The parse computes an upper bound of every
+   * profile's size. Default 16 × `maxBodyBytes` (16 MiB).
+   */
+  maxCanonicalBytes?: number;
 }
+
+/** {@link ParseOptions} checked and filled in. @internal */
+export interface ResolvedParseOptions {
+  readonly maxBodyBytes: number;
+  readonly maxDepth: number;
+  readonly maxCanonicalBytes: number;
+}
+
+/** How {@link parseBodyUnchecked} runs. @internal */
+export interface ParseRun extends ResolvedParseOptions {
+  /** Refuse a top-level value that is not an object (`ERR_BODY_NOT_OBJECT`). Default true. */
+  readonly requireObject?: boolean;
+  /** Parse into the shared scratch tape: only for callers that drop the parse before returning. */
+  readonly scratch?: boolean;
+}
+
+/** Limits for trusted input (values the caller built, bodies it signs): no size limits, default depth. @internal */
+export const TRUSTED_INPUT: ResolvedParseOptions = Object.freeze({
+  maxBodyBytes: Number.MAX_SAFE_INTEGER,
+  maxDepth: DEFAULT_MAX_DEPTH,
+  maxCanonicalBytes: Number.MAX_SAFE_INTEGER,
+});
 
 // Byte classes inside a string: 0 plain ASCII, 1 quote, 2 backslash, 3 control, 4 non-ASCII, 5 DEL.
 const STRING_CLASS = new Uint8Array(256);
@@ -62,8 +100,9 @@ for (const ch of '"\\/bfnrt') SIMPLE_ESCAPES[ch.charCodeAt(0)] = 1;
  * Validates options shared by everything that parses a body; throws `ERR_OPTION_INVALID`.
  * @internal
  */
-export function resolveParseOptions(options: ParseOptions, owner: string): { maxBodyBytes: number; maxDepth: number } {
+export function resolveParseOptions(options: ParseOptions, owner: string): ResolvedParseOptions {
   const { maxBodyBytes = DEFAULT_MAX_BODY_BYTES, maxDepth = DEFAULT_MAX_DEPTH } = options;
+  const maxCanonicalBytes = options.maxCanonicalBytes ?? Math.min(Number.MAX_SAFE_INTEGER, maxBodyBytes * CANONICAL_BYTES_PER_BODY_BYTE);
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 2) {
     throw new JobhookError('ERR_OPTION_INVALID', `${owner}: maxBodyBytes must be an integer >= 2, got ${String(maxBodyBytes)}`);
   }
@@ -73,7 +112,13 @@ export function resolveParseOptions(options: ParseOptions, owner: string): { max
       `${owner}: maxDepth must be an integer from 1 to ${MAX_MAX_DEPTH}, got ${String(maxDepth)}`,
     );
   }
-  return { maxBodyBytes, maxDepth };
+  if (!Number.isSafeInteger(maxCanonicalBytes) || maxCanonicalBytes < 2) {
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `${owner}: maxCanonicalBytes must be an integer >= 2, got ${String(maxCanonicalBytes)}`,
+    );
+  }
+  return { maxBodyBytes, maxDepth, maxCanonicalBytes };
 }
 
 /**
@@ -83,27 +128,21 @@ export function resolveParseOptions(options: ParseOptions, owner: string): { max
  * characters refused inside strings, `NaN`/`Infinity`/`-Infinity` accepted, integers of at most 4300
  * digits, duplicate keys kept on the tape (the serializers keep the last, as a Python dict does).
  *
- * @throws JobhookError `ERR_BODY_TOO_LARGE`, `ERR_BODY_MALFORMED`, `ERR_BODY_TOO_DEEP`, `ERR_BODY_NOT_OBJECT`.
+ * @throws JobhookError `ERR_BODY_TOO_LARGE`, `ERR_CANONICAL_TOO_LARGE`, `ERR_BODY_MALFORMED`, `ERR_BODY_TOO_DEEP`, `ERR_BODY_NOT_OBJECT`.
  */
 export function parseBody(body: Uint8Array, options: ParseOptions = {}): ParsedBody {
-  const { maxBodyBytes, maxDepth } = resolveParseOptions(options, 'parseBody');
-  return parseBodyUnchecked(body, maxBodyBytes, maxDepth);
+  return parseBodyUnchecked(body, resolveParseOptions(options, 'parseBody'));
 }
 
 /** {@link parseBody} with options already validated. @internal */
-export function parseBodyUnchecked(
-  body: Uint8Array,
-  maxBodyBytes: number,
-  maxDepth: number,
-  requireObject = true,
-  scratch = false,
-): ParsedBody {
+export function parseBodyUnchecked(body: Uint8Array, run: ParseRun): ParsedBody {
+  const { maxBodyBytes, maxDepth, maxCanonicalBytes, requireObject = true, scratch = false } = run;
   if (body.length > maxBodyBytes) {
     throw new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${maxBodyBytes}`, {
       detail: { bytes: body.length, limit: maxBodyBytes },
     });
   }
-  const parser = new Parser(body, maxDepth, scratch ? SCRATCH.tape : undefined);
+  const parser = new Parser(body, maxDepth, maxCanonicalBytes, scratch ? SCRATCH.tape : undefined);
   const doc = parser.parseDocument(requireObject);
   if (scratch && doc.tape.length <= SCRATCH_MAX_INTS) SCRATCH.tape = doc.tape;
   return doc;
@@ -127,11 +166,20 @@ class Parser {
   private deepest = 0;
   /** Surrogate flags of the string being scanned, set by `escape` and `utf8`. */
   private surrogateFlags = 0;
+  /** OR of every string's flags, and the F_DOC_* features. */
+  private features = 0;
+  /**
+   * Upper bound of the canonical size in every profile, in bytes, kept as the parse goes: each
+   * value's lexeme bound plus its line break and indentation (known exactly from the depth).
+   */
+  private bound = 0;
+  private readonly maxCanonicalBytes: number;
 
-  constructor(bytes: Uint8Array, maxDepth: number, tape: Int32Array | undefined) {
+  constructor(bytes: Uint8Array, maxDepth: number, maxCanonicalBytes: number, tape: Int32Array | undefined) {
     this.b = bytes;
     this.n = bytes.length;
     this.maxDepth = maxDepth;
+    this.maxCanonicalBytes = maxCanonicalBytes;
     // About one entry per 8 body bytes is typical of JSON; the tape grows when it is not enough.
     this.tape = tape ?? new Int32Array(Math.max(48, Math.ceil(bytes.length / 8) * 3));
   }
@@ -147,7 +195,25 @@ class Parser {
     if (requireObject && this.tape[0] !== T_OBJ) {
       throw new JobhookError('ERR_BODY_NOT_OBJECT', 'the body is JSON but not a JSON object');
     }
-    return { bytes: b, tape: this.tape, tapeLength: this.len, depth: this.deepest };
+    this.checkBound();
+    return {
+      bytes: b,
+      tape: this.tape,
+      tapeLength: this.len,
+      depth: this.deepest,
+      features: this.features,
+      canonicalBound: this.bound,
+    };
+  }
+
+  private checkBound(): void {
+    if (this.bound > this.maxCanonicalBytes) {
+      throw new JobhookError(
+        'ERR_CANONICAL_TOO_LARGE',
+        `the canonical form of this body may reach ${this.bound} bytes; the limit is ${this.maxCanonicalBytes}`,
+        { detail: { offset: this.pos, bound: this.bound, limit: this.maxCanonicalBytes } },
+      );
+    }
   }
 
   private fail(message: string): never {
@@ -223,6 +289,16 @@ class Parser {
       });
     }
     if (depth > this.deepest) this.deepest = depth;
+    // Checked at every container, so a body built to blow up stops the parse early.
+    this.checkBound();
+  }
+
+  /**
+   * A container at `depth` with `count` members: brackets, and per member a separator, a line
+   * break and 2 × depth spaces, plus the line break and indentation before the closing bracket.
+   */
+  private containerBound(depth: number, count: number): void {
+    this.bound += count === 0 ? 2 : 2 + count * (2 + 2 * depth) + 1 + 2 * (depth - 1);
   }
 
   private object(depth: number): void {
@@ -259,6 +335,7 @@ class Parser {
     }
     this.tape[at + 1] = count;
     this.tape[at + 2] = this.len;
+    this.containerBound(depth, count);
   }
 
   private array(depth: number): void {
@@ -289,6 +366,7 @@ class Parser {
     }
     this.tape[at + 1] = count;
     this.tape[at + 2] = this.len;
+    this.containerBound(depth, count);
   }
 
   private literal(word: string, kind: number): void {
@@ -298,6 +376,8 @@ class Parser {
       if (b[p + i] !== word.charCodeAt(i)) this.fail('Expecting value');
     }
     this.pos = p + word.length;
+    if (kind >= T_NAN) this.features |= F_DOC_NONFINITE;
+    this.bound += 9; // "-Infinity", the longest spelling of any literal in any profile
     this.push(kind, 0, 0);
   }
 
@@ -326,6 +406,7 @@ class Parser {
     }
     const intDigits = p - intStart;
     let isFloat = false;
+    let exponent = false;
     // Python's scanner takes '.' and 'e' only when a digit follows; otherwise the number ends
     // before them and the stray character is a syntax error at the caller.
     if (b[p] === 0x2e && (c = b[p + 1]) !== undefined && c >= 0x30 && c <= 0x39) {
@@ -341,6 +422,7 @@ class Parser {
         while ((c = b[q]) !== undefined && c >= 0x30 && c <= 0x39) q++;
         p = q;
         isFloat = true;
+        exponent = true;
       }
     }
     if (!isFloat && intDigits > PYTHON_MAX_INT_DIGITS) {
@@ -348,6 +430,16 @@ class Parser {
       this.fail(`integer with ${intDigits} digits exceeds the ${PYTHON_MAX_INT_DIGITS}-digit limit of Python's int()`);
     }
     this.pos = p;
+    const length = p - start;
+    if (isFloat) {
+      this.features |= F_DOC_FLOAT;
+      // A float is at most 24 characters in any profile ("-1.2345678901234567e-308"); without an
+      // exponent, Python's layout adds at most ".0" or an exponent suffix to the lexeme's digits.
+      this.bound += exponent ? Math.max(length, 25) : length + 6;
+    } else {
+      if (intDigits > 15) this.features |= F_DOC_BIGINT;
+      this.bound += length;
+    }
     this.push(isFloat ? T_FLT : T_INT, start, p);
   }
 
@@ -374,6 +466,7 @@ class Parser {
         p = this.utf8(p);
       } else if (cls === 5) {
         flags |= F_DEL;
+        this.bound += 5; // ensure_ascii writes \u007f
         p++;
       } else {
         this.pos = p;
@@ -381,7 +474,12 @@ class Parser {
       }
     }
     this.pos = p + 1;
-    this.push(T_STR | flags | this.surrogateFlags, start, p);
+    const kind = T_STR | flags | this.surrogateFlags;
+    this.features |= kind;
+    // Escapes never grow in any profile; raw UTF-8-encoded surrogates read as three U+FFFD each
+    // in the javascript profile (3 bytes → 9).
+    this.bound += (kind & F_RAWSURR) === 0 ? p - start + 2 : 3 * (p - start) + 2;
+    this.push(kind, start, p);
     this.surrogateFlags = 0;
   }
 
@@ -437,13 +535,18 @@ class Parser {
     const b = this.b;
     const c0 = b[p]!;
     const c1 = b[p + 1] ?? 0;
+    // ensure_ascii writes each code point as \uXXXX, an astral one as two: 2 bytes → 6, 3 → 6, 4 → 12.
     if (c0 >= 0xc2 && c0 <= 0xdf) {
-      if ((c1 & 0xc0) === 0x80) return p + 2;
+      if ((c1 & 0xc0) === 0x80) {
+        this.bound += 4;
+        return p + 2;
+      }
     } else if (c0 >= 0xe0 && c0 <= 0xef) {
       const c2 = b[p + 2] ?? 0;
       const lo = c0 === 0xe0 ? 0xa0 : 0x80;
       if (c1 >= lo && c1 <= 0xbf && (c2 & 0xc0) === 0x80) {
         if (c0 === 0xed && c1 >= 0xa0) this.surrogateFlags |= F_RAWSURR | F_LONE;
+        this.bound += 3;
         return p + 3;
       }
     } else if (c0 >= 0xf0 && c0 <= 0xf4) {
@@ -451,7 +554,10 @@ class Parser {
       const c3 = b[p + 3] ?? 0;
       const lo = c0 === 0xf0 ? 0x90 : 0x80;
       const hi = c0 === 0xf4 ? 0x8f : 0xbf;
-      if (c1 >= lo && c1 <= hi && (c2 & 0xc0) === 0x80 && (c3 & 0xc0) === 0x80) return p + 4;
+      if (c1 >= lo && c1 <= hi && (c2 & 0xc0) === 0x80 && (c3 & 0xc0) === 0x80) {
+        this.bound += 8;
+        return p + 4;
+      }
     }
     this.pos = p;
     return this.fail('Invalid UTF-8 in string');

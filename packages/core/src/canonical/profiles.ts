@@ -1,6 +1,7 @@
 import { JobhookError } from '../errors.js';
-import { serializeJavaScript } from './javascript-profile.js';
-import { ORJSON_PROFILE, PYTHON_ASCII_PROFILE, PYTHON_PROFILE, serializeTape } from './serialize-tape.js';
+import type { FloatMode } from './float-format.js';
+import { digestJavaScript, serializeJavaScript } from './javascript-profile.js';
+import { ORJSON_PROFILE, PYTHON_ASCII_PROFILE, PYTHON_PROFILE, digestTape, serializeTape } from './serialize-tape.js';
 import type { ParsedBody } from './tape.js';
 
 /**
@@ -62,10 +63,29 @@ export function resolveProfiles(profiles: readonly string[] | undefined, owner: 
  * @throws JobhookError `ERR_CANONICAL_UNREPRESENTABLE` when that profile's reference would fail.
  */
 export function serializeCanonical(doc: ParsedBody, profile: CanonicalProfile): Buffer {
+  return serializeCanonicalAs(doc, profile, 'exact');
+}
+
+/** {@link serializeCanonical} with a float mode (see {@link FloatMode}). @internal */
+export function serializeCanonicalAs(doc: ParsedBody, profile: CanonicalProfile, floatMode: FloatMode): Buffer {
   if (profile === 'javascript') return serializeJavaScript(doc);
-  const tapeProfile = TAPE_PROFILES[profile];
-  if (tapeProfile === undefined) {
+  return serializeTape(doc, tapeProfile(profile), floatMode);
+}
+
+/**
+ * Lowercase SHA-256 hex of a profile's canonical bytes, hashed while they are written (bounded memory).
+ * @throws JobhookError `ERR_CANONICAL_UNREPRESENTABLE` when that profile's reference would fail.
+ * @internal
+ */
+export function digestCanonical(doc: ParsedBody, profile: CanonicalProfile, floatMode: FloatMode): string {
+  if (profile === 'javascript') return digestJavaScript(doc);
+  return digestTape(doc, tapeProfile(profile), floatMode);
+}
+
+function tapeProfile(profile: Exclude<CanonicalProfile, 'javascript'>) {
+  const found = TAPE_PROFILES[profile];
+  if (found === undefined) {
     throw new JobhookError('ERR_OPTION_INVALID', `unknown canonical profile ${JSON.stringify(profile)}`);
   }
-  return serializeTape(doc, tapeProfile);
+  return found;
 }

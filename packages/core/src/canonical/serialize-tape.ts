@@ -1,6 +1,7 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
-import { pythonLayout, ryuLayout, writeFloatLexeme, type FloatLayout } from './float-format.js';
+import { createHash } from 'node:crypto';
+import { pythonLayout, ryuLayout, writeFloatLexeme, type FloatLayout, type FloatMode } from './float-format.js';
 import { sharedKeyCache } from './ascii-key-cache.js';
 import { compareKeys, type SortKey } from './key-order.js';
 import { decodeCodePoints, decodeString } from './strings.js';
@@ -109,15 +110,33 @@ const UINT64_MAX = 2n ** 64n - 1n;
  * @throws JobhookError `ERR_CANONICAL_UNREPRESENTABLE` when the profile's reference would raise.
  * @internal
  */
-export function serializeTape(doc: ParsedBody, profile: TapeProfile): Buffer {
+export function serializeTape(doc: ParsedBody, profile: TapeProfile, floatMode: FloatMode = 'exact'): Buffer {
+  const writer = new ByteWriter(doc.bytes.length + (doc.bytes.length >> 1));
+  writeTape(doc, profile, floatMode, writer);
+  return writer.result();
+}
+
+/**
+ * The lowercase SHA-256 hex of {@link serializeTape}'s bytes, hashed as they are written: memory
+ * stays one 64 KiB window whatever the canonical size.
+ * @internal
+ */
+export function digestTape(doc: ParsedBody, profile: TapeProfile, floatMode: FloatMode): string {
+  const writer = new ByteWriter(0, createHash('sha256'), HASH_WINDOW);
+  writeTape(doc, profile, floatMode, writer);
+  return writer.digestHex();
+}
+
+/** The window of {@link digestTape}: serialization is synchronous, so one serves every call. */
+const HASH_WINDOW = Buffer.allocUnsafe(64 * 1024);
+
+function writeTape(doc: ParsedBody, profile: TapeProfile, floatMode: FloatMode, writer: ByteWriter): void {
   if (doc.depth > profile.maxDepth) {
     unrepresentable(profile, `more than ${profile.maxDepth} nested containers`);
   }
   const bytes = doc.bytes;
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const writer = new ByteWriter(bytes.length + (bytes.length >> 1));
-  new TapeSerializer(buf, doc.tape, writer, profile).value(0, 0);
-  return writer.result();
+  new TapeSerializer(buf, doc.tape, writer, profile, floatMode).value(0, 0);
 }
 
 /** Members in key order, the last of equal keys kept (as a Python dict keeps the last value). */
@@ -170,6 +189,7 @@ class TapeSerializer {
     private readonly tape: Int32Array,
     private readonly w: ByteWriter,
     private readonly profile: TapeProfile,
+    private readonly floatMode: FloatMode,
   ) {}
 
   /** Writes the value at tape index `i`; returns the index after it. */
@@ -380,7 +400,7 @@ class TapeSerializer {
   }
 
   private float(start: number, end: number): void {
-    const overflow = writeFloatLexeme(this.b, start, end, this.profile.floatLayout, this.w);
+    const overflow = writeFloatLexeme(this.b, start, end, this.profile.floatLayout, this.floatMode, this.w);
     if (overflow !== 0) this.w.ascii(overflow > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
   }
 }

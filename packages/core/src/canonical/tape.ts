@@ -36,6 +36,13 @@ export const F_RAWSURR = 128;
 /** The ASCII string has a DEL (0x7f), which `ensure_ascii=True` escapes. @internal */
 export const F_DEL = 256;
 
+/** The body has a float (fraction or exponent). Document feature, in {@link ParsedBody.features}. @internal */
+export const F_DOC_FLOAT = 1 << 12;
+/** The body has `NaN`, `Infinity` or `-Infinity`. @internal */
+export const F_DOC_NONFINITE = 1 << 13;
+/** The body has an integer of more than 15 digits (a double cannot hold every such integer). @internal */
+export const F_DOC_BIGINT = 1 << 14;
+
 /** Bytes of the parsed body plus its tape. Root value at tape index 0. */
 export interface ParsedBody {
   /** The body bytes the tape points into (a leading UTF-8 BOM is not part of any entry). */
@@ -46,4 +53,11 @@ export interface ParsedBody {
   readonly tapeLength: number;
   /** Deepest container nesting seen (top-level object = 1). */
   readonly depth: number;
+  /**
+   * What the body holds, so verification skips profiles that cannot differ from one already tried:
+   * the OR of every string's flags (`F_ESC`, `F_NONASCII`, ...) and the `F_DOC_*` bits.
+   */
+  readonly features: number;
+  /** Upper bound of the canonical size in bytes, in any profile. */
+  readonly canonicalBound: number;
 }

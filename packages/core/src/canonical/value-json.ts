@@ -1,6 +1,6 @@
 import { JobhookError } from '../errors.js';
 import { pythonFloatRepr } from './float-format.js';
-import { DEFAULT_MAX_DEPTH, parseBodyUnchecked } from './parse.js';
+import { DEFAULT_MAX_DEPTH, TRUSTED_INPUT, parseBodyUnchecked } from './parse.js';
 
 /**
  * A JSON text spliced verbatim into a payload, so a value received as JSON (say a submission's
@@ -12,7 +12,7 @@ export class RawJson {
 
   /** @throws JobhookError `ERR_BODY_MALFORMED` when `text` is not exactly one JSON value. */
   constructor(text: string) {
-    parseBodyUnchecked(Buffer.from(text, 'utf8'), Number.MAX_SAFE_INTEGER, DEFAULT_MAX_DEPTH, false);
+    parseBodyUnchecked(Buffer.from(text, 'utf8'), { ...TRUSTED_INPUT, requireObject: false });
     this.text = text;
   }
 

@@ -1,9 +1,10 @@
 import { JobhookError, type ErrorCode } from '../errors.js';
-import { parseBodyUnchecked } from '../canonical/parse.js';
 import { validateEvent, type AsyncJobCompletedEvent, type FailEvent, type SuccessEvent } from '../events/async-job-event.js';
 import { HASH_ALGORITHM } from '../signature/headers.js';
 import { decodeSignatureHex } from '../signature/signature-hex.js';
-import { createVerifier, verifyParsed, type VerifyResult } from '../signature/verifier.js';
+import { resolveProfiles } from '../canonical/profiles.js';
+import { createKeyRing } from '../keys/key-ring.js';
+import { verifyBody, type VerifyResult } from '../signature/verifier.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { resolveReceiverOptions, type HandlerContext, type ReceiverOptions } from './receiver-options.js';
@@ -20,6 +21,9 @@ export interface ReceiverRequest {
   /** The body bytes exactly as received (never a re-serialized object). */
   rawBody: Uint8Array | string;
 }
+
+/** A request before its body is read. */
+export type RequestHead = Pick<ReceiverRequest, 'method' | 'headers'>;
 
 /** The answer to write back: status, headers and a JSON body. */
 export interface ReceiverResponse {
@@ -42,6 +46,13 @@ export interface Receiver {
    * size limit, the client aborted, ...), counted and logged like any rejection.
    */
   reject(error: JobhookError): ReceiverResponse;
+  /**
+   * The checks that need no body (method, content type, hash algorithm, the signature header present,
+   * hex and of a configured key's length, a declared `Content-Length` over the limit), for adapters
+   * to run before reading the body: the refusal to send, or `undefined` to go on and read it.
+   * `handle` runs the same checks itself.
+   */
+  precheck(head: RequestHead): ReceiverResponse | undefined;
   /** Counters since creation (a copy). */
   stats(): ReceiverStats;
   /** The store in use. */
@@ -74,13 +85,9 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as co
  */
 export function createReceiver(options: ReceiverOptions): Receiver {
   const resolved = resolveReceiverOptions(options);
-  const { headerNames, logger: log, retryAfterSeconds } = resolved;
-  const verifier = createVerifier({
-    keys: options.publicKeys,
-    ...(options.profiles === undefined ? {} : { profiles: options.profiles }),
-    maxBodyBytes: resolved.maxBodyBytes,
-    maxDepth: resolved.maxDepth,
-  });
+  const { headerNames, logger: log, retryAfterSeconds, limits } = resolved;
+  const keyRing = createKeyRing(options.publicKeys);
+  const profiles = resolveProfiles(options.profiles, 'createReceiver');
   const ownsStore = options.store === undefined;
   const store = options.store ?? createMemoryStore();
   const { onSuccess, onFail, onEvent, onOutcome } = options;
@@ -150,33 +157,54 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
   const retryAfter = { 'retry-after': String(retryAfterSeconds) };
 
-  async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
-    const started = performance.now();
-    stats.received++;
-    if (request.method.toUpperCase() !== 'POST') {
-      return rejection(started, 'ERR_METHOD_NOT_ALLOWED', `webhooks are POSTed; got ${request.method}`, { allow: 'POST' });
+  const signatureBytes = new Set(keyRing.keys.map((k) => (k.bits + 7) >> 3));
+
+  /** The head checks, cheapest first: a refusal, or the decoded signature. */
+  function checkHead(started: number, { method, headers }: RequestHead): ReceiverResponse | Buffer {
+    if (method.toUpperCase() !== 'POST') {
+      return rejection(started, 'ERR_METHOD_NOT_ALLOWED', `webhooks are POSTed; got ${method}`, { allow: 'POST' });
     }
-    const { headers } = request;
     const contentType = firstHeader(headers, 'content-type');
     if (!isJsonContentType(contentType)) {
       return rejection(started, 'ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${contentType ?? 'none'}`);
+    }
+    const declared = Number(firstHeader(headers, 'content-length') ?? 0);
+    if (declared > limits.maxBodyBytes) {
+      return rejection(started, 'ERR_BODY_TOO_LARGE', `Content-Length is ${declared} bytes; the limit is ${limits.maxBodyBytes}`);
     }
     const hashAlgorithm = firstHeader(headers, headerNames.hashAlgorithm);
     if (hashAlgorithm !== undefined && hashAlgorithm.trim().toUpperCase() !== HASH_ALGORITHM) {
       return rejection(started, 'ERR_HASH_ALGORITHM_UNSUPPORTED', `${headerNames.hashAlgorithm} must be ${HASH_ALGORITHM}, got ${hashAlgorithm}`);
     }
+    let signature: Buffer;
+    try {
+      signature = decodeSignatureHex(readHeader(headers, headerNames.signature));
+    } catch (err) {
+      if (err instanceof JobhookError) return errorAnswer(started, 'rejected', err);
+      throw err;
+    }
+    if (!signatureBytes.has(signature.length)) {
+      const expected = [...signatureBytes].map((n) => n * 2).join(' or ');
+      return rejection(started, 'ERR_SIGNATURE_MALFORMED', `the signature has ${signature.length * 2} hex digits; the configured keys make ${expected}`);
+    }
+    return signature;
+  }
 
+  async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
+    const started = performance.now();
+    stats.received++;
+    const head = checkHead(started, request);
+    if (!Buffer.isBuffer(head)) return head;
+    const { headers } = request;
     const body = typeof request.rawBody === 'string' ? Buffer.from(request.rawBody, 'utf8') : request.rawBody;
-    if (body.length > resolved.maxBodyBytes) {
-      return rejection(started, 'ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${resolved.maxBodyBytes}`);
+    if (body.length > limits.maxBodyBytes) {
+      return rejection(started, 'ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${limits.maxBodyBytes}`);
     }
     let verified: VerifyResult;
     let event: AsyncJobCompletedEvent;
     try {
-      const signature = decodeSignatureHex(readHeader(headers, headerNames.signature));
-      // The parse is consumed (payload built) inside verifyParsed, so the scratch tape is safe here.
-      const doc = parseBodyUnchecked(body, resolved.maxBodyBytes, resolved.maxDepth, true, true);
-      verified = verifyParsed(doc, signature, verifier.keyRing, verifier.profiles);
+      // Signature first: nothing of the body is parsed until a configured key decodes the signature.
+      verified = verifyBody(body, head, keyRing, profiles, limits);
       stats.verified++;
       event = validateEvent(verified.payload);
     } catch (err) {
@@ -251,6 +279,13 @@ export function createReceiver(options: ReceiverOptions): Receiver {
         return errorAnswer(performance.now(), 'rejected', error);
       }
     },
+    precheck(head: RequestHead): ReceiverResponse | undefined {
+      const started = performance.now();
+      const checked = checkHead(started, head);
+      if (Buffer.isBuffer(checked)) return undefined;
+      stats.received++;
+      return checked;
+    },
     reject(error: JobhookError): ReceiverResponse {
       stats.received++;
       if (error.cause !== undefined) log.warn({ err: error.cause, code: error.code }, 'jobhook: request refused before the pipeline');
@@ -258,7 +293,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     },
     stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected } }),
     store,
-    maxBodyBytes: resolved.maxBodyBytes,
+    maxBodyBytes: limits.maxBodyBytes,
     async close(): Promise<void> {
       if (ownsStore) await store.close();
     },

@@ -1,4 +1,5 @@
 import { JobhookError } from '../errors.js';
+import { resolveParseOptions, type ResolvedParseOptions } from '../canonical/parse.js';
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/async-job-event.js';
 import type { KeyRing, PublicKeyInput } from '../keys/key-ring.js';
@@ -57,6 +58,11 @@ export interface ReceiverOptions {
   maxBodyBytes?: number;
   /** Nesting above this is refused with 400. Default 512. */
   maxDepth?: number;
+  /**
+   * A signed body whose canonical form may exceed this is refused with 413 `ERR_CANONICAL_TOO_LARGE`
+   * before anything is serialized. Default 16 × `maxBodyBytes`.
+   */
+  maxCanonicalBytes?: number;
   /** After this the sender is answered 503 (so it retries) while the handler goes on. Default 25,000 (under the sender's 30 s). */
   handlerTimeoutMs?: number;
   /** `Retry-After` seconds on 503 answers. Default 30 (the spec's longest backoff). */
@@ -73,8 +79,8 @@ export interface ReceiverOptions {
 export interface ResolvedReceiverOptions {
   leaseMs: number;
   doneTtlMs: number;
-  maxBodyBytes: number;
-  maxDepth: number;
+  /** Body, depth and canonical-size limits. */
+  limits: ResolvedParseOptions;
   handlerTimeoutMs: number;
   retryAfterSeconds: number;
   headerNames: WebhookHeaderNames;
@@ -126,8 +132,6 @@ export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiv
   const {
     leaseMs = DEFAULT_LEASE_MS,
     doneTtlMs = DEFAULT_DONE_TTL_MS,
-    maxBodyBytes = 1024 * 1024,
-    maxDepth = 512,
     handlerTimeoutMs = 25_000,
     retryAfterSeconds = 30,
     logger = silentLogger,
@@ -152,5 +156,6 @@ export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiv
       if (typeof store[method] !== 'function') fail(`store must implement ${method}() (see IdempotencyStore)`);
     }
   }
-  return { leaseMs, doneTtlMs, maxBodyBytes, maxDepth, handlerTimeoutMs, retryAfterSeconds, headerNames, logger };
+  const limits = resolveParseOptions(options, 'createReceiver');
+  return { leaseMs, doneTtlMs, limits, handlerTimeoutMs, retryAfterSeconds, headerNames, logger };
 }

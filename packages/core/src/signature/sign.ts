@@ -1,6 +1,6 @@
 import { constants, createHash, createPrivateKey, KeyObject, sign } from 'node:crypto';
 import { JobhookError } from '../errors.js';
-import { DEFAULT_MAX_DEPTH, parseBodyUnchecked } from '../canonical/parse.js';
+import { TRUSTED_INPUT, parseBodyUnchecked } from '../canonical/parse.js';
 import { isCanonicalProfile, serializeCanonical, type CanonicalProfile } from '../canonical/profiles.js';
 import { PYTHON_COMPACT_DUMPS, PYTHON_DEFAULT_DUMPS, serializeTape } from '../canonical/serialize-tape.js';
 import { valueToJson } from '../canonical/value-json.js';
@@ -26,6 +26,12 @@ export interface SignOptions {
   bodyStyle?: BodyStyle;
   /** Header names. Default the spec's `X-Service-*`. */
   headerNames?: Partial<WebhookHeaderNames>;
+  /**
+   * Refuse (`ERR_CANONICAL_TOO_LARGE`) a payload whose canonical form may exceed this many bytes,
+   * as receivers do with the same option: a sender should not deliver what receivers refuse.
+   * Default: no limit.
+   */
+  maxCanonicalBytes?: number;
 }
 
 /** A signed webhook, ready to POST. */
@@ -103,7 +109,10 @@ function rsaSign(key: KeyObject, digest: string): Buffer {
 
 /** Everything of a signature but the RSA operation: options checked, canonical bytes, digest, body. */
 function prepareSignature(payload: unknown, privateKey: PrivateKeyInput, options: SignOptions, caller: string) {
-  const { profile = 'python', bodyStyle = 'python', headerNames = {} } = options;
+  const { profile = 'python', bodyStyle = 'python', headerNames = {}, maxCanonicalBytes = Number.MAX_SAFE_INTEGER } = options;
+  if (!Number.isSafeInteger(maxCanonicalBytes) || maxCanonicalBytes < 2) {
+    throw new JobhookError('ERR_OPTION_INVALID', `${caller}: maxCanonicalBytes must be an integer >= 2, got ${String(maxCanonicalBytes)}`);
+  }
   if (!isCanonicalProfile(profile)) {
     throw new JobhookError('ERR_OPTION_INVALID', `${caller}: unknown profile ${JSON.stringify(profile)}`);
   }
@@ -112,7 +121,7 @@ function prepareSignature(payload: unknown, privateKey: PrivateKeyInput, options
   }
   const key = loadPrivateKey(privateKey);
   const bytes = payload instanceof Uint8Array ? payload : Buffer.from(valueToJson(payload), 'utf8');
-  const doc = parseBodyUnchecked(bytes, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_DEPTH);
+  const doc = parseBodyUnchecked(bytes, { ...TRUSTED_INPUT, maxCanonicalBytes });
   const canonical = serializeCanonical(doc, profile);
   const digest = createHash('sha256').update(canonical).digest('hex');
   const body =
@@ -123,7 +132,7 @@ function prepareSignature(payload: unknown, privateKey: PrivateKeyInput, options
   // profiles it may not (JSON.parse cannot read the Infinity a Python-style body writes for an
   // overflowing number): never hand out a delivery that no receiver can verify.
   if (bodyStyle !== 'canonical' && (profile === 'javascript' || profile === 'orjson')) {
-    const readBack = serializeCanonical(parseBodyUnchecked(body, Number.MAX_SAFE_INTEGER, DEFAULT_MAX_DEPTH), profile);
+    const readBack = serializeCanonical(parseBodyUnchecked(body, TRUSTED_INPUT), profile);
     if (!readBack.equals(canonical)) {
       throw new JobhookError(
         'ERR_CANONICAL_UNREPRESENTABLE',

@@ -1,10 +1,18 @@
-import { constants, createHash, verify } from 'node:crypto';
 import { JobhookError } from '../errors.js';
-import { MAX_MAX_DEPTH, parseBodyUnchecked, resolveParseOptions, type ParseOptions } from '../canonical/parse.js';
-import { resolveProfiles, serializeCanonical, type CanonicalProfile } from '../canonical/profiles.js';
-import type { ParsedBody } from '../canonical/tape.js';
+import { floatsApproximated, resetFloatState, type FloatMode } from '../canonical/float-format.js';
+import {
+  MAX_MAX_DEPTH,
+  TRUSTED_INPUT,
+  parseBodyUnchecked,
+  resolveParseOptions,
+  type ParseOptions,
+  type ResolvedParseOptions,
+} from '../canonical/parse.js';
+import { digestCanonical, resolveProfiles, serializeCanonicalAs, type CanonicalProfile } from '../canonical/profiles.js';
+import { F_DEL, F_DOC_BIGINT, F_DOC_FLOAT, F_DOC_NONFINITE, F_ESC, F_NONASCII, type ParsedBody } from '../canonical/tape.js';
 import { toValue, type JsonObject } from '../canonical/to-value.js';
 import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
+import { matchDigest, recoverDigests, type RecoveredDigest } from './recover-digest.js';
 import { decodeSignatureHex } from './signature-hex.js';
 
 /** Options of {@link createVerifier}. */
@@ -25,8 +33,11 @@ export interface VerifyResult {
   keyId: string;
   /** Lowercase SHA-256 hex of the canonical bytes: what was signed. */
   digest: string;
-  /** The canonical bytes. */
-  canonical: Buffer;
+  /**
+   * The canonical bytes that were signed. Verification only hashes them as they are written, so
+   * they are built on first access (from the body, which must not have changed since).
+   */
+  readonly canonical: Buffer;
 }
 
 /** One body to verify. */
@@ -70,7 +81,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
   }
   const keyRing = createKeyRing(options.keys);
   const profiles = resolveProfiles(options.profiles, 'createVerifier');
-  const { maxBodyBytes, maxDepth } = resolveParseOptions(options, 'createVerifier');
+  const limits = resolveParseOptions(options, 'createVerifier');
 
   return Object.freeze({
     keyRing,
@@ -78,9 +89,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
     verify(input: VerifyInput): VerifyResult {
       const signature = decodeSignatureHex(input.signature);
       const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
-      // verifyParsed builds the payload before returning, so the parse may use the scratch tape.
-      const doc = parseBodyUnchecked(body, maxBodyBytes, maxDepth, true, true);
-      return verifyParsed(doc, signature, keyRing, profiles);
+      return verifyBody(body, signature, keyRing, profiles, limits);
     },
   });
 }
@@ -89,44 +98,128 @@ export function createVerifier(options: VerifierOptions): Verifier {
 const LOSSLESS_PROFILES: ReadonlySet<CanonicalProfile> = new Set(['python', 'python-ascii']);
 
 /**
- * Verifies a parsed body against every profile and key; the first match wins.
+ * The verify path, in the order that bounds what an unauthenticated request costs:
+ * 1. body length against `maxBodyBytes` (no reading);
+ * 2. what each key recovers from the signature (one RSA public operation per key): a signature no
+ *    key decodes is refused here, whatever the body;
+ * 3. the parse, which bounds every profile's canonical size and refuses a body over `maxCanonicalBytes`;
+ * 4. candidate canonical forms, cheapest first, each hashed as it is written and compared with the
+ *    recovered hashes: the python profile with numbers as written, then only what can differ.
+ * @throws JobhookError `ERR_BODY_TOO_LARGE`, `ERR_SIGNATURE_INVALID`, `ERR_CANONICAL_TOO_LARGE`, `ERR_BODY_*`.
  * @internal
  */
-export function verifyParsed(
-  doc: ParsedBody,
+export function verifyBody(
+  body: Uint8Array,
   signature: Buffer,
   keyRing: KeyRing,
   profiles: readonly CanonicalProfile[],
+  limits: ResolvedParseOptions,
 ): VerifyResult {
-  const tried: string[] = [];
+  if (body.length > limits.maxBodyBytes) {
+    throw new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${limits.maxBodyBytes}`, {
+      detail: { bytes: body.length, limit: limits.maxBodyBytes },
+    });
+  }
+  const recovered = recoverDigests(signature, keyRing);
+  if (recovered.length === 0) {
+    throw new JobhookError('ERR_SIGNATURE_INVALID', 'the signature was not made by any configured key', {
+      detail: { cause: 'unknown-key', keyIds: keyRing.keys.map((k) => k.id) },
+    });
+  }
+  // The payload is built before returning, so the parse may use the scratch tape.
+  const doc = parseBodyUnchecked(body, { ...limits, scratch: true });
+  const found = findSignedCandidate(doc, profiles, recovered);
+  if (found === undefined) {
+    throw new JobhookError('ERR_SIGNATURE_INVALID', 'the signature was made by a configured key, but not over this body', {
+      detail: { cause: 'body-mismatch', keyIds: recovered.map((r) => r.key.id), profiles: profiles.length },
+    });
+  }
+  const { profile, floatMode, digest, match } = found;
+  // The signature covers the canonical form, not the body. The python profiles lose nothing, but
+  // javascript drops `__proto__` keys and rounds integers to doubles, and orjson writes NaN and
+  // Infinity as null: under those the body can hold values no signature covers, so the payload
+  // is the signed bytes, parsed.
+  let canonical: Buffer | undefined;
+  let payload: JsonObject;
+  if (LOSSLESS_PROFILES.has(profile)) {
+    payload = toValue(doc) as JsonObject;
+  } else {
+    canonical = serializeCanonicalAs(doc, profile, floatMode);
+    payload = toValue(parseBodyUnchecked(canonical, { ...TRUSTED_INPUT, maxDepth: MAX_MAX_DEPTH })) as JsonObject;
+  }
+  return {
+    payload,
+    profile,
+    keyId: match.key.id,
+    digest,
+    get canonical(): Buffer {
+      canonical ??= serializeCanonicalAs(parseBodyUnchecked(body, TRUSTED_INPUT_DEEP), profile, floatMode);
+      return canonical;
+    },
+  };
+}
+
+const TRUSTED_INPUT_DEEP = { ...TRUSTED_INPUT, maxDepth: MAX_MAX_DEPTH };
+
+interface SignedCandidate {
+  profile: CanonicalProfile;
+  floatMode: FloatMode;
+  digest: string;
+  match: RecoveredDigest;
+}
+
+/** Strings that read the same in every profile: no escapes, no DEL, nothing beyond ASCII. */
+const ASCII_SENSITIVE = F_ESC | F_NONASCII | F_DEL;
+/** What orjson writes differently from Python: floats (notation), NaN/Infinity, 64-bit overflow. */
+const ORJSON_SENSITIVE = F_DOC_FLOAT | F_DOC_NONFINITE | F_DOC_BIGINT;
+
+/** True when `a` and `b` write this body to the same bytes (so trying both is wasted work). */
+function sameForBody(doc: ParsedBody, a: CanonicalProfile, b: CanonicalProfile): boolean {
+  const pair = (x: CanonicalProfile, y: CanonicalProfile): boolean => (a === x && b === y) || (a === y && b === x);
+  const asciiSame = (doc.features & ASCII_SENSITIVE) === 0;
+  const orjsonSame = (doc.features & ORJSON_SENSITIVE) === 0 && doc.depth <= 255;
+  if (pair('python', 'python-ascii')) return asciiSame;
+  if (pair('python', 'orjson')) return orjsonSame;
+  if (pair('python-ascii', 'orjson')) return asciiSame && orjsonSame;
+  return false;
+}
+
+/**
+ * Tries the profiles in order, each first with numbers as written (no conversion) and, only when
+ * that could differ, with exact conversion; a profile that writes this body like one already tried
+ * is skipped. Each candidate is hashed as it is written, so memory stays bounded.
+ */
+function findSignedCandidate(
+  doc: ParsedBody,
+  profiles: readonly CanonicalProfile[],
+  recovered: readonly RecoveredDigest[],
+): SignedCandidate | undefined {
+  const tried: CanonicalProfile[] = [];
+  const digests = new Set<string>();
   for (const profile of profiles) {
-    let canonical: Buffer;
-    try {
-      canonical = serializeCanonical(doc, profile);
-    } catch (err) {
-      // The profile's reference serializer would have failed on this value, so it cannot have signed it.
-      if (err instanceof JobhookError && err.code === 'ERR_CANONICAL_UNREPRESENTABLE') continue;
-      throw err;
-    }
-    const digest = createHash('sha256').update(canonical).digest('hex');
-    // Profiles often agree (an ASCII-only payload is the same in python and python-ascii): verify once.
-    if (tried.includes(digest)) continue;
-    tried.push(digest);
-    const signed = Buffer.from(digest, 'latin1');
-    for (const key of keyRing.keys) {
-      if (verify('sha256', signed, { key: key.key, padding: constants.RSA_PKCS1_PADDING }, signature)) {
-        // The signature covers `canonical`, not the body. The python profiles lose nothing, but
-        // javascript drops `__proto__` keys and rounds integers to doubles, and orjson writes NaN and
-        // Infinity as null: under those the body can hold values no signature covers, so the payload
-        // is the signed bytes, parsed.
-        const signedDoc = LOSSLESS_PROFILES.has(profile) ? doc : parseBodyUnchecked(canonical, canonical.length, MAX_MAX_DEPTH);
-        return { payload: toValue(signedDoc) as JsonObject, profile, keyId: key.id, digest, canonical };
+    if (tried.some((t) => sameForBody(doc, t, profile))) continue;
+    tried.push(profile);
+    const modes: readonly FloatMode[] = profile === 'javascript' ? ['exact'] : ['as-written', 'exact'];
+    for (const floatMode of modes) {
+      resetFloatState();
+      let digest: string;
+      try {
+        digest = digestCanonical(doc, profile, floatMode);
+      } catch (err) {
+        // The profile's reference serializer would have failed on this value, so it cannot have signed it.
+        if (err instanceof JobhookError && err.code === 'ERR_CANONICAL_UNREPRESENTABLE') break;
+        throw err;
       }
+      const approximated = floatsApproximated();
+      if (!digests.has(digest)) {
+        digests.add(digest);
+        const match = matchDigest(digest, recovered);
+        if (match !== undefined) return { profile, floatMode, digest, match };
+      }
+      if (!approximated) break; // exact conversion would write the same bytes
     }
   }
-  throw new JobhookError('ERR_SIGNATURE_INVALID', 'the signature does not match the body under any key and profile', {
-    detail: { profiles: profiles.length, keys: keyRing.keys.length },
-  });
+  return undefined;
 }
 
 /**

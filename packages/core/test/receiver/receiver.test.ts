@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import {
   createMemoryStore,
@@ -238,11 +239,13 @@ describe('receive pipeline: the response table', () => {
   });
 
   const signedBody = () => buildSignedRequest();
+  const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
   it.each([
     ['no signature header', 401, 'ERR_SIGNATURE_MISSING', () => { const q = signedBody(); delete q.headers['x-service-signature']; return q; }],
     ['signature not hex', 401, 'ERR_SIGNATURE_MALFORMED', () => { const q = signedBody(); q.headers['x-service-signature'] = 'xyz'; return q; }],
     ['signature of another body', 401, 'ERR_SIGNATURE_INVALID', () => { const q = signedBody(); q.headers['x-service-signature'] = signTestEvent().signature; return q; }],
-    ['signed by another key', 401, 'ERR_SIGNATURE_INVALID', () => buildSignedRequest({}, { privateKey: createTestKeyPair(3072).privateKey })],
+    ['signed by another key', 401, 'ERR_SIGNATURE_INVALID', () => buildSignedRequest({}, { privateKey: otherKey })],
+    ['signed by a key of another size', 401, 'ERR_SIGNATURE_MALFORMED', () => buildSignedRequest({}, { privateKey: createTestKeyPair(3072).privateKey })],
     ['unsupported hash algorithm', 401, 'ERR_HASH_ALGORITHM_UNSUPPORTED', () => { const q = signedBody(); q.headers['x-service-hash-algorithm'] = 'SHA1'; return q; }],
     ['body not JSON', 400, 'ERR_BODY_MALFORMED', () => ({ ...signedBody(), rawBody: Buffer.from('not json') })],
     ['body a JSON array', 400, 'ERR_BODY_NOT_OBJECT', () => ({ ...signedBody(), rawBody: Buffer.from('[1]') })],
