@@ -299,6 +299,82 @@ function buildStt(n) {
   });
 }
 
+/** (d) an embeddings result: `n` vectors of 1536 full-precision floats (16–17 significant digits). */
+function buildEmbeddings(n) {
+  const rng = prng(0x5eed_0004);
+  const data = [];
+  for (let i = 0; i < n; i++) {
+    const embedding = [];
+    // Unrounded doubles, as a model's float32→float64 output prints in Python: 16–17 digits each.
+    for (let d = 0; d < 1536; d++) embedding.push(f((rng.next() * 2 - 1) * 0.1));
+    data.push({ object: 'embedding', index: i, embedding });
+  }
+  return envelope(rng, {
+    feature: 'text',
+    subfeature: 'embeddings',
+    provider: 'openai',
+    model: 'text-embedding-3-small',
+    output: { items: data, usage: { prompt_tokens: 8 * n, total_tokens: 8 * n } },
+    userParameters: { batch: 'kb-articles-2026-11', dimensions: 1536 },
+  });
+}
+
+const LABELS = ['person', 'car', 'bicycle', 'dog', 'traffic light', 'bus', 'chair', 'cup'];
+
+/** (e) an object-detection result: `n` small objects with a label, a confidence and a box. */
+function buildDetection(n) {
+  const rng = prng(0x5eed_0005);
+  const items = [];
+  for (let i = 0; i < n; i++) {
+    items.push({
+      label: rng.pick(LABELS),
+      confidence: f(rng.fixed(0.3, 0.999, 3)),
+      x_min: rng.int(0, 1800),
+      x_max: rng.int(0, 1920),
+      y_min: rng.int(0, 1000),
+      y_max: rng.int(0, 1080),
+    });
+  }
+  return envelope(rng, {
+    feature: 'image',
+    subfeature: 'object_detection_async',
+    provider: 'google',
+    model: 'vision-objects-v1',
+    output: { items, frames: 1 },
+    userParameters: { camera: 'entrée-nord', threshold: f(0.3) },
+  });
+}
+
+const CHAT_SENTENCES = [
+  'Voici le résumé de la réunion : les délais sont tenus, le budget dépasse de 3 %.',
+  'The migration finished overnight; 2 of 14 services needed a manual restart.',
+  '会議の要点：来週までに見積もりを更新し、契約書を確認してください。',
+  'Die Lieferung verzögert sich um zwei Tage – bitte Kunden informieren.',
+  'Итоги квартала: выручка выросла на 12 %, расходы снизились.',
+  'الاجتماع القادم يوم الثلاثاء في الساعة العاشرة صباحاً.',
+  '新产品的发布会定于下个月初，请提前准备演示材料。',
+  'Resumen: el cliente aprobó la propuesta con dos cambios menores. ✅',
+];
+
+/** (f) a long multilingual chat completion: `n` sentences of text in one message. */
+function buildChat(n) {
+  const rng = prng(0x5eed_0006);
+  const parts = [];
+  for (let i = 0; i < n; i++) parts.push(rng.pick(CHAT_SENTENCES) + (rng.chance(0.2) ? '\n\n' : ' '));
+  return envelope(rng, {
+    feature: 'text',
+    subfeature: 'chat_async',
+    provider: 'mistral',
+    model: 'mistral-large-latest',
+    output: {
+      generated_text: parts.join(''),
+      message: [{ role: 'assistant', message: parts.slice(0, 3).join('') }],
+      usage: { prompt_tokens: 1200, completion_tokens: 18 * n, total_tokens: 1200 + 18 * n },
+    },
+    userParameters: { conversation: 'support-4821', temperature: f(0.2) },
+  });
+}
+
 /**
  * The payload of the smallest `n` whose python-style body reaches `target` bytes: bracketing from
  * `hint` in steps of 1/16, then a binary search (deterministic).
@@ -329,6 +405,9 @@ export const PAYLOAD_SPECS = [
   { name: 'webhook-1kb', description: 'async_job_completed envelope (sentiment analysis)', target: 1_000, hint: 3, build: buildSmall },
   { name: 'ocr-30kb', description: 'OCR result: pages, lines, words, float boxes, FR/JA/emoji', target: 30_000, hint: 32, build: buildOcr },
   { name: 'stt-1mb', description: 'speech-to-text result: timed words, 3 speakers', target: 1_000_000, hint: 10_000, build: buildStt },
+  { name: 'embeddings-8x1536', description: 'embeddings: 8 × 1536 full-precision floats', exact: 8, build: buildEmbeddings },
+  { name: 'detection-3000', description: 'object detection: 3,000 small objects', exact: 3000, build: buildDetection },
+  { name: 'chat-300kb', description: 'long multilingual chat text (FR/EN/JA/DE/RU/AR/ZH)', target: 300_000, hint: 2_500, build: buildChat },
 ];
 
 /** Body styles, as each Python sender would write them. */
@@ -342,8 +421,8 @@ let cache;
  */
 export function getPayloads() {
   if (cache) return cache;
-  cache = PAYLOAD_SPECS.map(({ name, description, target, hint, build }) => {
-    const value = sized(build, target, hint);
+  cache = PAYLOAD_SPECS.map(({ name, description, target, hint, exact, build }) => {
+    const value = exact === undefined ? sized(build, target, hint) : build(exact);
     const bodies = {};
     for (const style of BODY_STYLES) bodies[style] = Buffer.from(pyDumps(value, style), 'utf8');
     return { name, description, value, bodies };

@@ -1,4 +1,4 @@
-import type { Receiver, ReceiverResponse } from '../receiver/create-receiver.js';
+import type { Receiver } from '../receiver/create-receiver.js';
 import { bodyReadError } from './body-read-error.js';
 import { readCappedBody } from './read-capped-body.js';
 import { resolveReceiver, type ReceiverOrOptions } from './resolve-receiver.js';
@@ -8,9 +8,11 @@ export type FetchWebhookHandler = ((request: Request) => Promise<Response>) & { 
 
 /**
  * Creates a handler for runtimes that speak the Fetch API (Next.js route handlers, Hono, Bun, Deno,
- * Cloudflare Workers, `@hono/node-server`): it reads the body as bytes (refused with 413 as soon as
- * `Content-Length` or the bytes read pass `receiver.maxBodyBytes`, without reading the rest), runs
- * the core receive pipeline and answers with its `Response`. It always answers; it never throws.
+ * Cloudflare Workers, `@hono/node-server`): it runs the checks that need no body
+ * (`receiver.precheck`: method, content type, declared length, signature header) and answers a
+ * refusal without reading the body; otherwise it reads the body as bytes (refused with 413 as soon as
+ * the bytes read pass `receiver.maxBodyBytes`, without reading the rest), runs the core receive
+ * pipeline and answers with its `Response`. It always answers; it never throws.
  * The body must reach it unread (a body a middleware consumed answers 400 `ERR_BODY_INCOMPLETE`);
  * how long a slow upload may take is the runtime's limit, not this handler's.
  *
@@ -28,13 +30,16 @@ export function createFetchHandler(receiverOrOptions: ReceiverOrOptions): FetchW
   const limitBytes = receiver.maxBodyBytes;
 
   async function jobhookFetchHandler(request: Request): Promise<Response> {
-    let answer: ReceiverResponse;
-    try {
-      // Only a POST's body is read: the pipeline answers anything else 405 without it.
-      const rawBody = request.method === 'POST' ? await readCappedBody(request, limitBytes, () => bodyReadError({ status: 413 }, limitBytes)) : new Uint8Array(0);
-      answer = await receiver.handle({ method: request.method, headers: request.headers, rawBody });
-    } catch (err) {
-      answer = receiver.reject(bodyReadError(err, limitBytes));
+    // The checks that need no body come first: a refused request's body is left unread (what becomes
+    // of it, and of the connection, is the runtime's: a Response has no connection to close).
+    let answer = receiver.precheck({ method: request.method, headers: request.headers });
+    if (answer === undefined) {
+      try {
+        const rawBody = await readCappedBody(request, limitBytes, () => bodyReadError({ status: 413 }, limitBytes));
+        answer = await receiver.handle({ method: request.method, headers: request.headers, rawBody });
+      } catch (err) {
+        answer = receiver.reject(bodyReadError(err, limitBytes));
+      }
     }
     return new Response(answer.body, { status: answer.status, headers: answer.headers });
   }

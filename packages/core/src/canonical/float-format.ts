@@ -77,6 +77,23 @@ function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode):
     while (p < end && isDigit(b[p])) p++;
     fracLen = p - fracStart;
   }
+  const maxDigits = mode === 'exact' ? FAST_MAX_DIGITS : MAX_SHORTEST_DIGITS;
+  if (p === end && fracLen > 0 && (b[end - 1] !== 0x30 || fracLen === 1)) {
+    // The common case, decided from the lexeme's shape alone: "I.F" in Python's fixed range
+    // (-4 < decpt <= 16) with no trailing zero after the point (but "1.0"), few enough digits.
+    let n = -1;
+    if (b[intStart] !== 0x30) {
+      if (intLen <= 16) n = intLen + fracLen;
+    } else {
+      let lead = 0;
+      while (lead < fracLen && lead < 4 && b[fracStart + lead] === 0x30) lead++;
+      if (lead < 4 && lead < fracLen) n = fracLen - lead;
+    }
+    if (n > 0 && n <= maxDigits) {
+      if (n > FAST_MAX_DIGITS) approximated = true;
+      return AS_IS;
+    }
+  }
   let exp = 0;
   let expHuge = false;
   if (p < end) {
@@ -102,7 +119,6 @@ function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode):
   while (digitAt(b, intStart, intLen, fracStart, trail - 1) === 0x30) trail--;
   const n = trail - lead;
   const point = intLen + exp - lead;
-  const maxDigits = mode === 'exact' ? FAST_MAX_DIGITS : MAX_SHORTEST_DIGITS;
   if (!expHuge && n <= maxDigits && point > -FAST_MAX_DECPT && point < FAST_MAX_DECPT) {
     if (n > FAST_MAX_DIGITS) approximated = true;
     // "I.F" is canonical in fixed range when F has no trailing zero beyond a lone "0" ("1.0").

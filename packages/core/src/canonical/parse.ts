@@ -3,6 +3,7 @@ import {
   F_DEL,
   F_DOC_BIGINT,
   F_DOC_FLOAT,
+  F_DOC_NEG_ZERO_INT,
   F_DOC_NONFINITE,
   F_ESC,
   F_LONE,
@@ -438,6 +439,7 @@ class Parser {
       this.bound += exponent ? Math.max(length, 25) : length + 6;
     } else {
       if (intDigits > 15) this.features |= F_DOC_BIGINT;
+      else if (length === 2 && b[start] === 0x2d && b[intStart] === 0x30) this.features |= F_DOC_NEG_ZERO_INT;
       this.bound += length;
     }
     this.push(isFloat ? T_FLT : T_INT, start, p);

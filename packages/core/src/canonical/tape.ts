@@ -43,6 +43,9 @@ export const F_DOC_NONFINITE = 1 << 13;
 /** The body has an integer of more than 15 digits (a double cannot hold every such integer). @internal */
 export const F_DOC_BIGINT = 1 << 14;
 
+/** The body has the integer `-0` (Python reads 0, JSON.parse -0). @internal */
+export const F_DOC_NEG_ZERO_INT = 1 << 15;
+
 /** Bytes of the parsed body plus its tape. Root value at tape index 0. */
 export interface ParsedBody {
   /** The body bytes the tape points into (a leading UTF-8 BOM is not part of any entry). */

@@ -2,8 +2,12 @@ import { sharedKeyCache } from './ascii-key-cache.js';
 import { decodeString } from './strings.js';
 import { RawJson } from './value-json.js';
 import {
+  F_DOC_BIGINT,
+  F_DOC_NEG_ZERO_INT,
+  F_DOC_NONFINITE,
   F_ESC,
   F_NONASCII,
+  F_RAWSURR,
   T_ARR,
   T_FALSE,
   T_FLT,
@@ -67,8 +71,19 @@ export function toLosslessValue(doc: ParsedBody): LosslessJsonValue {
 export function toValue(doc: ParsedBody): JsonValue {
   const bytes = doc.bytes;
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if ((doc.features & NATIVE_DIFFERS) === 0) {
+    // JSON.parse builds the same value here (native, about twice as fast as building it from the
+    // tape): every integer fits a double, no NaN/Infinity, no UTF-8-encoded surrogates (which a
+    // UTF-8 decode would turn into U+FFFD), and it too makes `__proto__` an own property and keeps
+    // the last of duplicate keys in the first one's place.
+    const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+    return JSON.parse(buf.toString('utf8', bom)) as JsonValue;
+  }
   return new ValueBuilder(buf, doc.tape).build(0);
 }
+
+/** Where JSON.parse reads the body differently from Python's json.loads. */
+const NATIVE_DIFFERS = F_DOC_BIGINT | F_DOC_NONFINITE | F_DOC_NEG_ZERO_INT | F_RAWSURR;
 
 class ValueBuilder {
   /** Index after the last built value. */
