@@ -1,4 +1,4 @@
-import type { Hash } from 'node:crypto';
+import { createHash, hash as oneShotHash, type Hash } from 'node:crypto';
 
 /**
  * A growable output buffer for the serializers. Given a hash, it is a fixed window instead: full
@@ -8,17 +8,20 @@ import type { Hash } from 'node:crypto';
 export class ByteWriter {
   buf: Buffer;
   pos = 0;
-  private readonly sink: Hash | undefined;
+  /** Hashing: the window, and the hash once a window was full (small outputs hash in one shot). */
+  private readonly hashing: boolean;
+  private sink: Hash | undefined;
 
-  constructor(initialBytes: number, sink?: Hash, window?: Buffer) {
-    this.sink = sink;
+  /** A growing buffer of `initialBytes`, or (with `window`) a window whose bytes are hashed. */
+  constructor(initialBytes: number, window?: Buffer) {
+    this.hashing = window !== undefined;
     this.buf = window ?? Buffer.allocUnsafe(Math.max(64, initialBytes));
   }
 
   ensure(extra: number): void {
     const need = this.pos + extra;
     if (need <= this.buf.length) return;
-    if (this.sink !== undefined) {
+    if (this.hashing) {
       this.flush();
       if (extra <= this.buf.length) return;
     }
@@ -31,7 +34,8 @@ export class ByteWriter {
 
   /** Hands the written bytes to the hash and starts the window again. */
   private flush(): void {
-    if (this.pos > 0) this.sink!.update(this.buf.subarray(0, this.pos));
+    this.sink ??= createHash('sha256');
+    if (this.pos > 0) this.sink.update(this.buf.subarray(0, this.pos));
     this.pos = 0;
   }
 
@@ -59,10 +63,10 @@ export class ByteWriter {
   /** Copies `src[start, end)`. */
   copy(src: Uint8Array, start: number, end: number): void {
     const n = end - start;
-    if (this.sink !== undefined && n > this.buf.length) {
+    if (this.hashing && n > this.buf.length) {
       // Longer than the window: straight into the hash.
       this.flush();
-      this.sink.update(src.subarray(start, end));
+      this.sink!.update(src.subarray(start, end));
       return;
     }
     this.ensure(n);
@@ -99,9 +103,10 @@ export class ByteWriter {
     return this.buf.subarray(0, this.pos);
   }
 
-  /** With a hash: the rest of the bytes into it, then its lowercase hex digest. */
+  /** Hashing: the lowercase SHA-256 hex of everything written. */
   digestHex(): string {
+    if (this.sink === undefined) return oneShotHash('sha256', this.buf.subarray(0, this.pos), 'hex');
     this.flush();
-    return this.sink!.digest('hex');
+    return this.sink.digest('hex');
   }
 }

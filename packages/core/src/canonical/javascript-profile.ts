@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
 import { decodeString } from './strings.js';
@@ -38,7 +37,7 @@ export function serializeJavaScript(doc: ParsedBody): Buffer {
 
 /** SHA-256 hex of {@link serializeJavaScript}'s bytes, hashed as they are written. @internal */
 export function digestJavaScript(doc: ParsedBody): string {
-  const writer = new ByteWriter(0, createHash('sha256'), WINDOW);
+  const writer = new ByteWriter(0, WINDOW);
   writeJavaScript(doc, writer);
   return writer.digestHex();
 }

@@ -1,6 +1,5 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
-import { createHash } from 'node:crypto';
 import { pythonLayout, ryuLayout, writeFloatLexeme, type FloatLayout, type FloatMode } from './float-format.js';
 import { sharedKeyCache } from './ascii-key-cache.js';
 import { compareKeys, type SortKey } from './key-order.js';
@@ -122,7 +121,7 @@ export function serializeTape(doc: ParsedBody, profile: TapeProfile, floatMode: 
  * @internal
  */
 export function digestTape(doc: ParsedBody, profile: TapeProfile, floatMode: FloatMode): string {
-  const writer = new ByteWriter(0, createHash('sha256'), HASH_WINDOW);
+  const writer = new ByteWriter(0, HASH_WINDOW);
   writeTape(doc, profile, floatMode, writer);
   return writer.digestHex();
 }

@@ -1,4 +1,4 @@
-import { constants, createHash, publicDecrypt, timingSafeEqual } from 'node:crypto';
+import { constants, hash, publicDecrypt, timingSafeEqual } from 'node:crypto';
 import type { KeyRing, RingKey } from '../keys/key-ring.js';
 
 /** DER prefix of a PKCS#1 v1.5 DigestInfo for SHA-256 (RFC 8017 §9.2, note 1); the 32-byte hash follows. */
@@ -42,10 +42,10 @@ export function recoverDigests(signature: Buffer, keyRing: KeyRing): RecoveredDi
  * @internal
  */
 export function matchDigest(digestHex: string, recovered: readonly RecoveredDigest[]): RecoveredDigest | undefined {
-  const hash = createHash('sha256').update(digestHex, 'latin1').digest();
+  const signed = hash('sha256', digestHex, 'buffer');
   let match: RecoveredDigest | undefined;
   for (const r of recovered) {
-    if (timingSafeEqual(hash, r.hash) && match === undefined) match = r;
+    if (timingSafeEqual(signed, r.hash) && match === undefined) match = r;
   }
   return match;
 }
