@@ -5,6 +5,7 @@
  */
 export { ERROR_STATUS, JobhookError, isJobhookError, type ErrorCode, type JobhookErrorOptions } from './errors.js';
 export {
+  CANONICAL_BYTES_PER_BODY_BYTE,
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_DEPTH,
   MAX_MAX_DEPTH,
