@@ -23,8 +23,10 @@ import { codeVersion, machine } from './report.mjs';
 const GROUPS = {
   canonicalize: () => import('./canonicalize.bench.mjs'),
   verify: () => import('./verify.bench.mjs'),
+  'verify-path': () => import('./verify-path.bench.mjs'),
   stores: () => import('./stores.bench.mjs'),
   receiver: () => import('./receiver.bench.mjs'),
+  attack: () => import('./attack.bench.mjs'),
   'adapter-express': () => import('./adapter-express.bench.mjs'),
   'adapter-koa': () => import('./adapter-koa.bench.mjs'),
   'adapter-fastify': () => import('./adapter-fastify.bench.mjs'),

@@ -1,0 +1,206 @@
+// Group `attack`: what a hostile body costs receiver.handle() (default options: 1 MiB body limit,
+// canonical limit 16 × that, memory store; RSA-2048). Six ~1 MB shapes built to cost a parser or a
+// canonicalizer work (as in packages/core/test/receiver/hostile-bodies.test.ts), and a 1 KB valid
+// delivery for scale, each sent with
+//   (a) a made-up signature: no key decodes it, so the body should never be parsed;
+//   (b) a real signature over another digest (anyone who received one delivery has one): it decodes
+//       under the key, so the body is parsed (bounded) and its canonical forms hashed, then refused;
+//   (c) the real signature of this body, where its canonical form is under the limit: handled.
+// No compare(): each call is timed alone with performance.now() (1 warm-up, then RUNS timed), and
+// the process RSS is followed over the whole group.
+import { constants, createHash, generateKeyPair, sign } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { promisify } from 'node:util';
+import { canonicalize, createReceiver, isJobhookError } from '@jobhook/core';
+import { num, table, logResult } from './report.mjs';
+
+export const description = 'hostile ~1 MB bodies through receiver.handle() (default options, RSA-2048): made-up, decoding and real signatures; time per call and RSS';
+
+const KEY_BITS = 2048;
+const RUNS = 5;
+const MB = 1_000_000;
+const MiB = 2 ** 20;
+/** The receiver's defaults, restated to decide case (c) and the expected answers. */
+const MAX_BODY = MiB;
+const MAX_CANONICAL = 16 * MAX_BODY;
+/** Budgets (informational targets). */
+export const BUDGET_MADE_UP_MS = 50;
+export const BUDGET_DECODING_MS = 1000;
+export const BUDGET_RSS_MB = 300;
+
+const JOB_ID = '45ef7cef-bf17-4f78-a427-906ce7e8711c';
+const ENVELOPE =
+  `"event":"async_job_completed","job_id":"${JOB_ID}","status":"success",` +
+  '"feature":"ocr","subfeature":"ocr_async","provider":"amazon","model":null,' +
+  '"created_at":"2026-11-21T14:03:27.000Z","finished_at":"2026-11-21T14:04:02.000Z","output":{}';
+
+/** `unit` repeated, comma-separated, to about `bytes`. */
+function repeatTo(unit, bytes) {
+  return Array(Math.floor(bytes / (unit.length + 1))).fill(unit).join(',');
+}
+
+/** The hostile shapes: name → body text (each ≤ 1 MiB). */
+function shapes() {
+  return [
+    ['deep nesting (500 nested [ ] × ~1,000)', `{${ENVELOPE},"pad":[${repeatTo('['.repeat(500) + ']'.repeat(500), MB)}]}`],
+    ['many empty arrays', `{${ENVELOPE},"pad":[${repeatTo('[]', MB)}]}`],
+    ['many small objects {"a":1}', `{${ENVELOPE},"pad":[${repeatTo('{"a":1}', MB)}]}`],
+    ['one object with 60k keys', `{${ENVELOPE},"pad":{${Array.from({ length: 60_000 }, (_, i) => `"k${i}":${i}`).join(',')}}}`],
+    ['long escaped string (\\u00e9 × 166k)', `{${ENVELOPE},"pad":"${'\\u00e9'.repeat(Math.floor(MB / 6))}"}`],
+    ['many 17-digit floats', `{${ENVELOPE},"pad":[${repeatTo('0.12345678901234567', MB)}]}`],
+  ];
+}
+
+export const NOTES = [
+  `Each body is sent to receiver.handle({ method: "POST", headers: { content-type, x-service-signature }, rawBody }) of a receiver with default options (body ≤ 1 MiB, canonical form ≤ 16 MiB, memory store), RSA-${KEY_BITS} key.`,
+  "made-up    = 'ab'.repeat(256): a signature no configured key decodes; expected 401 ERR_SIGNATURE_INVALID before the body is parsed.",
+  'other body = a real signature of the key over sha256("another body"): it decodes, so the body is parsed with the canonical-size bound and its candidate forms hashed; expected 413 ERR_CANONICAL_TOO_LARGE when the canonical form may exceed the limit, else 401 ERR_SIGNATURE_INVALID.',
+  'this body  = the real signature of the body\'s python canonical form (only where that form is under the limit); expected 200 handled (a fresh receiver per call, created outside the timing, so the job_id is new).',
+  `ms = performance.now() around one awaited handle(), after 1 warm-up call: median and max of ${RUNS}. The webhook-1kb rows are a valid 1 KB delivery, for scale.`,
+  `RSS = process RSS growth over the whole group (bodies, keys and signing included), from a gc() at its start: peak (read after every call) and at its end. Budgets: made-up ≤ ${BUDGET_MADE_UP_MS} ms, decoding signatures ≤ ${BUDGET_DECODING_MS} ms, RSS growth (peak) ≤ ${BUDGET_RSS_MB} MB over the group; the targets print budget ÷ measured (≥ 1.00× = within budget). --quick and --time do not change this group (always 1 + ${RUNS} calls per case).`,
+];
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) >> 1] : (s[n / 2 - 1] + s[n / 2]) / 2;
+};
+
+export async function run({ log, payloads }) {
+  // First thing: the RSS baseline, after a full GC.
+  globalThis.gc?.();
+  const rss0 = process.memoryUsage.rss();
+  let rssPeak = rss0;
+  const sampleRss = () => {
+    const rss = process.memoryUsage.rss();
+    if (rss > rssPeak) rssPeak = rss;
+  };
+
+  log(`  generating an RSA-${KEY_BITS} key…`);
+  const { publicKey, privateKey } = await promisify(generateKeyPair)('rsa', { modulusLength: KEY_BITS, publicExponent: 65537 });
+  const pem = publicKey.export({ type: 'pkcs1', format: 'pem' });
+  const rsaSign = (digestHex) => sign('sha256', Buffer.from(digestHex, 'latin1'), { key: privateKey, padding: constants.RSA_PKCS1_PADDING }).toString('hex');
+  const madeUp = 'ab'.repeat(256);
+  const otherBody = rsaSign(createHash('sha256').update('another body').digest('hex'));
+  const handled = [];
+  const newReceiver = () => createReceiver({ publicKeys: pem, onEvent: (e) => void handled.push(e.job_id) });
+  const shared = newReceiver();
+
+  const small = payloads.find((p) => p.name === 'webhook-1kb');
+  const bodies = [
+    ...shapes().map(([name, text]) => ({ name, body: Buffer.from(text, 'utf8'), hostile: true })),
+    { name: 'webhook-1kb (valid delivery)', body: small.bodies.python, hostile: false },
+  ];
+
+  const rows = [];
+  for (const { name, body, hostile } of bodies) {
+    if (body.length > MAX_BODY) throw new Error(`attack: ${name} has ${body.length} bytes, over the 1 MiB body limit`);
+    let canonicalBytes;
+    let real;
+    try {
+      const canonical = canonicalize(body, { maxCanonicalBytes: MAX_CANONICAL });
+      canonicalBytes = canonical.length;
+      real = rsaSign(createHash('sha256').update(canonical).digest('hex'));
+    } catch (err) {
+      if (!isJobhookError(err) || err.code !== 'ERR_CANONICAL_TOO_LARGE') throw err;
+    }
+    sampleRss();
+    const overLimit = canonicalBytes === undefined;
+    const cases = [
+      { signature: 'made-up', value: madeUp, expected: '401 ERR_SIGNATURE_INVALID', fresh: false },
+      { signature: 'other body', value: otherBody, expected: overLimit ? '413 ERR_CANONICAL_TOO_LARGE' : '401 ERR_SIGNATURE_INVALID', fresh: false },
+    ];
+    if (!overLimit) cases.push({ signature: 'this body', value: real, expected: '200 handled', fresh: true });
+
+    for (const c of cases) {
+      log(`  ${name}, ${c.signature} signature…`);
+      const headers = { 'content-type': 'application/json', 'x-service-signature': c.value };
+      const times = [];
+      let answer;
+      for (let i = 0; i <= RUNS; i++) {
+        const receiver = c.fresh ? newReceiver() : shared;
+        const t0 = performance.now();
+        const res = await receiver.handle({ method: 'POST', headers, rawBody: body });
+        const ms = performance.now() - t0;
+        sampleRss();
+        const got = `${res.status} ${res.outcome.code ?? res.outcome.kind}`;
+        if (answer !== undefined && got !== answer) answer = `${answer} / ${got}`;
+        else answer ??= got;
+        if (i > 0) times.push(ms);
+        else c.warmUpMs = ms;
+      }
+      rows.push({
+        body: name,
+        hostile,
+        bytes: body.length,
+        canonicalBytes: canonicalBytes ?? null,
+        signature: c.signature,
+        answer,
+        expected: c.expected,
+        asExpected: answer === c.expected,
+        warmUpMs: c.warmUpMs,
+        medianMs: median(times),
+        maxMs: Math.max(...times),
+        times,
+      });
+    }
+  }
+  const rssEnd = process.memoryUsage.rss();
+  sampleRss();
+  const growthPeakMB = (rssPeak - rss0) / MB;
+  const growthEndMB = (rssEnd - rss0) / MB;
+
+  const ms = (x) => (x >= 100 ? num(x) : x >= 10 ? num(x, 1) : num(x, 2));
+  let last;
+  const text = table(
+    [
+      { header: 'body', align: 'left' },
+      { header: 'bytes' },
+      { header: 'canonical bytes' },
+      { header: 'signature', align: 'left' },
+      { header: 'answer', align: 'left' },
+      { header: 'median ms' },
+      { header: 'max ms' },
+      { header: 'as expected?', align: 'left' },
+    ],
+    rows.map((r) => {
+      const first = r.body !== last;
+      last = r.body;
+      return [
+        first ? r.body : '',
+        first ? r.bytes.toLocaleString('en') : '',
+        first ? (r.canonicalBytes === null ? `> ${num(MAX_CANONICAL)} (limit)` : r.canonicalBytes.toLocaleString('en')) : '',
+        r.signature,
+        r.answer,
+        ms(r.medianMs),
+        ms(r.maxMs),
+        r.asExpected ? 'yes' : `NO (expected ${r.expected})`,
+      ];
+    }),
+  );
+  const rssLine = `RSS growth over the group: peak ${num(growthPeakMB, 1)} MB, at the end ${num(growthEndMB, 1)} MB (budget ${BUDGET_RSS_MB} MB; baseline ${num(rss0 / MB, 1)} MB after gc()).`;
+  logResult(log, text, NOTES, ['', rssLine]);
+
+  const hostileRows = rows.filter((r) => r.hostile);
+  const worst = (list) => list.reduce((a, b) => (b.maxMs > a.maxMs ? b : a));
+  const madeUpWorst = worst(hostileRows.filter((r) => r.signature === 'made-up'));
+  const decodingWorst = worst(hostileRows.filter((r) => r.signature !== 'made-up'));
+  const budget = (name, limit, measured) => ({ name, value: limit / measured, min: 1, met: measured <= limit, measured, limit });
+  const targets = [
+    budget(`attack made-up signature, ${BUDGET_MADE_UP_MS} ms ÷ slowest max (${madeUpWorst.body}: ${ms(madeUpWorst.maxMs)} ms)`, BUDGET_MADE_UP_MS, madeUpWorst.maxMs),
+    budget(
+      `attack decoding signature, ${BUDGET_DECODING_MS} ms ÷ slowest max (${decodingWorst.body}, ${decodingWorst.signature}: ${ms(decodingWorst.maxMs)} ms)`,
+      BUDGET_DECODING_MS,
+      decodingWorst.maxMs,
+    ),
+    budget(`attack RSS growth, ${BUDGET_RSS_MB} MB ÷ peak growth (${num(growthPeakMB, 1)} MB)`, BUDGET_RSS_MB, Math.max(growthPeakMB, 0.001)),
+  ];
+  const unexpected = rows.filter((r) => !r.asExpected);
+  if (unexpected.length > 0) log(`  ${unexpected.length} answer(s) not as expected (see the table)`);
+  return {
+    text: `${text}\n\n${rssLine}`,
+    notes: NOTES,
+    data: { keyBits: KEY_BITS, runs: RUNS, rows, rss: { baselineMB: rss0 / MB, growthPeakMB, growthEndMB }, handledJobs: handled.length },
+    targets,
+  };
+}
