@@ -56,6 +56,12 @@ export class ByteWriter {
 
   /** Writes any well-formed string as UTF-8. */
   utf8(s: string): void {
+    if (this.hashing && s.length * 3 > this.buf.length) {
+      // Longer than the window could hold: straight into the hash.
+      this.flush();
+      this.sink!.update(s, 'utf8');
+      return;
+    }
     this.ensure(s.length * 3);
     this.pos += this.buf.write(s, this.pos, 'utf8');
   }

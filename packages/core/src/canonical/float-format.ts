@@ -53,6 +53,11 @@ export function floatsApproximated(): boolean {
   return approximated;
 }
 
+/** Records that a float was written as written with more than 15 digits. @internal */
+export function noteApproximated(): void {
+  approximated = true;
+}
+
 /** Starts a serialization pass. @internal */
 export function resetFloatState(): void {
   approximated = false;
@@ -146,7 +151,8 @@ const MAX_SHORTEST_DIGITS = 17;
 // times faster on the short lexemes of a float-heavy body.
 const latin1Slice = (Buffer.prototype as unknown as { latin1Slice(this: Buffer, start: number, end: number): string }).latin1Slice;
 
-function latin1(b: Uint8Array, start: number, end: number): string {
+/** The bytes `b[start, end)` as a Latin-1 string (the native slice, without Buffer#toString's argument checks). @internal */
+export function latin1(b: Uint8Array, start: number, end: number): string {
   const buf = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
   return latin1Slice.call(buf, start, end);
 }

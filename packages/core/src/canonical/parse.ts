@@ -1,6 +1,8 @@
 import { JobhookError } from '../errors.js';
 import {
   F_DEL,
+  F_FLT_LAYOUT,
+  F_FLT_REPR,
   F_DOC_BIGINT,
   F_DOC_FLOAT,
   F_DOC_NEG_ZERO_INT,
@@ -156,6 +158,31 @@ export function parseBodyUnchecked(body: Uint8Array, run: ParseRun): ParsedBody 
  */
 const SCRATCH: { tape: Int32Array } = { tape: new Int32Array(4096) };
 const SCRATCH_MAX_INTS = 1 << 20;
+
+/**
+ * For a float lexeme "I.F" (no exponent): {@link F_FLT_REPR} when it is already `repr`'s form of its
+ * value (Python's fixed layout, at most 15 significant digits), {@link F_FLT_LAYOUT} when it has
+ * that layout with 16–17 digits (`repr`'s form if it is the shortest, which whoever wrote it with a
+ * shortest-digits printer made sure of), else 0. Decided here from the digits the scan just passed,
+ * so the serializers copy such floats without reading them again.
+ */
+function plainFloatLayout(b: Uint8Array, intStart: number, intDigits: number, fracLen: number): number {
+  const fracStart = intStart + intDigits + 1;
+  const last = b[fracStart + fracLen - 1];
+  if (last === 0x30 && fracLen !== 1) return 0; // a trailing zero repr would not write
+  let n: number;
+  if (b[intStart] !== 0x30) {
+    if (intDigits > 16) return 0; // decpt > 16: exponent notation
+    n = intDigits + fracLen;
+  } else {
+    let lead = 0;
+    while (lead < fracLen && lead < 4 && b[fracStart + lead] === 0x30) lead++;
+    if (lead === fracLen) return fracLen === 1 ? F_FLT_REPR : 0; // "0.0" (and "-0.0")
+    if (lead === 4) return 0; // decpt <= -4: exponent notation
+    n = fracLen - lead;
+  }
+  return n <= 15 ? F_FLT_REPR : n <= 17 ? F_FLT_LAYOUT : 0;
+}
 
 class Parser {
   private readonly b: Uint8Array;
@@ -410,10 +437,12 @@ class Parser {
     let exponent = false;
     // Python's scanner takes '.' and 'e' only when a digit follows; otherwise the number ends
     // before them and the stray character is a syntax error at the caller.
+    let fracLen = 0;
     if (b[p] === 0x2e && (c = b[p + 1]) !== undefined && c >= 0x30 && c <= 0x39) {
       p += 2;
       while ((c = b[p]) !== undefined && c >= 0x30 && c <= 0x39) p++;
       isFloat = true;
+      fracLen = p - intStart - intDigits - 1;
     }
     if (b[p] === 0x65 || b[p] === 0x45) {
       let q = p + 1;
@@ -442,7 +471,7 @@ class Parser {
       else if (length === 2 && b[start] === 0x2d && b[intStart] === 0x30) this.features |= F_DOC_NEG_ZERO_INT;
       this.bound += length;
     }
-    this.push(isFloat ? T_FLT : T_INT, start, p);
+    this.push(isFloat ? (exponent ? T_FLT : T_FLT | plainFloatLayout(b, intStart, intDigits, fracLen)) : T_INT, start, p);
   }
 
   private string(): void {

@@ -1,6 +1,6 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
-import { pythonLayout, ryuLayout, writeFloatLexeme, type FloatLayout, type FloatMode } from './float-format.js';
+import { latin1, noteApproximated, pythonLayout, ryuLayout, writeFloatLexeme, type FloatLayout, type FloatMode } from './float-format.js';
 import { sharedKeyCache } from './ascii-key-cache.js';
 import { compareKeys, type SortKey } from './key-order.js';
 import { decodeCodePoints, decodeString } from './strings.js';
@@ -8,6 +8,8 @@ import { writePythonString } from './string-writer.js';
 import {
   F_DEL,
   F_ESC,
+  F_FLT_LAYOUT,
+  F_FLT_REPR,
   F_LONE,
   F_NONASCII,
   T_ARR,
@@ -175,9 +177,6 @@ function unrepresentable(profile: TapeProfile, why: string): never {
   throw new JobhookError('ERR_CANONICAL_UNREPRESENTABLE', `the ${profile.name} profile cannot represent ${why}`);
 }
 
-/** From this many bytes, an escaped string is rewritten natively (below, the call costs more than the loop). */
-const NATIVE_STRING_MIN = 64;
-
 /** The last ASCII-keyed object written at a depth: where its keys are, and its member order. */
 interface Shape {
   readonly bytes: Buffer;
@@ -232,7 +231,13 @@ class TapeSerializer {
         this.integer(tape[i + 1]!, tape[i + 2]!);
         return i + 3;
       case T_FLT:
-        this.float(tape[i + 1]!, tape[i + 2]!);
+        if ((kind & F_FLT_REPR) !== 0) {
+          this.w.copy(this.b, tape[i + 1]!, tape[i + 2]!);
+        } else if ((kind & F_FLT_LAYOUT) !== 0) {
+          this.layoutFloat(tape[i + 1]!, tape[i + 2]!);
+        } else {
+          this.float(tape[i + 1]!, tape[i + 2]!);
+        }
         return i + 3;
       case T_TRUE:
         this.w.ascii('true');
@@ -423,15 +428,6 @@ class TapeSerializer {
       this.w.copy(this.b, start - 1, end + 1);
       return;
     }
-    if (!profile.ascii && end - start >= NATIVE_STRING_MIN) {
-      // With ensure_ascii=False, Python escapes exactly what JSON.stringify escapes (quote,
-      // backslash, \b \f \n \r \t, other controls as lowercase \u00XX) once lone surrogates are
-      // ruled out (above), and JSON.parse decodes escapes and joins surrogate pairs as json.loads
-      // does: natively, long escaped texts cost a fraction of the byte loop.
-      const literal = (kind & F_NONASCII) === 0 ? this.b.toString('latin1', start - 1, end + 1) : this.b.toString('utf8', start - 1, end + 1);
-      this.w.utf8(JSON.stringify(JSON.parse(literal) as string));
-      return;
-    }
     writePythonString(this.w, this.b, start, end, profile.ascii);
   }
 
@@ -447,6 +443,20 @@ class TapeSerializer {
       if (v < INT64_MIN || v > UINT64_MAX) unrepresentable(this.profile, 'an integer outside the 64-bit range');
     }
     this.w.copy(b, start, end);
+  }
+
+  /** A 16–17-digit float already in Python's fixed layout: as written, or kept when it is the shortest form. */
+  private layoutFloat(start: number, end: number): void {
+    if (this.floatMode === 'as-written') {
+      noteApproximated();
+      this.w.copy(this.b, start, end);
+      return;
+    }
+    // JavaScript prints the same shortest digits in the same fixed layout in this range, so one
+    // conversion each way tells whether the lexeme is already repr's form.
+    const text = latin1(this.b, start, end);
+    if (String(Number(text)) === text) this.w.copy(this.b, start, end);
+    else this.float(start, end);
   }
 
   private float(start: number, end: number): void {

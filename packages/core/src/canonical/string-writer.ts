@@ -53,18 +53,24 @@ function writeCodePoint(w: ByteWriter, cp: number, ascii: boolean): void {
     } else {
       writeUnitEscape(w, cp);
     }
-  } else if (cp < 0x800) {
-    w.byte(0xc0 | (cp >> 6));
-    w.byte(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    w.byte(0xe0 | (cp >> 12));
-    w.byte(0x80 | ((cp >> 6) & 0x3f));
-    w.byte(0x80 | (cp & 0x3f));
   } else {
-    w.byte(0xf0 | (cp >> 18));
-    w.byte(0x80 | ((cp >> 12) & 0x3f));
-    w.byte(0x80 | ((cp >> 6) & 0x3f));
-    w.byte(0x80 | (cp & 0x3f));
+    w.ensure(4);
+    const buf = w.buf;
+    let p = w.pos;
+    if (cp < 0x800) {
+      buf[p++] = 0xc0 | (cp >> 6);
+      buf[p++] = 0x80 | (cp & 0x3f);
+    } else if (cp < 0x10000) {
+      buf[p++] = 0xe0 | (cp >> 12);
+      buf[p++] = 0x80 | ((cp >> 6) & 0x3f);
+      buf[p++] = 0x80 | (cp & 0x3f);
+    } else {
+      buf[p++] = 0xf0 | (cp >> 18);
+      buf[p++] = 0x80 | ((cp >> 12) & 0x3f);
+      buf[p++] = 0x80 | ((cp >> 6) & 0x3f);
+      buf[p++] = 0x80 | (cp & 0x3f);
+    }
+    w.pos = p;
   }
 }
 

@@ -36,6 +36,11 @@ export const F_RAWSURR = 128;
 /** The ASCII string has a DEL (0x7f), which `ensure_ascii=True` escapes. @internal */
 export const F_DEL = 256;
 
+/** On a float: the lexeme is already Python's `repr` of its value (copy it). @internal */
+export const F_FLT_REPR = 16;
+/** On a float: the lexeme has `repr`'s layout with 16–17 digits (copy it when writing numbers as written). @internal */
+export const F_FLT_LAYOUT = 32;
+
 /** The body has a float (fraction or exponent). Document feature, in {@link ParsedBody.features}. @internal */
 export const F_DOC_FLOAT = 1 << 12;
 /** The body has `NaN`, `Infinity` or `-Infinity`. @internal */
