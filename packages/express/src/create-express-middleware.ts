@@ -8,7 +8,7 @@ import {
   type ReceiverOrOptions,
   type ReceiverResponse,
 } from '@jobhook/core';
-import { readRequestBody } from './read-request-body.js';
+import { bodyLeftUnread, readRequestBody } from './read-request-body.js';
 
 declare global {
   // Express's own extension point: `res.locals` is typed `Express.Locals`.
@@ -33,8 +33,10 @@ function writeAnswer(res: ServerResponse, { status, headers, body }: ReceiverRes
 }
 
 /**
- * Creates Express middleware (Express 5 and 4) that receives the service's signed webhooks: it reads
- * the raw body (limited to `receiver.maxBodyBytes` while streaming), runs the core receive pipeline
+ * Creates Express middleware (Express 5 and 4) that receives the service's signed webhooks: it runs
+ * the checks that need no body (`receiver.precheck`: method, content type, declared length, signature
+ * header) and answers a refusal without reading the body; otherwise it reads the raw body (limited to
+ * `receiver.maxBodyBytes` while streaming), runs the core receive pipeline
  * (verify, dedupe by `job_id`, your handler) and writes its answer. It always answers; it never calls
  * `next`, not even with an error. On a 200 the verified event is on `res.locals.jobhookEvent`.
  *
@@ -54,17 +56,28 @@ export function createExpressMiddleware(receiverOrOptions: ReceiverOrOptions): E
   const receiver = resolveReceiver(receiverOrOptions, '@jobhook/express');
   const limitBytes = receiver.maxBodyBytes;
 
-  async function respond(req: Request, res: Response): Promise<void> {
-    let answer: ReceiverResponse;
+  async function receive(req: Request): Promise<ReceiverResponse> {
+    // The checks that need no body (method, content type, declared length, signature header) come
+    // first: a refused request's body is never read, and an announced one left unread closes the connection.
+    const refused = receiver.precheck({ method: req.method, headers: req.headers });
+    if (refused !== undefined) {
+      if (bodyLeftUnread(req)) refused.headers['connection'] = 'close';
+      return refused;
+    }
     try {
       const rawBody = await readRequestBody(req, limitBytes);
-      answer = await receiver.handle({ method: req.method, headers: req.headers, rawBody });
+      return await receiver.handle({ method: req.method, headers: req.headers, rawBody });
     } catch (err) {
       const error = err instanceof JobhookError ? err : new JobhookError('ERR_INTERNAL', 'internal error in @jobhook/express', { cause: err });
-      answer = receiver.reject(error);
+      const answer = receiver.reject(error);
       // The rest of a refused body (413, aborted) is not read: close the connection after the answer.
       if (!req.complete) answer.headers['connection'] = 'close';
+      return answer;
     }
+  }
+
+  async function respond(req: Request, res: Response): Promise<void> {
+    const answer = await receive(req);
     const { kind } = answer.outcome;
     // `locals` is Express's; connect-style servers calling (req, res, next) may not have it.
     if (answer.event !== undefined && (kind === 'handled' || kind === 'duplicate') && typeof res.locals === 'object') {

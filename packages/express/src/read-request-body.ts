@@ -33,3 +33,13 @@ export async function readRequestBody(req: ExpressRequestLike, limitBytes: numbe
     throw bodyReadError(err, limitBytes);
   }
 }
+
+/**
+ * True when the request announced a body (`Content-Length` above 0, or `Transfer-Encoding`) that has
+ * not arrived in full: answering now leaves it unread, so the connection is closed after the answer.
+ */
+export function bodyLeftUnread(req: IncomingMessage): boolean {
+  if (req.complete || req.readableEnded) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   JobhookError,
@@ -23,6 +24,13 @@ function keepRawBody(_request: FastifyRequest, body: Buffer, done: (err: null, b
   done(null, body);
 }
 
+/** True when the request announced a body (`Content-Length` above 0, or chunked) that has not arrived in full. */
+function bodyLeftUnread(req: IncomingMessage): boolean {
+  if (req.complete || req.readableEnded) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
 /**
  * The bytes to verify: the route's own parser hands over a Buffer; a hook that replaced the body
  * with an object must have kept the bytes with `captureRawBody` (on the request or `request.raw`).
@@ -35,9 +43,10 @@ function rawBodyOf(request: FastifyRequest): Uint8Array | undefined {
 }
 
 /**
- * The encapsulated context holding the webhook route: its own catch-all raw-body parser (so the
- * app's JSON parser keeps serving every other route) and an error handler that turns Fastify's body
- * errors into the pipeline's answers.
+ * The encapsulated context holding the webhook route: an `onRequest` hook that answers the refusals
+ * needing no body (`receiver.precheck`) before the payload is read, its own catch-all raw-body parser
+ * (so the app's JSON parser keeps serving every other route) and an error handler that turns
+ * Fastify's body errors into the pipeline's answers.
  * @internal
  */
 export function webhookRoute(receiver: Receiver, path: string) {
@@ -51,6 +60,17 @@ export function webhookRoute(receiver: Receiver, path: string) {
         : await receiver.handle({ method: request.method, headers: request.headers, rawBody });
     if (answer.event !== undefined) request.jobhookEvent = answer.event;
     return send(reply, answer);
+  }
+
+  /**
+   * Runs before the route's parser reads the payload: the checks that need no body answer here, and
+   * an announced body left unread closes the connection.
+   */
+  async function jobhookPrecheck(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    const refused = receiver.precheck({ method: request.method, headers: request.headers });
+    if (refused === undefined) return undefined;
+    if (bodyLeftUnread(request.raw)) refused.headers['connection'] = 'close';
+    return send(reply, refused);
   }
 
   function jobhookErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -71,6 +91,13 @@ export function webhookRoute(receiver: Receiver, path: string) {
     instance.decorateRequest('jobhookEvent', undefined);
     instance.removeAllContentTypeParsers();
     instance.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, keepRawBody);
-    instance.route({ method: METHODS, url: path, bodyLimit, handler: jobhookHandler, errorHandler: jobhookErrorHandler });
+    instance.route({
+      method: METHODS,
+      url: path,
+      bodyLimit,
+      onRequest: jobhookPrecheck,
+      handler: jobhookHandler,
+      errorHandler: jobhookErrorHandler,
+    });
   };
 }

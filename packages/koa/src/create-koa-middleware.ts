@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Middleware, ParameterizedContext } from 'koa';
 import getRawBody from 'raw-body';
 import {
@@ -37,10 +38,12 @@ export interface KoaMiddlewareOptions {
 }
 
 /**
- * Creates the Koa middleware that receives the signed `async_job_completed` webhooks: it reads the
- * raw body (at most `receiver.maxBodyBytes`, refused while streaming), runs the core pipeline and
- * writes its answer. A webhook request ends here: `next()` is not called for it. On 200 the verified
- * event is on `ctx.state.jobhookEvent` for middleware mounted before this one (after `await next()`).
+ * Creates the Koa middleware that receives the signed `async_job_completed` webhooks: it runs the
+ * checks that need no body (`receiver.precheck`) and answers a refusal without reading the body;
+ * otherwise it reads the raw body (at most `receiver.maxBodyBytes`, refused while streaming), runs
+ * the core pipeline and writes its answer. A webhook request ends here: `next()` is not called for
+ * it. On 200 the verified event is on `ctx.state.jobhookEvent` for middleware mounted before this one
+ * (after `await next()`).
  *
  * A body parser mounted before it is fine when it keeps `ctx.request.rawBody` (koa-bodyparser and
  * @koa/bodyparser do); one that consumed the body without keeping it gets a 500
@@ -71,6 +74,12 @@ export function createKoaMiddleware(receiverOrOptions: ReceiverOrOptions, option
 
 async function receive(receiver: Receiver, ctx: ParameterizedContext<JobhookState>): Promise<ReceiverResponse> {
   const { req } = ctx;
+  // The checks that need no body come first: a refused request's body is never read.
+  const refused = receiver.precheck({ method: ctx.method, headers: ctx.headers });
+  if (refused !== undefined) {
+    if (bodyLeftUnread(req)) ctx.set('connection', 'close');
+    return refused;
+  }
   const kept = (ctx.request as { rawBody?: unknown }).rawBody;
   let rawBody: Uint8Array | string;
   if (typeof kept === 'string' || kept instanceof Uint8Array) {
@@ -88,6 +97,13 @@ async function receive(receiver: Receiver, ctx: ParameterizedContext<JobhookStat
     }
   }
   return receiver.handle({ method: ctx.method, headers: ctx.headers, rawBody });
+}
+
+/** True when the request announced a body (`Content-Length` above 0, or chunked) that has not arrived in full. */
+function bodyLeftUnread(req: IncomingMessage): boolean {
+  if (req.complete || req.readableEnded) return false;
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 function checkPath(options: KoaMiddlewareOptions): string | undefined {

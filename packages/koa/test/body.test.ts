@@ -4,13 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { signPayload, type ReceiverOutcome } from '@jobhook/core';
 import { buildSignedRequest } from '@jobhook/core/testing';
 import { createKoaMiddleware } from '../src/index.js';
-import { keys, listen, post, signed } from './helpers.js';
+import { keys, listen, post, sendUnfinishedBody, signed } from './helpers.js';
 
 const FIFTY_MB = 50 * 1024 * 1024;
+/** A signature header that passes the checks made before the body is read (hex, the test key's length), so the body is read. */
+const WELL_FORMED_SIGNATURE = { 'x-service-signature': 'ab'.repeat(256) };
 
 /** Uploads `total` bytes in 64 KiB chunks; resolves at the answer with how much had been written. */
 function upload(url: string, total: number, chunked: boolean): Promise<{ res: IncomingMessage; body: string; written: number }> {
-  const headers: Record<string, string | number> = { 'content-type': 'application/json' };
+  const headers: Record<string, string | number> = { 'content-type': 'application/json', ...WELL_FORMED_SIGNATURE };
   if (!chunked) headers['content-length'] = total;
   const req = httpRequest(url, { method: 'POST', headers });
   let written = 0;
@@ -87,7 +89,7 @@ describe('reading the body', () => {
 
   it('answers ERR_BODY_INCOMPLETE (logged as an outcome) when the client aborts mid-body', async () => {
     const { url, outcomes } = await start();
-    const req = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': 1000 } });
+    const req = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': 1000, ...WELL_FORMED_SIGNATURE } });
     req.on('error', () => {});
     req.write('{"event": "async_job_completed", ');
     await new Promise((r) => setTimeout(r, 50));
@@ -102,6 +104,25 @@ describe('reading the body', () => {
     const res = await post(url, { headers, body });
     expect(res.body).toEqual({ ok: true, job_id: '6f1c2b1e-3d4a-4f5b-9c6d-7e8f9a0b1c2d', duplicate: false });
     expect(ran).toEqual(['6f1c2b1e-3d4a-4f5b-9c6d-7e8f9a0b1c2d']);
+  });
+});
+
+describe('a request refused by the checks that need no body', () => {
+  it.each([
+    ['401, signature missing (Content-Length declared)', { 'content-type': 'application/json', 'content-length': '65536' }, 401, 'ERR_SIGNATURE_MISSING'],
+    ['401, signature not hex (chunked)', { 'content-type': 'application/json', 'x-service-signature': 'not-hex!' }, 401, 'ERR_SIGNATURE_MALFORMED'],
+    ['401, signature of no configured key’s length', { 'content-type': 'application/json', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(384) }, 401, 'ERR_SIGNATURE_MALFORMED'],
+    ['415, content type not JSON', { 'content-type': 'text/plain', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(256) }, 415, 'ERR_UNSUPPORTED_MEDIA_TYPE'],
+  ])('%s: answered while the body has not arrived, connection closed, handler never run', async (_what, headers, status, code) => {
+    const { url, ran, outcomes } = await start();
+    // The client sends the head and a first chunk, then waits for the answer: the body never ends.
+    const res = await sendUnfinishedBody(url, headers);
+    expect([res.status, res.body.error?.code]).toEqual([status, code]);
+    expect(res.sentWhenAnswered).toBe(1024);
+    expect(res.connection).toBe('close');
+    await res.closedByServer;
+    expect(ran).toHaveLength(0);
+    expect(outcomes.map((o) => o.code)).toEqual([code]);
   });
 });
 

@@ -146,7 +146,8 @@ describe('createKoaMiddleware', () => {
   it.each([
     ['missing', undefined, 'ERR_SIGNATURE_MISSING'],
     ['malformed', 'not-hex!', 'ERR_SIGNATURE_MALFORMED'],
-    ['invalid', 'ab'.repeat(384), 'ERR_SIGNATURE_INVALID'],
+    ['of no configured key’s length', 'ab'.repeat(384), 'ERR_SIGNATURE_MALFORMED'],
+    ['invalid', 'ab'.repeat(256), 'ERR_SIGNATURE_INVALID'],
   ])('401 when the signature is %s', async (_name, signature, code) => {
     const { url, handled } = await start();
     const res = await post(url, signed(), { 'x-service-signature': signature });

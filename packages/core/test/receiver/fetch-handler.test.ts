@@ -1,7 +1,7 @@
 // createFetchHandler: the pipeline behind a web-standard (Request) => Response handler, with
 // Request objects as Next.js, Hono, Bun or Deno hand them over, and once over a real socket through
 // a small node:http bridge (what @hono/node-server does).
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +10,8 @@ import { buildSignedRequest, createTestKeyPair, signTestEvent } from '../../src/
 
 const keys = createTestKeyPair();
 const URL_ = 'https://receiver.example/webhooks/jobs';
+/** Headers that pass the checks made before the body is read (JSON, a hex signature of the test key's length), so the body is read. */
+const READ_THE_BODY = { 'content-type': 'application/json', 'x-service-signature': 'ab'.repeat(256) };
 
 function handlerWithLog(options: { maxBodyBytes?: number } = {}) {
   const handled: string[] = [];
@@ -19,6 +21,33 @@ function handlerWithLog(options: { maxBodyBytes?: number } = {}) {
 
 const toRequest = (q: ReturnType<typeof buildSignedRequest>, init: RequestInit = {}): Request =>
   new Request(URL_, { method: q.method, headers: q.headers, body: q.rawBody, ...init });
+
+/** A node:http server handing each request to `handler` as a `Request` (what @hono/node-server does). */
+async function serveThroughBridge(handler: (request: Request) => Promise<Response>): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer((req, res) => {
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers as IncomingHttpHeaders)) {
+      if (typeof value === 'string') headers.set(name, value);
+    }
+    const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    const request = new Request(`http://${req.headers.host}${req.url}`, {
+      method: req.method,
+      headers,
+      ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
+    } as RequestInit);
+    void handler(request).then(async (answer) => {
+      res.writeHead(answer.status, Object.fromEntries(answer.headers)).end(Buffer.from(await answer.arrayBuffer()));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/jobs`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 describe('createFetchHandler', () => {
   it('200 for a verified event, handled once; the same delivery again is a 200 duplicate', async () => {
@@ -80,7 +109,7 @@ describe('createFetchHandler', () => {
         cancelled = true;
       },
     });
-    const res = await handler(new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit));
+    const res = await handler(new Request(URL_, { method: 'POST', headers: READ_THE_BODY, body, duplex: 'half' } as RequestInit));
     expect(res.status).toBe(413);
     expect(cancelled).toBe(true);
     expect(pulled).toBeLessThanOrEqual(6); // 64 KiB / 16 KiB + 1, plus at most one pre-pull
@@ -94,7 +123,7 @@ describe('createFetchHandler', () => {
         controller.error(new Error('client went away'));
       },
     });
-    const res = await handler(new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit));
+    const res = await handler(new Request(URL_, { method: 'POST', headers: READ_THE_BODY, body, duplex: 'half' } as RequestInit));
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ error: { code: 'ERR_BODY_INCOMPLETE' } });
   });
@@ -107,35 +136,60 @@ describe('createFetchHandler', () => {
 
   it('over a real socket through a node:http → Request bridge: handled, then 413 for 2 MB', async () => {
     const { handler, handled } = handlerWithLog();
-    const server = createServer((req, res) => {
-      const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers as IncomingHttpHeaders)) {
-        if (typeof value === 'string') headers.set(name, value);
-      }
-      const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
-      const request = new Request(`http://${req.headers.host}${req.url}`, {
-        method: req.method,
-        headers,
-        ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
-      } as RequestInit);
-      void handler(request).then(async (answer) => {
-        res.writeHead(answer.status, Object.fromEntries(answer.headers)).end(Buffer.from(await answer.arrayBuffer()));
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/jobs`;
+    const bridge = await serveThroughBridge(handler);
     try {
       const signed = signTestEvent();
-      const ok = await fetch(url, { method: 'POST', headers: signed.headers, body: signed.body });
+      const ok = await fetch(bridge.url, { method: 'POST', headers: signed.headers, body: signed.body });
       expect(ok.status).toBe(200);
       expect(handled).toEqual([signed.event.job_id]);
-      const big = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(2 * 1024 * 1024, 0x20) }).catch((err: unknown) => err);
+      const big = await fetch(bridge.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(2 * 1024 * 1024, 0x20) }).catch((err: unknown) => err);
       // The answer is 413; a client still sending may instead see the connection end first.
       if (big instanceof Response) expect(big.status).toBe(413);
       else expect(String(big)).toMatch(/fetch failed|other side closed|ECONNRESET/);
     } finally {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await bridge.close();
     }
+  });
+
+  describe('a request refused by the checks that need no body', () => {
+    it.each([
+      ['401, signature missing', { 'content-type': 'application/json' }, 401, 'ERR_SIGNATURE_MISSING'],
+      ['401, signature not hex', { 'content-type': 'application/json', 'x-service-signature': 'not-hex!' }, 401, 'ERR_SIGNATURE_MALFORMED'],
+      ['401, signature of no configured key’s length', { 'content-type': 'application/json', 'x-service-signature': 'ab'.repeat(384) }, 401, 'ERR_SIGNATURE_MALFORMED'],
+      ['415, content type not JSON', { 'content-type': 'text/plain', 'x-service-signature': 'ab'.repeat(256) }, 415, 'ERR_UNSUPPORTED_MEDIA_TYPE'],
+    ])('%s: answered over a body that never ends, left unread, handler never run', async (_what, headers, status, code) => {
+      const { handler, handled } = handlerWithLog();
+      // A first chunk, and never the rest: the stream is never closed.
+      const body = new ReadableStream<Uint8Array>({ start: (controller) => controller.enqueue(new Uint8Array(1024).fill(0x20)) });
+      const request = new Request(URL_, { method: 'POST', headers, body, duplex: 'half' } as RequestInit);
+      const res = await handler(request);
+      expect([res.status, ((await res.json()) as { error: { code: string } }).error.code]).toEqual([status, code]);
+      expect(request.bodyUsed).toBe(false);
+      expect(handled).toEqual([]);
+      expect(handler.receiver.stats()).toMatchObject({ received: 1, verified: 0, rejected: { [code]: 1 } });
+    });
+
+    it('over a real socket: 401 while the client has sent only the first chunk of a body it never finishes', async () => {
+      const { handler, handled } = handlerWithLog();
+      const bridge = await serveThroughBridge(handler);
+      try {
+        const answer = await new Promise<{ status: number; code: string }>((resolve, reject) => {
+          const req = httpRequest(bridge.url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '65536' } });
+          req.on('error', () => {}); // the bridge may drop the unread upload after answering
+          req.on('response', (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, code: (JSON.parse(text) as { error: { code: string } }).error.code }));
+            res.on('error', reject);
+          });
+          req.write(Buffer.alloc(1024, 0x20)); // the first chunk; the other 63 KiB never come
+        });
+        expect(answer).toEqual({ status: 401, code: 'ERR_SIGNATURE_MISSING' });
+        expect(handled).toEqual([]);
+      } finally {
+        await bridge.close();
+      }
+    });
   });
 });
