@@ -1,7 +1,16 @@
 import type { KeyObject } from 'node:crypto';
-import { JobhookError, loadPrivateKey, type BodyStyle, type Logger, type WebhookHeaderNames } from '@jobhook/core';
+import {
+  CANONICAL_BYTES_PER_BODY_BYTE,
+  DEFAULT_MAX_BODY_BYTES,
+  JobhookError,
+  loadPrivateKey,
+  signPayloadAsync,
+  type BodyStyle,
+  type Logger,
+  type WebhookHeaderNames,
+} from '@jobhook/core';
 import type { JobStore } from '../jobs/job-record.js';
-import type { DelivererOptions } from './deliverer.js';
+import type { DelivererOptions, PayloadSigner } from './deliverer.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { SsrfGuard } from './ssrf-guard.js';
 import { DEFAULT_USER_AGENT } from './user-agent.js';
@@ -19,7 +28,18 @@ export interface ResolvedDelivererOptions {
   now: () => number;
   logger?: Logger;
   ca?: string | Buffer | ReadonlyArray<string | Buffer>;
+  maxCanonicalBytes: number;
+  signedCacheEntries: number;
+  signedCacheBytes: number;
+  sign: PayloadSigner;
 }
+
+/** Default `maxCanonicalBytes` of the sender: the receivers' default, 16 × 1 MiB. */
+export const DEFAULT_MAX_CANONICAL_BYTES = CANONICAL_BYTES_PER_BODY_BYTE * DEFAULT_MAX_BODY_BYTES;
+/** Default `signedCacheEntries`. */
+export const DEFAULT_SIGNED_CACHE_ENTRIES = 10_000;
+/** Default `signedCacheBytes`: 64 MiB. */
+export const DEFAULT_SIGNED_CACHE_BYTES = 64 * 1024 * 1024;
 
 const OWNER = 'createDeliverer';
 
@@ -54,6 +74,16 @@ export function resolveDelivererOptions(options: DelivererOptions): ResolvedDeli
   const { ca } = options;
   const isPem = (v: unknown): boolean => typeof v === 'string' || Buffer.isBuffer(v);
   if (ca !== undefined && !isPem(ca) && !(Array.isArray(ca) && ca.every(isPem))) throw invalid('ca must be PEM text, a Buffer, or an array of them');
+  const {
+    maxCanonicalBytes = DEFAULT_MAX_CANONICAL_BYTES,
+    signedCacheEntries = DEFAULT_SIGNED_CACHE_ENTRIES,
+    signedCacheBytes = DEFAULT_SIGNED_CACHE_BYTES,
+    sign = signPayloadAsync,
+  } = options;
+  if (!Number.isSafeInteger(maxCanonicalBytes) || maxCanonicalBytes < 2) throw invalid(`maxCanonicalBytes must be an integer >= 2, got ${String(maxCanonicalBytes)}`);
+  if (!Number.isSafeInteger(signedCacheEntries) || signedCacheEntries < 1) throw invalid(`signedCacheEntries must be a positive integer, got ${String(signedCacheEntries)}`);
+  if (!Number.isSafeInteger(signedCacheBytes) || signedCacheBytes < 1) throw invalid(`signedCacheBytes must be a positive integer, got ${String(signedCacheBytes)}`);
+  if (typeof sign !== 'function') throw invalid('sign must be a function (payload, privateKey, options) => Promise<SignedPayload>');
   const privateKey = loadPrivateKey(options.privateKey);
   return {
     jobs,
@@ -67,5 +97,9 @@ export function resolveDelivererOptions(options: DelivererOptions): ResolvedDeli
     now,
     ...(logger === undefined ? {} : { logger }),
     ...(ca === undefined ? {} : { ca }),
+    maxCanonicalBytes,
+    signedCacheEntries,
+    signedCacheBytes,
+    sign,
   };
 }

@@ -1,14 +1,18 @@
 import type { KeyObject } from 'node:crypto';
-import { signPayloadAsync, silentLogger, type BodyStyle, type Logger, type WebhookHeaderNames } from '@jobhook/core';
-import type { JobStore } from '../jobs/job-record.js';
+import { silentLogger, type BodyStyle, type Logger, type SignedPayload, type SignOptions, type WebhookHeaderNames } from '@jobhook/core';
+import type { JobRecord, JobStore } from '../jobs/job-record.js';
 import { classifyAnswer, type AnswerClass } from './classify-answer.js';
 import { resolveDelivererOptions } from './deliverer-options.js';
 import type { AttemptRecord, DeliveryTask } from './delivery-types.js';
 import { postWebhook } from './post-webhook.js';
 import { refusalReason } from './receiver-refusal.js';
 import type { RetryPolicy } from './retry-policy.js';
+import { createSignedPayloadCache, type SignedWebhook } from './signed-payload-cache.js';
 import type { ResolvedAddress, SsrfGuard } from './ssrf-guard.js';
 import { buildWebhookPayload } from './webhook-payload.js';
+
+/** How the deliverer signs a payload: core's `signPayloadAsync` (canonical bytes here, RSA on the thread pool). */
+export type PayloadSigner = (payload: Buffer, privateKey: KeyObject, options: SignOptions) => Promise<SignedPayload>;
 
 /** Options of {@link createDeliverer}. */
 export interface DelivererOptions {
@@ -31,13 +35,26 @@ export interface DelivererOptions {
   logger?: Logger;
   /** Extra CA certificates (PEM) trusted for `https:` receivers, e.g. a private CA. Default Node's. */
   ca?: string | Buffer | ReadonlyArray<string | Buffer>;
+  /**
+   * A payload whose canonical form may exceed this many bytes is not signed nor sent (attempt
+   * `rejected`, error `payload_invalid`): receivers refuse it (413) by the same bound. Default
+   * 16 MiB, the receivers' default (`CANONICAL_BYTES_PER_BODY_BYTE` × `DEFAULT_MAX_BODY_BYTES`).
+   */
+  maxCanonicalBytes?: number;
+  /** Most jobs whose signed webhook is kept in memory for their next attempts and rounds. Default 10000. */
+  signedCacheEntries?: number;
+  /** Most bytes of signed webhooks kept in memory. Default 64 MiB. */
+  signedCacheBytes?: number;
+  /** Signs a payload. Default core's `signPayloadAsync`; given to wrap or count signing (tests). */
+  sign?: PayloadSigner;
 }
 
 /** Makes webhook delivery attempts; the queue schedules them. */
 export interface Deliverer {
   /**
    * Makes attempt `task.attempt` of round `task.round`: loads the job, SSRF-resolves its
-   * `webhook_receiver` again, signs the payload (profile `python`), POSTs it to the checked address,
+   * `webhook_receiver` again, takes the signed payload (profile `python`; canonicalized and signed
+   * at the job's first attempt in this process, then kept: see {@link createDeliverer}), POSTs it to the checked address,
    * classifies the answer, appends the record (`jobs.appendAttempt`) and sets the delivery state on
    * final outcomes. Never throws for receiver problems (only when the job store fails); schedule the
    * next attempt after `record.nextDelayMs` when `outcome === 'retry'`.
@@ -45,7 +62,7 @@ export interface Deliverer {
    * Not recorded (returned only, outcome `rejected`): a task of an older round than
    * `job.deliveryRound` (error `stale_round`), of a round no longer pending (`round_ended`), an
    * unknown job (`job_not_found`), a job without receiver (`no_receiver`). Recorded and final: SSRF refusal (`ssrf_refused`, nothing sent), a
-   * payload that cannot be built or signed (`payload_invalid`). A host name that does not resolve
+   * payload that cannot be built or signed, or whose canonical form may exceed `maxCanonicalBytes` (`payload_invalid`). A host name that does not resolve
    * is a network error (`ENOTFOUND`, `EAI_AGAIN`), retried.
    */
   attempt(task: DeliveryTask): Promise<AttemptRecord>;
@@ -53,6 +70,13 @@ export interface Deliverer {
 
 /**
  * Creates the webhook deliverer of the reference sender.
+ *
+ * A job's payload is canonicalized and signed once, at its first attempt, and the signed bytes are
+ * kept for its retries and redelivery rounds (a final job's payload never changes, and the key is
+ * fixed for the deliverer's life): a bounded in-memory cache (`signedCacheEntries`,
+ * `signedCacheBytes`, least recently used dropped first). Not stored with the job: after a restart,
+ * or when another sender process (Redis) takes an attempt over, that process signs the job once
+ * again, to the same bytes (the signature is deterministic); nothing is lost, and memory stays bounded.
  *
  * @example
  * ```ts
@@ -65,6 +89,15 @@ export interface Deliverer {
 export function createDeliverer(options: DelivererOptions): Deliverer {
   const o = resolveDelivererOptions(options);
   const { jobs, policy, guard, now, logger = silentLogger } = o;
+  const signed = createSignedPayloadCache({ maxEntries: o.signedCacheEntries, maxBytes: o.signedCacheBytes });
+  const signOptions: SignOptions = { profile: 'python', bodyStyle: o.bodyStyle, headerNames: o.headerNames, maxCanonicalBytes: o.maxCanonicalBytes };
+  const signJob = async (job: JobRecord): Promise<SignedWebhook> => {
+    // The canonical bytes are made on the event loop, the RSA operation on the thread pool; both
+    // once per job (and process), not per attempt.
+    const { body, headers } = await o.sign(Buffer.from(buildWebhookPayload(job), 'utf8'), o.privateKey, signOptions);
+    // Only the body and headers are kept (not the canonical bytes).
+    return { body, headers: { ...headers, 'User-Agent': o.userAgent } };
+  };
 
   return {
     async attempt(task) {
@@ -110,10 +143,9 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       let body: Buffer;
       let headers: Record<string, string>;
       try {
-        // Signed on the thread pool: signing is most of a delivery's cost, and this keeps the event loop free.
-        const signed = await signPayloadAsync(Buffer.from(buildWebhookPayload(job), 'utf8'), o.privateKey, { profile: 'python', bodyStyle: o.bodyStyle, headerNames: o.headerNames });
-        body = signed.body;
-        headers = { ...signed.headers, 'User-Agent': o.userAgent };
+        const webhook = await signed.get(job.jobId, () => signJob(job));
+        body = webhook.body;
+        headers = { ...webhook.headers };
       } catch (err) {
         return save(record(url, { outcome: 'rejected', error: 'payload_invalid', errorMessage: (err as Error).message }));
       }
