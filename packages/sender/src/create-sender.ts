@@ -138,6 +138,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       ...(o.userAgent === undefined ? {} : { userAgent: o.userAgent }),
       now: () => o.now().getTime(),
       logger: o.logger,
+      maxCanonicalBytes: o.maxCanonicalBytes,
     });
     const service = createJobService({ jobs, queue, deliverer, now: o.now, logger: o.logger });
     const app = createApi({
@@ -153,6 +154,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       },
       now: o.now,
       jobDelayMs: o.jobDelayMs,
+      maxCanonicalBytes: o.maxCanonicalBytes,
       logger: o.logger,
     });
     await queue.start(service.handlers);

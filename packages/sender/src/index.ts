@@ -25,6 +25,7 @@ export { createRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from './
 export { parseRetryAfter } from './delivery/retry-after.js';
 export { buildWebhookPayload } from './delivery/webhook-payload.js';
 export { postWebhook, type PostWebhookRequest, type PostWebhookResult } from './delivery/post-webhook.js';
-export { createDeliverer, type Deliverer, type DelivererOptions } from './delivery/deliverer.js';
+export { createDeliverer, type Deliverer, type DelivererOptions, type PayloadSigner } from './delivery/deliverer.js';
+export { DEFAULT_MAX_CANONICAL_BYTES, DEFAULT_SIGNED_CACHE_BYTES, DEFAULT_SIGNED_CACHE_ENTRIES } from './delivery/deliverer-options.js';
 export { DEFAULT_USER_AGENT } from './delivery/user-agent.js';
 export type { QueuedWork } from './queue/work-queue.js';

@@ -1,7 +1,11 @@
 import ipaddr from 'ipaddr.js';
 import { JobhookError, silentLogger, type BodyStyle, type Logger, type PrivateKeyInput, type WebhookHeaderNames } from '@jobhook/core';
 import type { AccountsConfig } from './accounts/accounts-config.js';
+import { DEFAULT_MAX_CANONICAL_BYTES } from './delivery/deliverer-options.js';
 import type { HostResolver } from './delivery/ssrf-guard.js';
+
+/** Smallest `maxCanonicalBytes`: a payload's fixed members alone take a few hundred bytes. */
+export const MIN_MAX_CANONICAL_BYTES = 1024;
 
 /**
  * Options of `createSender`. Every option is checked at construction; a wrong one throws
@@ -50,6 +54,13 @@ export interface SenderOptions {
    * takes the task over within about this long. Default 30000.
    */
   queueLockMs?: number;
+  /**
+   * Largest canonical size of a job's webhook payload: a submission whose payload may exceed it is
+   * refused (413, naming the field) before it is charged, and the deliverer never signs a larger
+   * one. Default 16 MiB, what receivers accept by default (`maxCanonicalBytes` = 16 × their 1 MiB
+   * `maxBodyBytes`); lower it to match receivers configured lower.
+   */
+  maxCanonicalBytes?: number;
   /** Randomness of generated dev tokens and retry jitter, in [0, 1). Default: crypto tokens, `Math.random` jitter. */
   random?: () => number;
   /** Clock of `created_at`, `finished_at`, key expiry and attempt records. Default `() => new Date()`. */
@@ -79,6 +90,7 @@ export interface ResolvedSenderOptions {
   deliveryConcurrency: number;
   jobDelayMs: number;
   queueLockMs: number;
+  maxCanonicalBytes: number;
   random: (() => number) | undefined;
   now: () => Date;
   logger: Logger;
@@ -106,6 +118,7 @@ const KNOWN = new Set([
   'deliveryConcurrency',
   'jobDelayMs',
   'queueLockMs',
+  'maxCanonicalBytes',
   'random',
   'now',
   'logger',
@@ -189,6 +202,7 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
   const deliveryConcurrency = integer('deliveryConcurrency', o.deliveryConcurrency, 16, 1, 10_000);
   const jobDelayMs = integer('jobDelayMs', o.jobDelayMs, 100, 0, 600_000);
   const queueLockMs = integer('queueLockMs', o.queueLockMs, 30_000, 100, 600_000);
+  const maxCanonicalBytes = integer('maxCanonicalBytes', o.maxCanonicalBytes, DEFAULT_MAX_CANONICAL_BYTES, MIN_MAX_CANONICAL_BYTES, Number.MAX_SAFE_INTEGER);
 
   const allowInsecureReceivers = boolean('allowInsecureReceivers', o.allowInsecureReceivers);
   const allowPrivateReceivers = boolean('allowPrivateReceivers', o.allowPrivateReceivers);
@@ -227,6 +241,7 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
     deliveryConcurrency,
     jobDelayMs,
     queueLockMs,
+    maxCanonicalBytes,
     random,
     now,
     logger,

@@ -16,6 +16,8 @@ export interface ApiContext {
   now: () => Date;
   /** Processing time of a job without `input.simulate.delay_ms`. */
   jobDelayMs: number;
+  /** Largest canonical size of a job's webhook payload accepted at submission. */
+  maxCanonicalBytes: number;
   logger: Logger;
 }
 

@@ -33,7 +33,10 @@ export function installJsonParser(app: FastifyInstance): void {
       return;
     }
     try {
-      done(null, toLosslessValue(parseBody(bytes, { maxBodyBytes: MAX_REQUEST_BODY_BYTES })));
+      // No canonical bound (core's default, 16 × the body): request bodies are read into values,
+      // never canonicalized. What a submission makes canonicalized later, its webhook payload, is
+      // bounded by the submit route, which names the field at fault.
+      done(null, toLosslessValue(parseBody(bytes, { maxBodyBytes: MAX_REQUEST_BODY_BYTES, maxCanonicalBytes: Number.MAX_SAFE_INTEGER })));
     } catch (err) {
       if (isJobhookError(err)) {
         const status = err.code === 'ERR_BODY_TOO_LARGE' ? 413 : 400;

@@ -9,6 +9,7 @@ import { ApiError, badRequest, notFound } from './api-error.js';
 import { callerOf, requireKey, type ApiContext } from './api-context.js';
 import { jsonObjectBody } from './http-setup.js';
 import { attemptView, jobViewJson } from './job-view.js';
+import { checkPayloadCanonicalSize } from './payload-size.js';
 import { validateSubmission } from './validate-submission.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -34,20 +35,6 @@ export function registerJobRoutes(app: FastifyInstance, context: ApiContext): vo
   app.post('/v3/universal-ai/async', { onRequest }, async (request, reply) => {
     const key = callerOf(request);
     const submission = validateSubmission(jsonObjectBody(request));
-    if (submission.webhookReceiver !== null) {
-      try {
-        await context.checkReceiver(submission.webhookReceiver);
-      } catch (err) {
-        if (isJobhookError(err, 'ERR_RECEIVER_REFUSED')) {
-          // The guard's messages already name the field; other guards' might not.
-          throw badRequest(err.message.startsWith('webhook_receiver') ? err.message : `webhook_receiver refused: ${err.message}`);
-        }
-        throw err;
-      }
-    }
-    const price = jobPrice(submission.feature);
-    const charge = await context.accounts.charge(key, price);
-    if (!charge.ok) throw new ApiError(402, charge.detail);
     const job: JobRecord = {
       jobId: randomUUID(),
       organizationId: key.organizationId,
@@ -71,6 +58,24 @@ export function registerJobRoutes(app: FastifyInstance, context: ApiContext): vo
       delivery: submission.webhookReceiver === null ? null : 'pending',
       deliveryRound: 0,
     };
+    if (job.webhookReceiver !== null) {
+      // A webhook payload its receiver would refuse (413), and that would cost the sender a huge
+      // canonical form: refused here, before the DNS check and the charge. Jobs without a receiver
+      // have no payload to canonicalize.
+      checkPayloadCanonicalSize(job, context.now(), context.maxCanonicalBytes);
+      try {
+        await context.checkReceiver(job.webhookReceiver);
+      } catch (err) {
+        if (isJobhookError(err, 'ERR_RECEIVER_REFUSED')) {
+          // The guard's messages already name the field; other guards' might not.
+          throw badRequest(err.message.startsWith('webhook_receiver') ? err.message : `webhook_receiver refused: ${err.message}`);
+        }
+        throw err;
+      }
+    }
+    const price = jobPrice(submission.feature);
+    const charge = await context.accounts.charge(key, price);
+    if (!charge.ok) throw new ApiError(402, charge.detail);
     try {
       await context.service.submit(job, submission.simulate.delayMs ?? context.jobDelayMs);
     } catch (err) {

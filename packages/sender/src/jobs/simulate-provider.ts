@@ -51,7 +51,9 @@ function simulatedOutput(job: JobRecord, next: () => number): Record<string, unk
     return { raw_text: pages.map((p) => p.text).join('\n'), pages };
   }
   if (isSpeechToText(job)) {
-    const input = toValue(parseBody(Buffer.from(job.inputJson, 'utf8'))) as Record<string, unknown>;
+    // The input as submitted, read for its language only: never canonicalized, so no canonical
+    // bound (core's default would refuse a deeply nested input member, and fail the job).
+    const input = toValue(parseBody(Buffer.from(job.inputJson, 'utf8'), { maxBodyBytes: Number.MAX_SAFE_INTEGER, maxCanonicalBytes: Number.MAX_SAFE_INTEGER })) as Record<string, unknown>;
     const language = typeof input.language === 'string' ? input.language : 'en';
     const speakers = 1 + (next() % 3);
     const entries: Record<string, unknown>[] = [];
