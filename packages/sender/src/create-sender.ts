@@ -140,7 +140,15 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       logger: o.logger,
       maxCanonicalBytes: o.maxCanonicalBytes,
     });
-    const service = createJobService({ jobs, queue, deliverer, now: o.now, logger: o.logger });
+    const service = createJobService({
+      jobs,
+      queue,
+      deliverer,
+      now: o.now,
+      logger: o.logger,
+      redeliverCooldownMs: o.redeliverCooldownMs,
+      maxRedeliveries: o.maxRedeliveries,
+    });
     const app = createApi({
       accounts,
       authenticate: createAuthenticator(accounts, o.now),

@@ -18,7 +18,15 @@ export { maskToken } from './accounts/api-token.js';
 export { CHAT_PRICE, DEFAULT_JOB_PRICE, JOB_PRICES, jobPrice } from './accounts/pricing.js';
 export { readBearerToken, type BearerParseResult } from './auth/bearer.js';
 export { simulateResult, DEFAULT_ERROR_CODE } from './jobs/simulate-provider.js';
-export { createJobService, type JobService, type JobServiceOptions } from './jobs/job-service.js';
+export {
+  createJobService,
+  DEFAULT_MAX_REDELIVERIES,
+  DEFAULT_REDELIVER_COOLDOWN_MS,
+  type JobService,
+  type JobServiceOptions,
+  type RedeliverRefusal,
+  type RedeliverResult,
+} from './jobs/job-service.js';
 export { createSsrfGuard, type HostResolver, type ResolvedAddress, type SsrfGuard, type SsrfGuardOptions } from './delivery/ssrf-guard.js';
 export { refusalReason, type ReceiverRefusalReason } from './delivery/receiver-refusal.js';
 export { createRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from './delivery/retry-policy.js';

@@ -3,6 +3,7 @@ import { JobhookError, silentLogger, type BodyStyle, type Logger, type PrivateKe
 import type { AccountsConfig } from './accounts/accounts-config.js';
 import { DEFAULT_MAX_CANONICAL_BYTES } from './delivery/deliverer-options.js';
 import type { HostResolver } from './delivery/ssrf-guard.js';
+import { DEFAULT_MAX_REDELIVERIES, DEFAULT_REDELIVER_COOLDOWN_MS } from './jobs/job-service.js';
 
 /** Smallest `maxCanonicalBytes`: a payload's fixed members alone take a few hundred bytes. */
 export const MIN_MAX_CANONICAL_BYTES = 1024;
@@ -61,6 +62,10 @@ export interface SenderOptions {
    * `maxBodyBytes`); lower it to match receivers configured lower.
    */
   maxCanonicalBytes?: number;
+  /** Shortest time between two redelivers of one job (429 with `Retry-After` meanwhile); 0 for none. Default 10000. */
+  redeliverCooldownMs?: number;
+  /** Most redeliveries of one job (then 409). Default 20. */
+  maxRedeliveries?: number;
   /** Randomness of generated dev tokens and retry jitter, in [0, 1). Default: crypto tokens, `Math.random` jitter. */
   random?: () => number;
   /** Clock of `created_at`, `finished_at`, key expiry and attempt records. Default `() => new Date()`. */
@@ -91,6 +96,8 @@ export interface ResolvedSenderOptions {
   jobDelayMs: number;
   queueLockMs: number;
   maxCanonicalBytes: number;
+  redeliverCooldownMs: number;
+  maxRedeliveries: number;
   random: (() => number) | undefined;
   now: () => Date;
   logger: Logger;
@@ -119,6 +126,8 @@ const KNOWN = new Set([
   'jobDelayMs',
   'queueLockMs',
   'maxCanonicalBytes',
+  'redeliverCooldownMs',
+  'maxRedeliveries',
   'random',
   'now',
   'logger',
@@ -203,6 +212,8 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
   const jobDelayMs = integer('jobDelayMs', o.jobDelayMs, 100, 0, 600_000);
   const queueLockMs = integer('queueLockMs', o.queueLockMs, 30_000, 100, 600_000);
   const maxCanonicalBytes = integer('maxCanonicalBytes', o.maxCanonicalBytes, DEFAULT_MAX_CANONICAL_BYTES, MIN_MAX_CANONICAL_BYTES, Number.MAX_SAFE_INTEGER);
+  const redeliverCooldownMs = integer('redeliverCooldownMs', o.redeliverCooldownMs, DEFAULT_REDELIVER_COOLDOWN_MS, 0, 86_400_000);
+  const maxRedeliveries = integer('maxRedeliveries', o.maxRedeliveries, DEFAULT_MAX_REDELIVERIES, 0, 1_000_000);
 
   const allowInsecureReceivers = boolean('allowInsecureReceivers', o.allowInsecureReceivers);
   const allowPrivateReceivers = boolean('allowPrivateReceivers', o.allowPrivateReceivers);
@@ -242,6 +253,8 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
     jobDelayMs,
     queueLockMs,
     maxCanonicalBytes,
+    redeliverCooldownMs,
+    maxRedeliveries,
     random,
     now,
     logger,

@@ -27,7 +27,8 @@ async function ownJob(context: ApiContext, request: FastifyRequest): Promise<Job
 /**
  * The universal AI routes: submit (`POST /v3/universal-ai/async`, 201), poll
  * (`GET /v3/universal-ai/async/{job_id}`), and the extensions `GET .../{job_id}/deliveries` and
- * `POST .../{job_id}/redeliver` (202). Inference keys only.
+ * `POST .../{job_id}/redeliver` (202; 409 when it cannot start a round, 429 with `Retry-After`
+ * within the redeliver cooldown). Inference keys only.
  */
 export function registerJobRoutes(app: FastifyInstance, context: ApiContext): void {
   const onRequest = requireKey(context, INFERENCE);
@@ -104,8 +105,13 @@ export function registerJobRoutes(app: FastifyInstance, context: ApiContext): vo
   app.post('/v3/universal-ai/async/:job_id/redeliver', { onRequest }, async (request, reply) => {
     const job = await ownJob(context, request);
     const result = await context.service.redeliver(job);
+    if (!result.ok && result.reason === 'cooldown') {
+      const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
+      throw new ApiError(429, `this job was redelivered less than the cooldown ago; retry in ${seconds} s`, { 'retry-after': String(seconds) });
+    }
     if (!result.ok) {
       const detail = {
+        limit: `this job was redelivered ${job.deliveryRound} times, the most allowed for one job; it is not redelivered again`,
         processing: 'the job is still processing; its webhook is sent when it finishes',
         no_receiver: 'the job has no webhook_receiver',
         // The round in `job` may be stale (a concurrent redeliver may have started the next): none cited.

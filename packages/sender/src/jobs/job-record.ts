@@ -71,6 +71,11 @@ export interface JobRecord {
   delivery: DeliveryState | null;
   /** Redelivery round: 0 for the first delivery, +1 for each redeliver call. */
   deliveryRound: number;
+  /**
+   * When the current round was started by a redeliver call (ISO 8601 with offset): the start of
+   * the redeliver cooldown. Absent in round 0 (and in records written before it existed).
+   */
+  redeliveredAt?: string;
 }
 
 /** The final result written once by {@link JobStore.finish}. */
@@ -96,8 +101,9 @@ export interface JobStore {
    * `round - 1`; returns whether it did. A check on a copy read earlier followed by `setDelivery`
    * would let two concurrent redeliveries both start the same round, or a stale one set a finished
    * round back to `pending`; this check-and-set lets exactly one caller start each round.
+   * `redeliveredAt`, when given, is written to the record in the same step.
    */
-  startRound(jobId: string, round: number): Promise<boolean>;
+  startRound(jobId: string, round: number, redeliveredAt?: string): Promise<boolean>;
   /**
    * Ends round `round` with `state` atomically, only if the job's delivery is still `pending` in that
    * round; returns whether it did. Every final outcome goes through it (the deliverer's, and `failed`

@@ -1,4 +1,4 @@
-import { silentLogger, type Logger } from '@jobhook/core';
+import { JobhookError, silentLogger, type Logger } from '@jobhook/core';
 import { formatInstant } from '../accounts/date-time.js';
 import { jobPrice } from '../accounts/pricing.js';
 import type { AttemptRecord, DeliveryTask } from '../delivery/delivery-types.js';
@@ -16,17 +16,37 @@ export interface JobServiceOptions {
   jobs: JobStore;
   queue: WorkQueue;
   deliverer: AttemptMaker;
-  /** Clock of `finished_at`. Default `() => new Date()`. */
+  /** Clock of `finished_at` and of the redeliver cooldown. Default `() => new Date()`. */
   now?: () => Date;
   /** pino-compatible. Default silent. */
   logger?: Logger;
+  /**
+   * Shortest time from one redeliver of a job to the next (refused meanwhile: `cooldown`, with
+   * `retryAfterMs`); 0 for none. Default {@link DEFAULT_REDELIVER_COOLDOWN_MS}.
+   */
+  redeliverCooldownMs?: number;
+  /** Most redeliveries of one job (rounds after round 0; refused after: `limit`). Default {@link DEFAULT_MAX_REDELIVERIES}. */
+  maxRedeliveries?: number;
 }
+
+/** Default {@link JobServiceOptions.redeliverCooldownMs}: 10 s. */
+export const DEFAULT_REDELIVER_COOLDOWN_MS = 10_000;
+/** Default {@link JobServiceOptions.maxRedeliveries}. */
+export const DEFAULT_MAX_REDELIVERIES = 20;
 
 /**
  * Why a redelivery was refused. `pending` also covers a lost race: another redeliver of the same job
- * started the next round first, so the caller's copy of the job is out of date.
+ * started the next round first, so the caller's copy of the job is out of date. `limit`: the job
+ * was redelivered `maxRedeliveries` times already (for good). `cooldown`: the last redeliver of the
+ * job was less than `redeliverCooldownMs` ago (`retryAfterMs` says how long is left).
  */
-export type RedeliverRefusal = 'processing' | 'no_receiver' | 'pending';
+export type RedeliverRefusal = 'processing' | 'no_receiver' | 'pending' | 'limit' | 'cooldown';
+
+/** The answer of {@link JobService.redeliver}. */
+export type RedeliverResult =
+  | { ok: true; round: number }
+  | { ok: false; reason: Exclude<RedeliverRefusal, 'cooldown'> }
+  | { ok: false; reason: 'cooldown'; retryAfterMs: number };
 
 /** `error` of a job or an attempt the sender gave up on for an internal reason (not the provider's, nor the receiver's). */
 export const INTERNAL_ERROR_CODE = 'internal_error';
@@ -45,11 +65,15 @@ export interface JobService {
   /**
    * Queues the webhook of a final job again as a new round (`round + 1`, attempt 1). Refused while
    * the job is processing, when it has no receiver, or while a delivery of it is still pending
-   * (two rounds at once would race on the delivery state). `job` may be a stale copy: the round is
-   * started with {@link JobStore.startRound}, which re-checks in the store, so of concurrent calls
-   * exactly one starts each round and the others are refused (`pending`).
+   * (two rounds at once would race on the delivery state); after `maxRedeliveries` rounds; and
+   * within `redeliverCooldownMs` of the last redeliver of the job. `job` may be a stale copy: the
+   * round is started with {@link JobStore.startRound}, which re-checks in the store, so of
+   * concurrent calls exactly one starts each round and the others are refused (`pending`). The
+   * limits hold across sender processes: they are read from the job record (`deliveryRound`,
+   * `redeliveredAt`, written by that same atomic step), and a copy older than the record cannot
+   * start a round.
    */
-  redeliver(job: JobRecord): Promise<{ ok: true; round: number } | { ok: false; reason: RedeliverRefusal }>;
+  redeliver(job: JobRecord): Promise<RedeliverResult>;
 }
 
 /**
@@ -67,7 +91,21 @@ export interface JobService {
  * store is still failing then, the job or delivery stays as it was and the failure is logged.
  */
 export function createJobService(options: JobServiceOptions): JobService {
-  const { jobs, queue, deliverer, now = () => new Date(), logger = silentLogger } = options;
+  const {
+    jobs,
+    queue,
+    deliverer,
+    now = () => new Date(),
+    logger = silentLogger,
+    redeliverCooldownMs = DEFAULT_REDELIVER_COOLDOWN_MS,
+    maxRedeliveries = DEFAULT_MAX_REDELIVERIES,
+  } = options;
+  if (!Number.isSafeInteger(redeliverCooldownMs) || redeliverCooldownMs < 0) {
+    throw new JobhookError('ERR_OPTION_INVALID', `createJobService: redeliverCooldownMs must be a non-negative integer, got ${String(redeliverCooldownMs)}`);
+  }
+  if (!Number.isSafeInteger(maxRedeliveries) || maxRedeliveries < 0) {
+    throw new JobhookError('ERR_OPTION_INVALID', `createJobService: maxRedeliveries must be a non-negative integer, got ${String(maxRedeliveries)}`);
+  }
 
   async function runJob(jobId: string): Promise<void> {
     const job = await jobs.get(jobId);
@@ -213,11 +251,23 @@ export function createJobService(options: JobServiceOptions): JobService {
       if (job.status === 'processing') return { ok: false, reason: 'processing' };
       if (job.webhookReceiver === null) return { ok: false, reason: 'no_receiver' };
       if (job.delivery === 'pending') return { ok: false, reason: 'pending' };
+      if (job.deliveryRound >= maxRedeliveries) return { ok: false, reason: 'limit' };
+      const at = now();
+      if (job.redeliveredAt !== undefined && redeliverCooldownMs > 0) {
+        const since = at.getTime() - Date.parse(job.redeliveredAt);
+        // A stamp up to one cooldown in the future (another process's clock ahead of this one)
+        // counts as just now; one further ahead is a clock jump, and blocks nothing.
+        if (since < redeliverCooldownMs && since > -redeliverCooldownMs) {
+          return { ok: false, reason: 'cooldown', retryAfterMs: redeliverCooldownMs - Math.max(0, since) };
+        }
+      }
       const round = job.deliveryRound + 1;
       // `job` was read before this call and may be stale: the store re-checks and starts the round
       // atomically. A plain write here let concurrent calls all start the same round, and a late
       // one set a finished round back to pending with an attempt the queue then dropped as a duplicate.
-      if (!(await jobs.startRound(job.jobId, round))) return { ok: false, reason: 'pending' };
+      // The limits above were read from `job`: a stale copy cannot start a round (its round number
+      // is taken), so they cannot be passed by a copy older than the record.
+      if (!(await jobs.startRound(job.jobId, round, formatInstant(at)))) return { ok: false, reason: 'pending' };
       try {
         await queue.enqueueDelivery({ jobId: job.jobId, round, attempt: 1 });
       } catch (err) {

@@ -34,11 +34,12 @@ export function createMemoryJobStore(): JobStore {
       if (round !== undefined) job.deliveryRound = round;
     },
     // Check and set run without an await in between: atomic in this single-threaded process.
-    async startRound(jobId, round) {
+    async startRound(jobId, round, redeliveredAt?: string) {
       const job = jobs.get(jobId);
       if (job === undefined || !canStartRound(job, round)) return false;
       job.delivery = 'pending';
       job.deliveryRound = round;
+      if (redeliveredAt !== undefined) job.redeliveredAt = redeliveredAt;
       return true;
     },
     async endRound(jobId, round, state) {

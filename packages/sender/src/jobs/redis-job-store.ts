@@ -119,11 +119,12 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
       });
     },
     // Both through the compare-and-set loop: the condition is checked on the record as written.
-    async startRound(jobId, round) {
+    async startRound(jobId, round, redeliveredAt?: string) {
       const started = await update('startRound', jobId, (job) => {
         if (!canStartRound(job, round)) return false;
         job.delivery = 'pending';
         job.deliveryRound = round;
+        if (redeliveredAt !== undefined) job.redeliveredAt = redeliveredAt;
         return true;
       });
       return started !== undefined;

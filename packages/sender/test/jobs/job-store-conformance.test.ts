@@ -111,6 +111,24 @@ describe.each(kinds)('JobStore conformance: $name', ({ make }) => {
     expect(await store.startRound(randomUUID(), 1)).toBe(false); // unknown
   });
 
+  it('startRound writes redeliveredAt with the round, and only when it starts one', async () => {
+    store = await make();
+    const job = buildJob();
+    await store.create(job);
+    await store.finish(job.jobId, successResult());
+    expect((await store.get(job.jobId))?.redeliveredAt).toBeUndefined(); // round 0 has none
+    await store.setDelivery(job.jobId, 'delivered');
+    expect(await store.startRound(job.jobId, 1, '2026-01-01T00:00:10.000+00:00')).toBe(true);
+    expect(await store.get(job.jobId)).toMatchObject({ deliveryRound: 1, redeliveredAt: '2026-01-01T00:00:10.000+00:00' });
+    // Refused (round 1 pending): the stamp stays.
+    expect(await store.startRound(job.jobId, 2, '2026-01-01T00:00:11.000+00:00')).toBe(false);
+    expect((await store.get(job.jobId))?.redeliveredAt).toBe('2026-01-01T00:00:10.000+00:00');
+    await store.endRound(job.jobId, 1, 'delivered');
+    // Without a stamp (a caller that does not keep one), the last stays.
+    expect(await store.startRound(job.jobId, 2)).toBe(true);
+    expect(await store.get(job.jobId)).toMatchObject({ deliveryRound: 2, redeliveredAt: '2026-01-01T00:00:10.000+00:00' });
+  });
+
   it('lets exactly one of concurrent startRound calls for a round win', async () => {
     store = await make();
     const job = buildJob();

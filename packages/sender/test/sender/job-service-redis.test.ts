@@ -76,7 +76,8 @@ async function startService({ jobs, queue }: Stack, wrap: (h: WorkHandlers) => W
     guard: createSsrfGuard({ allowInsecure: true, allowCidrs: ['127.0.0.0/8'] }),
     attemptTimeoutMs: 1000,
   });
-  const service = createJobService({ jobs, queue, deliverer });
+  // No redeliver cooldown: these races redeliver in quick succession (the cooldown is job-service.test.ts's).
+  const service = createJobService({ jobs, queue, deliverer, redeliverCooldownMs: 0 });
   await queue.start(wrap(service.handlers));
   return service;
 }

@@ -1,7 +1,7 @@
 // The job service on the real memory store and queue, with a deliverer that records the tasks it
 // gets (the HTTP side of delivery is tested in webhook-loop.test.ts).
 import { afterEach, describe, expect, test } from 'vitest';
-import type { AttemptRecord, DeliveryTask, JobRecord, JobStore, WorkQueue } from '../../src/index.js';
+import type { AttemptRecord, DeliveryTask, JobRecord, JobServiceOptions, JobStore, WorkQueue } from '../../src/index.js';
 import { createJobService, createMemoryWorkQueue, simulateResult } from '../../src/index.js';
 import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
 import { waitFor } from './sender-fixtures.js';
@@ -38,7 +38,13 @@ function job(over: Partial<JobRecord> = {}): JobRecord {
   };
 }
 
-function setup(outcomes: AttemptRecord['outcome'][] = ['delivered'], jobs: JobStore = createMemoryJobStore(), queue: WorkQueue = createMemoryWorkQueue()) {
+function setup(
+  outcomes: AttemptRecord['outcome'][] = ['delivered'],
+  jobs: JobStore = createMemoryJobStore(),
+  queue: WorkQueue = createMemoryWorkQueue(),
+  // No redeliver cooldown unless a test is about it: these tests redeliver in quick succession.
+  options: Partial<JobServiceOptions> = { redeliverCooldownMs: 0 },
+) {
   queues.push(queue);
   const tasks: DeliveryTask[] = [];
   const deliverer = {
@@ -62,7 +68,7 @@ function setup(outcomes: AttemptRecord['outcome'][] = ['delivered'], jobs: JobSt
       return record;
     },
   };
-  const service = createJobService({ jobs, queue, deliverer, now: () => new Date('2026-01-01T00:00:02.5Z') });
+  const service = createJobService({ jobs, queue, deliverer, now: () => new Date('2026-01-01T00:00:02.5Z'), ...options });
   return { jobs, queue, service, tasks };
 }
 
@@ -102,6 +108,63 @@ describe('createJobService', () => {
     expect(await service.redeliver({ ...final, delivery: 'failed', deliveryRound: 2 })).toEqual({ ok: true, round: 3 });
     await waitFor(() => tasks.length === 1, 'the redelivery');
     expect(tasks[0]).toEqual({ jobId: final.jobId, round: 3, attempt: 1 });
+  });
+
+  test('redeliver cooldown: refused with the time left until redeliverCooldownMs after the last redeliver, on an injected clock', async () => {
+    let clock = Date.parse('2026-01-01T00:00:10Z');
+    const jobs = createMemoryJobStore();
+    const { queue, service, tasks } = setup(['delivered'], jobs, createMemoryWorkQueue(), { now: () => new Date(clock), redeliverCooldownMs: 10_000 });
+    await queue.start(service.handlers);
+    await jobs.create({ ...job(), ...simulateResult(job(), new Date(clock)), delivery: 'delivered' });
+    const fresh = async () => (await jobs.get(job().jobId))!;
+
+    // Round 0 is no redeliver: the first redeliver is not held back.
+    expect(await service.redeliver(await fresh())).toEqual({ ok: true, round: 1 });
+    expect(await fresh()).toMatchObject({ deliveryRound: 1, redeliveredAt: '2026-01-01T00:00:10.000+00:00' });
+    await waitFor(async () => (await fresh()).delivery === 'delivered', 'round 1 delivered');
+    expect(await service.redeliver(await fresh())).toEqual({ ok: false, reason: 'cooldown', retryAfterMs: 10_000 });
+    clock += 9_999;
+    expect(await service.redeliver(await fresh())).toEqual({ ok: false, reason: 'cooldown', retryAfterMs: 1 });
+    clock += 1;
+    expect(await service.redeliver(await fresh())).toEqual({ ok: true, round: 2 });
+    expect((await fresh()).redeliveredAt).toBe('2026-01-01T00:00:20.000+00:00');
+    await waitFor(() => tasks.length === 2, 'round 2');
+    expect(tasks.map((t) => t.round)).toEqual([1, 2]);
+  });
+
+  test('redeliver cooldown: a stamp ahead of this clock (another process) holds at most one cooldown; a clock jump beyond does not block', async () => {
+    let clock = Date.parse('2026-01-01T00:00:00Z');
+    const jobs = createMemoryJobStore();
+    const { queue, service } = setup(['delivered'], jobs, createMemoryWorkQueue(), { now: () => new Date(clock), redeliverCooldownMs: 10_000 });
+    await queue.start(service.handlers);
+    const final = { ...job(), ...simulateResult(job(), new Date(clock)), delivery: 'delivered' as const, deliveryRound: 1 };
+    await jobs.create({ ...final, redeliveredAt: '2026-01-01T00:00:03.000+00:00' });
+    expect(await service.redeliver((await jobs.get(final.jobId))!)).toEqual({ ok: false, reason: 'cooldown', retryAfterMs: 10_000 });
+    clock = Date.parse('2025-12-31T00:00:00Z'); // a day behind the stamp
+    expect(await service.redeliver((await jobs.get(final.jobId))!)).toEqual({ ok: true, round: 2 });
+  });
+
+  test('redeliver limit: after maxRedeliveries rounds, refused for good (cooldown or not)', async () => {
+    const jobs = createMemoryJobStore();
+    const { queue, service, tasks } = setup(['delivered'], jobs, createMemoryWorkQueue(), { redeliverCooldownMs: 0, maxRedeliveries: 2 });
+    await queue.start(service.handlers);
+    await jobs.create({ ...job(), ...simulateResult(job(), new Date()), delivery: 'failed' });
+    for (const round of [1, 2]) {
+      expect(await service.redeliver((await jobs.get(job().jobId))!)).toEqual({ ok: true, round });
+      await waitFor(async () => (await jobs.get(job().jobId))?.delivery === 'delivered', `round ${round} delivered`);
+    }
+    expect(await service.redeliver((await jobs.get(job().jobId))!)).toEqual({ ok: false, reason: 'limit' });
+    expect(await jobs.get(job().jobId)).toMatchObject({ delivery: 'delivered', deliveryRound: 2 });
+    expect(tasks.map((t) => t.round)).toEqual([1, 2]);
+    // 0 turns redelivery off.
+    const off = setup(['delivered'], createMemoryJobStore(), createMemoryWorkQueue(), { maxRedeliveries: 0 });
+    expect(await off.service.redeliver({ ...job(), ...simulateResult(job(), new Date()), delivery: 'failed' })).toEqual({ ok: false, reason: 'limit' });
+  });
+
+  test('createJobService refuses a bad redeliverCooldownMs or maxRedeliveries', () => {
+    const base = { jobs: createMemoryJobStore(), queue: createMemoryWorkQueue(), deliverer: { attempt: async () => ({}) as AttemptRecord } };
+    expect(() => createJobService({ ...base, redeliverCooldownMs: -1 })).toThrow('redeliverCooldownMs must be a non-negative integer');
+    expect(() => createJobService({ ...base, maxRedeliveries: 1.5 })).toThrow('maxRedeliveries must be a non-negative integer');
   });
 
   test('a stale redeliver cannot start a round again: concurrent calls, one round each', async () => {

@@ -19,7 +19,9 @@ let baseUrl: string;
 let receiver: TestReceiver;
 
 beforeAll(async () => {
-  ({ sender, baseUrl } = await startTestSender());
+  // No redeliver cooldown: the redeliver tests here follow each other within milliseconds (the
+  // cooldown is redeliver-limits.test.ts's).
+  ({ sender, baseUrl } = await startTestSender({ redeliverCooldownMs: 0 }));
   receiver = await startReceiver(sender.publicKeyPem);
 });
 afterAll(async () => {
