@@ -142,7 +142,7 @@ describe('jobhook send', () => {
 
   it('answers with 401 lines and exits 1 when signed with another key', async () => {
     const other = join(tmp, 'other.pem');
-    writeFileSync(other, createTestKeyPair().privateKeyPem);
+    writeFileSync(other, createTestKeyPair(3072).privateKeyPem);
     const before = handled.length;
     const res = await jobhook(['send', '--url', url, '--private-key', other, '--count', '2', '--duplicates', '1', '--status', 'fail']);
     expect(res.code).toBe(1);
