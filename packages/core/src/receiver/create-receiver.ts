@@ -86,6 +86,8 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as co
 export function createReceiver(options: ReceiverOptions): Receiver {
   const resolved = resolveReceiverOptions(options);
   const { headerNames, logger: log, retryAfterSeconds, limits } = resolved;
+  // verifyBody builds the payload before returning, so its parse may use the scratch tape.
+  const parseRun = { ...limits, scratch: true };
   const keyRing = createKeyRing(options.publicKeys);
   const profiles = resolveProfiles(options.profiles, 'createReceiver');
   const ownsStore = options.store === undefined;
@@ -204,7 +206,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     let event: AsyncJobCompletedEvent;
     try {
       // Signature first: nothing of the body is parsed until a configured key decodes the signature.
-      verified = verifyBody(body, head, keyRing, profiles, limits);
+      verified = verifyBody(body, head, keyRing, profiles, parseRun);
       stats.verified++;
       event = validateEvent(verified.payload);
     } catch (err) {

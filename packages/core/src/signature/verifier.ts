@@ -6,7 +6,7 @@ import {
   parseBodyUnchecked,
   resolveParseOptions,
   type ParseOptions,
-  type ResolvedParseOptions,
+  type ParseRun,
 } from '../canonical/parse.js';
 import { digestCanonical, resolveProfiles, serializeCanonicalAs, type CanonicalProfile } from '../canonical/profiles.js';
 import { F_DEL, F_DOC_BIGINT, F_DOC_FLOAT, F_DOC_NONFINITE, F_ESC, F_NONASCII, type ParsedBody } from '../canonical/tape.js';
@@ -81,7 +81,8 @@ export function createVerifier(options: VerifierOptions): Verifier {
   }
   const keyRing = createKeyRing(options.keys);
   const profiles = resolveProfiles(options.profiles, 'createVerifier');
-  const limits = resolveParseOptions(options, 'createVerifier');
+  // verifyBody builds the payload before returning, so its parse may use the scratch tape.
+  const run: ParseRun = { ...resolveParseOptions(options, 'createVerifier'), scratch: true };
 
   return Object.freeze({
     keyRing,
@@ -89,7 +90,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
     verify(input: VerifyInput): VerifyResult {
       const signature = decodeSignatureHex(input.signature);
       const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
-      return verifyBody(body, signature, keyRing, profiles, limits);
+      return verifyBody(body, signature, keyRing, profiles, run);
     },
   });
 }
@@ -113,11 +114,11 @@ export function verifyBody(
   signature: Buffer,
   keyRing: KeyRing,
   profiles: readonly CanonicalProfile[],
-  limits: ResolvedParseOptions,
+  run: ParseRun,
 ): VerifyResult {
-  if (body.length > limits.maxBodyBytes) {
-    throw new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${limits.maxBodyBytes}`, {
-      detail: { bytes: body.length, limit: limits.maxBodyBytes },
+  if (body.length > run.maxBodyBytes) {
+    throw new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${run.maxBodyBytes}`, {
+      detail: { bytes: body.length, limit: run.maxBodyBytes },
     });
   }
   const recovered = recoverDigests(signature, keyRing);
@@ -126,8 +127,7 @@ export function verifyBody(
       detail: { cause: 'unknown-key', keyIds: keyRing.keys.map((k) => k.id) },
     });
   }
-  // The payload is built before returning, so the parse may use the scratch tape.
-  const doc = parseBodyUnchecked(body, { ...limits, scratch: true });
+  const doc = parseBodyUnchecked(body, run);
   const found = findSignedCandidate(doc, profiles, recovered);
   if (found === undefined) {
     throw new JobhookError('ERR_SIGNATURE_INVALID', 'the signature was made by a configured key, but not over this body', {
@@ -147,16 +147,25 @@ export function verifyBody(
     canonical = serializeCanonicalAs(doc, profile, floatMode);
     payload = toValue(parseBodyUnchecked(canonical, { ...TRUSTED_INPUT, maxDepth: MAX_MAX_DEPTH })) as JsonObject;
   }
-  return {
-    payload,
-    profile,
-    keyId: match.key.id,
-    digest,
-    get canonical(): Buffer {
-      canonical ??= serializeCanonicalAs(parseBodyUnchecked(body, TRUSTED_INPUT_DEEP), profile, floatMode);
-      return canonical;
-    },
-  };
+  return new VerifiedBody(payload, profile, match.key.id, digest, body, floatMode, canonical);
+}
+
+/** A {@link VerifyResult} whose canonical bytes are written on first access. */
+class VerifiedBody implements VerifyResult {
+  constructor(
+    readonly payload: JsonObject,
+    readonly profile: CanonicalProfile,
+    readonly keyId: string,
+    readonly digest: string,
+    private readonly body: Uint8Array,
+    private readonly floatMode: FloatMode,
+    private signed: Buffer | undefined,
+  ) {}
+
+  get canonical(): Buffer {
+    this.signed ??= serializeCanonicalAs(parseBodyUnchecked(this.body, TRUSTED_INPUT_DEEP), this.profile, this.floatMode);
+    return this.signed;
+  }
 }
 
 const TRUSTED_INPUT_DEEP = { ...TRUSTED_INPUT, maxDepth: MAX_MAX_DEPTH };
