@@ -57,7 +57,7 @@ export {
 } from './signature/sign.js';
 export { DEFAULT_HEADER_NAMES, HASH_ALGORITHM, type WebhookHeaderNames } from './signature/headers.js';
 export { createMemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
-export type { IdempotencyStore, ClaimResult, Clock } from './store/idempotency-store.js';
+export { isTransactionalStore, type IdempotencyStore, type ClaimResult, type Clock, type TransactionalStore, type TransactionResult } from './store/idempotency-store.js';
 export {
   validateEvent,
   type AsyncJobCompletedEvent,

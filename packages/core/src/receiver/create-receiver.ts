@@ -5,12 +5,13 @@ import { decodeSignatureHex } from '../signature/signature-hex.js';
 import { resolveProfiles } from '../canonical/profiles.js';
 import { createKeyRing } from '../keys/key-ring.js';
 import { verifyBody, type VerifyResult } from '../signature/verifier.js';
-import type { IdempotencyStore } from '../store/idempotency-store.js';
+import { isTransactionalStore, type IdempotencyStore } from '../store/idempotency-store.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { resolveReceiverOptions, type HandlerContext, type ReceiverOptions } from './receiver-options.js';
 import type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver-outcome.js';
 import { firstHeader, isJsonContentType, readHeader, type RequestHeaders } from './request-headers.js';
 import { runClaimedJob } from './run-claimed-job.js';
+import { runInTransaction, type TransactionEnd } from './run-in-transaction.js';
 
 /** One webhook request, as an adapter read it. */
 export interface ReceiverRequest {
@@ -83,7 +84,7 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as co
  * ```
  * @throws JobhookError `ERR_OPTION_INVALID` / `ERR_KEY_INVALID` at construction.
  */
-export function createReceiver(options: ReceiverOptions): Receiver {
+export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Receiver {
   const resolved = resolveReceiverOptions(options);
   const { headerNames, logger: log, retryAfterSeconds, limits } = resolved;
   // verifyBody builds the payload before returning, so its parse may use the scratch tape.
@@ -105,7 +106,9 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     rejected: {},
   };
 
-  async function runHandlers(event: AsyncJobCompletedEvent, context: HandlerContext): Promise<void> {
+  async function runHandlers(event: AsyncJobCompletedEvent, untyped: HandlerContext<unknown>): Promise<void> {
+    // `db` is the store's transaction (a TransactionalStore<Db>), or undefined otherwise.
+    const context = untyped as HandlerContext<Db>;
     if (event.status === 'success') {
       if (onSuccess !== undefined) await onSuccess(event as SuccessEvent, context);
     } else if (onFail !== undefined) {
@@ -158,6 +161,26 @@ export function createReceiver(options: ReceiverOptions): Receiver {
   }
 
   const retryAfter = { 'retry-after': String(retryAfterSeconds) };
+
+  const transactional = isTransactionalStore(store);
+
+  /** claim → handler → complete | release, the lease renewed meanwhile (stores without transactions). */
+  async function claimAndRun(event: AsyncJobCompletedEvent, context: Omit<HandlerContext<unknown>, 'signal'>): Promise<TransactionEnd> {
+    const claim = await store.claim(event.job_id, { leaseMs: resolved.leaseMs });
+    if (claim.state === 'done') return { kind: 'duplicate' };
+    if (claim.state === 'in-flight') return { kind: 'in-flight' };
+    return runClaimedJob({
+      event,
+      token: claim.token,
+      store,
+      run: runHandlers,
+      context,
+      leaseMs: resolved.leaseMs,
+      doneTtlMs: resolved.doneTtlMs,
+      handlerTimeoutMs: resolved.handlerTimeoutMs,
+      log,
+    });
+  }
 
   const signatureBytes = new Set(keyRing.keys.map((k) => (k.bits + 7) >> 3));
 
@@ -216,9 +239,19 @@ export function createReceiver(options: ReceiverOptions): Receiver {
 
     const jobId = event.job_id;
     const known = { jobId, eventStatus: event.status, profile: verified.profile, keyId: verified.keyId, event };
-    let claim;
+    const context = { jobId, profile: verified.profile, keyId: verified.keyId, headers, log };
+    let end: TransactionEnd;
     try {
-      claim = await store.claim(jobId, { leaseMs: resolved.leaseMs });
+      end = transactional
+        ? await runInTransaction({
+            event,
+            store,
+            run: runHandlers,
+            context,
+            doneTtlMs: resolved.doneTtlMs,
+            handlerTimeoutMs: resolved.handlerTimeoutMs,
+          })
+        : await claimAndRun(event, { ...context, db: undefined });
     } catch (err) {
       stats.storeUnavailable++;
       const error =
@@ -228,27 +261,15 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       log.error({ jobId, err }, 'jobhook: idempotency store unavailable');
       return errorAnswer(started, 'store-unavailable', error, known, retryAfter);
     }
-    if (claim.state === 'done') {
+    if (end.kind === 'duplicate') {
       stats.duplicates++;
       return answer(started, 'duplicate', 200, { ok: true, job_id: jobId, duplicate: true }, known);
     }
-    if (claim.state === 'in-flight') {
+    if (end.kind === 'in-flight') {
       stats.inFlight++;
       const error = new JobhookError('ERR_JOB_IN_FLIGHT', `job ${jobId} is being handled right now; retry later`);
       return errorAnswer(started, 'in-flight', error, known, retryAfter);
     }
-
-    const end = await runClaimedJob({
-      event,
-      token: claim.token,
-      store,
-      run: runHandlers,
-      context: { jobId, profile: verified.profile, keyId: verified.keyId, headers, log },
-      leaseMs: resolved.leaseMs,
-      doneTtlMs: resolved.doneTtlMs,
-      handlerTimeoutMs: resolved.handlerTimeoutMs,
-      log,
-    });
     if (end.kind === 'done') {
       stats.handled++;
       return answer(started, 'handled', 200, { ok: true, job_id: jobId, duplicate: false }, known);

@@ -4,13 +4,16 @@ import type { CanonicalProfile } from '../canonical/profiles.js';
 import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/async-job-event.js';
 import type { KeyRing, PublicKeyInput } from '../keys/key-ring.js';
 import { DEFAULT_HEADER_NAMES, type WebhookHeaderNames } from '../signature/headers.js';
-import type { IdempotencyStore } from '../store/idempotency-store.js';
+import type { IdempotencyStore, TransactionalStore } from '../store/idempotency-store.js';
 import { isLogger, silentLogger, type Logger } from './logger.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';
 import type { RequestHeaders } from './request-headers.js';
 
-/** What a handler gets besides the event. */
-export interface HandlerContext {
+/**
+ * What a handler gets besides the event. `Db` is the transaction a {@link TransactionalStore} hands
+ * over (`ctx.db`); with any other store it is `undefined`.
+ */
+export interface HandlerContext<Db = undefined> {
   /** The event's `job_id` (the idempotency key). */
   jobId: string;
   /** The canonical profile the signature matched. */
@@ -28,23 +31,32 @@ export interface HandlerContext {
   signal: AbortSignal;
   /** The receiver's logger. */
   log: Logger;
+  /**
+   * With a {@link TransactionalStore}: the open transaction the job's done mark commits in. Write
+   * through it, and your writes and the done mark commit together, or not at all when the handler
+   * throws or the process dies. `undefined` with other stores.
+   */
+  db: Db;
 }
 
 /** A handler of one kind of event. Throwing (or rejecting) makes the sender retry. */
-export type EventHandler<E> = (event: E, context: HandlerContext) => unknown;
+export type EventHandler<E, Db = undefined> = (event: E, context: HandlerContext<Db>) => unknown;
 
-/** Options of `createReceiver`. */
-export interface ReceiverOptions {
+/** Options of `createReceiver`. `Db` is the transaction type of a {@link TransactionalStore}. */
+export interface ReceiverOptions<Db = undefined> {
   /** The service public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list (rotation), or a key ring. Required. */
   publicKeys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
   /** Runs for `status: "success"` events. */
-  onSuccess?: EventHandler<SuccessEvent>;
+  onSuccess?: EventHandler<SuccessEvent, Db>;
   /** Runs for `status: "fail"` events. */
-  onFail?: EventHandler<FailEvent>;
+  onFail?: EventHandler<FailEvent, Db>;
   /** Runs for every event, after `onSuccess`/`onFail`. At least one of the three is required. */
-  onEvent?: EventHandler<AsyncJobCompletedEvent>;
-  /** Where claims live. Default: a memory store (one process only; use Redis for several instances). */
-  store?: IdempotencyStore;
+  onEvent?: EventHandler<AsyncJobCompletedEvent, Db>;
+  /**
+   * Where claims live. Default: a memory store (one process only; use Redis for several instances).
+   * A {@link TransactionalStore} (PostgreSQL) runs each handler inside its transaction (`ctx.db`).
+   */
+  store?: IdempotencyStore | TransactionalStore<Db>;
   /** Canonical profiles tried, in order. Default all four, `python` first. */
   profiles?: readonly CanonicalProfile[];
   /**
@@ -120,7 +132,7 @@ function positiveInteger(name: string, value: number, max = Number.MAX_SAFE_INTE
  * with a message naming the option.
  * @internal
  */
-export function resolveReceiverOptions(options: ReceiverOptions): ResolvedReceiverOptions {
+export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): ResolvedReceiverOptions {
   if (typeof options !== 'object' || options === null) fail('options must be an object');
   if (options.publicKeys === undefined) fail('publicKeys is required (the service public key PEM)');
   const handlers = [options.onSuccess, options.onFail, options.onEvent];

@@ -1,6 +1,7 @@
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import type { Logger } from './logger.js';
+import { timeoutReason, withLazySignal } from './handler-signal.js';
 import type { HandlerContext } from './receiver-options.js';
 
 /** How a claimed job's handler ended, as far as the HTTP answer is concerned. */
@@ -11,8 +12,8 @@ export interface ClaimedJob {
   event: AsyncJobCompletedEvent;
   token: string;
   store: IdempotencyStore;
-  run: (event: AsyncJobCompletedEvent, context: HandlerContext) => Promise<void>;
-  context: Omit<HandlerContext, 'signal'>;
+  run: (event: AsyncJobCompletedEvent, context: HandlerContext<unknown>) => Promise<void>;
+  context: Omit<HandlerContext<unknown>, 'signal'>;
   leaseMs: number;
   doneTtlMs: number;
   handlerTimeoutMs: number;
@@ -34,22 +35,7 @@ export interface ClaimedJob {
 export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
   const { event, token, store, log } = job;
   const jobId = event.job_id;
-  let abort: AbortController | undefined;
-  // Why the handler should stop (its timeout, or its lease lost), once known; the signal is aborted
-  // with it at once if a handler holds the signal, or when it first reads it.
-  let stopReason: Error | undefined;
-  const stop = (reason: Error): void => {
-    stopReason ??= reason;
-    if (abort !== undefined && !abort.signal.aborted) abort.abort(stopReason);
-  };
-  const context = Object.defineProperty({ ...job.context }, 'signal', {
-    enumerable: true,
-    get(): AbortSignal {
-      abort ??= new AbortController();
-      if (stopReason !== undefined && !abort.signal.aborted) abort.abort(stopReason);
-      return abort.signal;
-    },
-  }) as HandlerContext;
+  const { context, stop } = withLazySignal(job.context);
 
   const beatEveryMs = Math.max(10, Math.floor(job.leaseMs / 3));
   let heartbeat: NodeJS.Timeout | undefined;
@@ -112,10 +98,6 @@ export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
       resolve(end); // no effect after a timeout answered already
     });
   });
-}
-
-function timeoutReason(ms: number): Error {
-  return new Error(`handler exceeded ${ms} ms`);
 }
 
 /**

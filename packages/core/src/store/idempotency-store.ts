@@ -49,3 +49,35 @@ export interface Clock {
   /** Milliseconds, monotonic. */
   now(): number;
 }
+
+/**
+ * A store that can also run the handler inside its own database transaction, so the handler's
+ * writes and the job's done mark commit together or not at all (exactly-once effects across
+ * crashes: the inbox pattern). The receive pipeline uses {@link TransactionalStore.runInTransaction}
+ * instead of claim → complete | release when the store offers it, and hands the transaction to the
+ * handler as `ctx.db`. In this mode the transaction is the lease: no `extend` heartbeat, and a
+ * receiver that dies mid-handler has its transaction rolled back by the database.
+ */
+export interface TransactionalStore<Db = unknown> extends IdempotencyStore {
+  /**
+   * In one new transaction: takes `jobId` without waiting (a try-lock: a concurrent holder answers
+   * `in-flight` at once), answers `done` when its done mark is there, else runs `work(db)` and writes
+   * the done mark (kept for `doneTtlMs`) before committing. `work` rejecting rolls everything back
+   * (`rolled-back`, with its error).
+   * @throws JobhookError `ERR_STORE_UNAVAILABLE` when the database cannot be reached or the commit
+   * fails (then nothing of the handler's work was kept).
+   */
+  runInTransaction(jobId: string, options: { doneTtlMs: number }, work: (db: Db) => Promise<void>): Promise<TransactionResult>;
+}
+
+/** The answer of {@link TransactionalStore.runInTransaction}. */
+export type TransactionResult =
+  | { readonly state: 'committed' }
+  | { readonly state: 'done' }
+  | { readonly state: 'in-flight'; readonly retryAfterMs: number }
+  | { readonly state: 'rolled-back'; readonly error: unknown };
+
+/** True when `store` offers {@link TransactionalStore.runInTransaction}. */
+export function isTransactionalStore(store: IdempotencyStore): store is TransactionalStore {
+  return typeof (store as Partial<TransactionalStore>).runInTransaction === 'function';
+}

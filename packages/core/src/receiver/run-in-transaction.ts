@@ -1,0 +1,57 @@
+import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
+import type { TransactionalStore } from '../store/idempotency-store.js';
+import { timeoutReason, withLazySignal } from './handler-signal.js';
+import type { HandlerContext } from './receiver-options.js';
+import type { HandlerEnd } from './run-claimed-job.js';
+
+/** How a job run in the store's transaction ended, for the answer. @internal */
+export type TransactionEnd = HandlerEnd | { kind: 'duplicate' } | { kind: 'in-flight' };
+
+/** What running a job in a store transaction needs. @internal */
+export interface TransactionJob {
+  event: AsyncJobCompletedEvent;
+  store: TransactionalStore;
+  run: (event: AsyncJobCompletedEvent, context: HandlerContext<unknown>) => Promise<void>;
+  context: Omit<HandlerContext<unknown>, 'signal' | 'db'>;
+  doneTtlMs: number;
+  handlerTimeoutMs: number;
+}
+
+/**
+ * Runs the handler inside the store's transaction (`ctx.db`), the done mark written in the same
+ * transaction. The transaction is the lease, so there is no heartbeat. Resolves when the transaction
+ * ends or `handlerTimeoutMs` elapses, whichever is first (then the sender is told to retry: the
+ * transaction stays open until the handler settles, and a retry meanwhile finds the job in flight).
+ * @throws whatever the store throws (`ERR_STORE_UNAVAILABLE`): nothing was committed then.
+ * @internal
+ */
+export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
+  const { event, store } = job;
+  let stopSignal: ((reason: Error) => void) | undefined;
+  const ended = store
+    .runInTransaction(event.job_id, { doneTtlMs: job.doneTtlMs }, async (db) => {
+      const { context, stop } = withLazySignal({ ...job.context, db });
+      stopSignal = stop;
+      await job.run(event, context);
+    })
+    .then((result): TransactionEnd => {
+      switch (result.state) {
+        case 'committed':
+          return { kind: 'done' };
+        case 'done':
+          return { kind: 'duplicate' };
+        case 'in-flight':
+          return { kind: 'in-flight' };
+        case 'rolled-back':
+          return { kind: 'failed', error: result.error };
+      }
+    });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<TransactionEnd>((resolve) => {
+    timer = setTimeout(() => {
+      stopSignal?.(timeoutReason(job.handlerTimeoutMs));
+      resolve({ kind: 'timeout' });
+    }, job.handlerTimeoutMs).unref();
+  });
+  return Promise.race([ended.finally(() => clearTimeout(timer)), timedOut]);
+}
