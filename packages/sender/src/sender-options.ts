@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { JobhookError, silentLogger, type BodyStyle, type Logger, type PrivateKeyInput, type WebhookHeaderNames } from '@jobhook/core';
+import { isBodyStyle, isHeaderName, isLogger, parseRedisUrl } from '@jobhook/core/internal';
 import type { AccountsConfig } from './accounts/accounts-config.js';
 import { DEFAULT_MAX_CANONICAL_BYTES } from './delivery/deliverer-options.js';
 import type { HostResolver } from './delivery/ssrf-guard.js';
@@ -173,29 +174,21 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
   const apiKeys = o.apiKeys ?? [];
   if (!Array.isArray(apiKeys) || apiKeys.some((k) => typeof k !== 'string')) fail('apiKeys must be an array of token strings');
 
-  if (o.redisUrl !== undefined) {
-    let protocol = '';
-    try {
-      protocol = typeof o.redisUrl === 'string' ? new URL(o.redisUrl).protocol : '';
-    } catch {
-      protocol = '';
-    }
-    if (protocol !== 'redis:' && protocol !== 'rediss:') fail('redisUrl must be a redis:// or rediss:// URL');
-  }
+  if (o.redisUrl !== undefined && parseRedisUrl(o.redisUrl) === undefined) fail('redisUrl must be a redis:// or rediss:// URL');
   const redisPrefix = o.redisPrefix ?? 'jobhook';
   if (typeof redisPrefix !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(redisPrefix)) {
     fail(`redisPrefix must be 1-64 characters of A-Z a-z 0-9 _ . -, got ${String(redisPrefix)}`);
   }
 
   const bodyStyle = o.bodyStyle ?? 'python';
-  if (bodyStyle !== 'python' && bodyStyle !== 'canonical' && bodyStyle !== 'compact') {
+  if (!isBodyStyle(bodyStyle)) {
     fail(`bodyStyle must be "python", "canonical" or "compact", got ${JSON.stringify(bodyStyle)}`);
   }
   const headerNames = o.headerNames ?? {};
   if (typeof headerNames !== 'object' || headerNames === null) fail('headerNames must be an object');
   for (const [key, name] of Object.entries(headerNames)) {
     if (!['signature', 'hashAlgorithm', 'webhook'].includes(key)) fail(`headerNames.${key} is not known (signature, hashAlgorithm, webhook)`);
-    if (name !== undefined && (typeof name !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name))) {
+    if (name !== undefined && !isHeaderName(name)) {
       fail(`headerNames.${key} must be an HTTP header name, got ${JSON.stringify(name)}`);
     }
   }
@@ -227,8 +220,7 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
   const random = optionalFunction<() => number>('random', o.random);
   const now = optionalFunction<() => Date>('now', o.now) ?? (() => new Date());
   const logger = o.logger ?? silentLogger;
-  const l = logger as Partial<Logger> | null;
-  if (typeof l !== 'object' || l === null || ['debug', 'info', 'warn', 'error'].some((m) => typeof (l as Record<string, unknown>)[m] !== 'function')) {
+  if (!isLogger(logger)) {
     fail('logger must have debug, info, warn and error methods (pino-compatible)');
   }
 

@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isJobhookError, type Logger } from '@jobhook/core';
+import { parseRedisUrl, redactUrl } from '@jobhook/core/internal';
 import type { Sender, SenderOptions } from '@jobhook/sender';
 import { defineCommand } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
@@ -215,23 +216,10 @@ function checkCidr(cidr: string): string {
 }
 
 function checkRedisUrl(value: string): string {
-  let protocol = '';
-  try {
-    protocol = new URL(value).protocol;
-  } catch {
-    // reported below
-  }
-  if (protocol !== 'redis:' && protocol !== 'rediss:') {
+  if (parseRedisUrl(value) === undefined) {
     throw new UsageError(`--redis must be a redis:// or rediss:// URL, got '${value}'`, serveCommand);
   }
   return value;
-}
-
-/** The Redis URL without its password, for the start banner. */
-function redactUrl(value: string): string {
-  const url = new URL(value);
-  if (url.password !== '') url.password = '***';
-  return url.href;
 }
 
 function describeReceivers(options: SenderOptions): string {

@@ -9,6 +9,7 @@ import {
   type Logger,
   type WebhookHeaderNames,
 } from '@jobhook/core';
+import { isBodyStyle, isHeaderName, isLogger } from '@jobhook/core/internal';
 import type { JobStore } from '../jobs/job-record.js';
 import type { DelivererOptions, PayloadSigner } from './deliverer.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -59,18 +60,18 @@ export function resolveDelivererOptions(options: DelivererOptions): ResolvedDeli
   if (!hasMethods(policy, ['nextDelayMs']) || !Number.isSafeInteger(policy.maxAttempts)) throw invalid('policy must be a RetryPolicy (createRetryPolicy)');
   if (!hasMethods(guard, ['checkUrl', 'resolveTarget'])) throw invalid('guard must be an SsrfGuard (createSsrfGuard)');
   if (!Number.isSafeInteger(attemptTimeoutMs) || attemptTimeoutMs < 1) throw invalid(`attemptTimeoutMs must be a positive integer, got ${String(attemptTimeoutMs)}`);
-  if (bodyStyle !== 'python' && bodyStyle !== 'canonical' && bodyStyle !== 'compact') {
+  if (!isBodyStyle(bodyStyle)) {
     throw invalid(`bodyStyle must be python, canonical or compact, got ${JSON.stringify(bodyStyle)}`);
   }
   for (const [key, name] of Object.entries(headerNames)) {
-    if (typeof name !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) throw invalid(`headerNames.${key} must be an HTTP header name`);
+    if (!isHeaderName(name)) throw invalid(`headerNames.${key} must be an HTTP header name`);
   }
   // A header value with CR/LF would let the configuration inject headers.
   if (typeof userAgent !== 'string' || userAgent === '' || /[\u0000-\u001f\u007f]/.test(userAgent)) {
     throw invalid('userAgent must be a non-empty string without control characters');
   }
   if (typeof now !== 'function') throw invalid('now must be a function returning ms');
-  if (logger !== undefined && !hasMethods(logger, ['debug', 'info', 'warn', 'error'])) throw invalid('logger must be pino-compatible (debug, info, warn, error)');
+  if (logger !== undefined && !isLogger(logger)) throw invalid('logger must be pino-compatible (debug, info, warn, error)');
   const { ca } = options;
   const isPem = (v: unknown): boolean => typeof v === 'string' || Buffer.isBuffer(v);
   if (ca !== undefined && !isPem(ca) && !(Array.isArray(ca) && ca.every(isPem))) throw invalid('ca must be PEM text, a Buffer, or an array of them');

@@ -1,4 +1,5 @@
 import { JobhookError } from '@jobhook/core';
+import { redactUrl } from '@jobhook/core/internal';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { DeliveryTask } from '../delivery/delivery-types.js';
 import { bullmqDeliveryId, bullmqJobId, checkBullmqJobId } from './bullmq-ids.js';
@@ -12,7 +13,7 @@ import {
 } from './bullmq-options.js';
 import { abandonWork } from './abandon-work.js';
 import { checkDelay, checkHandlers, checkTask } from './queue-input.js';
-import { connectRedis, quitRedis, redactUrl } from './redis-connect.js';
+import { connectRedis, quitRedis } from './redis-connect.js';
 import type { QueuedWork, WorkHandlers, WorkQueue, WorkQueueCounts } from './work-queue.js';
 
 export { BULLMQ_QUEUE_NAMES, type BullmqWorkQueueOptions } from './bullmq-options.js';

@@ -1,4 +1,5 @@
 import { JobhookError, silentLogger, type Logger } from '@jobhook/core';
+import { MAX_TIMER_MS } from '@jobhook/core/internal';
 import type { DeliveryTask } from '../delivery/delivery-types.js';
 import { DueHeap, type DueEntry } from './due-heap.js';
 import { Fifo } from './fifo.js';
@@ -20,8 +21,6 @@ interface Entry extends DueEntry {
   work: string | DeliveryTask;
 }
 
-/** setTimeout fires at once beyond 2^31-1 ms, so longer waits are taken in steps. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 const WHERE = 'createMemoryWorkQueue';
 
 const deliveryKey = (t: DeliveryTask): string => `${t.jobId}\n${t.round}\n${t.attempt}`;

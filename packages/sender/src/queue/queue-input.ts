@@ -1,4 +1,5 @@
 import { JobhookError, type Logger } from '@jobhook/core';
+import { isLogger } from '@jobhook/core/internal';
 import type { DeliveryTask } from '../delivery/delivery-types.js';
 import type { WorkHandlers } from './work-queue.js';
 
@@ -20,16 +21,8 @@ export function checkConcurrency(where: string, value: unknown, name = 'concurre
 
 /** Throws unless `value` has the four pino-style methods. @internal */
 export function checkLogger(where: string, value: unknown): Logger {
-  const v = value as Partial<Logger> | null;
-  const ok =
-    typeof v === 'object' &&
-    v !== null &&
-    typeof v.debug === 'function' &&
-    typeof v.info === 'function' &&
-    typeof v.warn === 'function' &&
-    typeof v.error === 'function';
-  if (!ok) throw invalid(where, 'logger must have debug, info, warn and error methods (pino-compatible)');
-  return value as Logger;
+  if (!isLogger(value)) throw invalid(where, 'logger must have debug, info, warn and error methods (pino-compatible)');
+  return value;
 }
 
 /** A delay in ms: a finite number >= 0 (fractions allowed). @internal */

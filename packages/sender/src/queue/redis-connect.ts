@@ -1,4 +1,5 @@
 import { JobhookError } from '@jobhook/core';
+import { parseRedisUrl, redactUrl } from '@jobhook/core/internal';
 import { quitRedisClient } from '@jobhook/core/redis';
 import { Redis } from 'ioredis';
 
@@ -10,27 +11,11 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 3000;
  * A malformed URL is a configuration mistake, told at once rather than as "unreachable". @internal
  */
 export function checkRedisUrl(where: string, url: unknown): URL {
-  let parsed: URL | undefined;
-  try {
-    parsed = typeof url === 'string' ? new URL(url) : undefined;
-  } catch {
-    parsed = undefined;
-  }
-  if (parsed === undefined || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')) {
+  const parsed = parseRedisUrl(url);
+  if (parsed === undefined) {
     throw new JobhookError('ERR_OPTION_INVALID', `${where}: expected a redis:// or rediss:// URL, got ${typeof url === 'string' ? JSON.stringify(redactUrl(url)) : String(url)}`);
   }
   return parsed;
-}
-
-/** The URL without its password, for messages and logs. @internal */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '<unparsable URL>';
-  }
 }
 
 /**

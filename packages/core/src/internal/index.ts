@@ -1,0 +1,51 @@
+/**
+ * @jobhook/core/internal: small checks that several jobhook packages (core, delivery, sender, cli)
+ * make alike, kept in one place so they answer alike. Not a public API: no semver promise.
+ * @packageDocumentation
+ * @internal
+ */
+import type { BodyStyle } from '../signature/sign.js';
+
+export { isLogger } from '../receiver/logger.js';
+
+/** `setTimeout` fires at once beyond 2^31-1 ms, so longer waits are taken in steps (or refused). */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** The body layouts `signPayload` writes. */
+export const BODY_STYLES: readonly BodyStyle[] = Object.freeze(['python', 'canonical', 'compact']);
+
+/** True for `python`, `canonical` or `compact`. */
+export function isBodyStyle(value: unknown): value is BodyStyle {
+  return value === 'python' || value === 'canonical' || value === 'compact';
+}
+
+/** An HTTP header name (RFC 9110 `token`). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** True when `value` is a string that can name an HTTP header. */
+export function isHeaderName(value: unknown): value is string {
+  return typeof value === 'string' && HEADER_NAME.test(value);
+}
+
+/** The parsed URL when `value` is a `redis://` or `rediss://` URL, else `undefined`. */
+export function parseRedisUrl(value: unknown): URL | undefined {
+  if (typeof value !== 'string') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    return undefined;
+  }
+  return parsed.protocol === 'redis:' || parsed.protocol === 'rediss:' ? parsed : undefined;
+}
+
+/** `url` with its password replaced by `***`, for messages and logs; `<unparsable URL>` when it is not a URL. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '<unparsable URL>';
+  }
+}
