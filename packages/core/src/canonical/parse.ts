@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { JobhookError } from '../errors.js';
 import {
   F_DEL,
@@ -183,6 +184,9 @@ function plainFloatLayout(b: Uint8Array, intStart: number, intDigits: number, fr
   }
   return n <= 15 ? F_FLT_REPR : n <= 17 ? F_FLT_LAYOUT : 0;
 }
+
+/** From this many bytes a run of text is validated natively (below, the call costs more than the walk). */
+const NATIVE_UTF8_MIN = 32;
 
 class Parser {
   private readonly b: Uint8Array;
@@ -494,7 +498,7 @@ class Parser {
         p = this.escape(p);
       } else if (cls === 4) {
         flags |= F_NONASCII;
-        p = this.utf8(p);
+        p = this.utf8Run(p);
       } else if (cls === 5) {
         flags |= F_DEL;
         this.bound += 5; // ensure_ascii writes \u007f
@@ -512,6 +516,28 @@ class Parser {
     this.bound += (kind & F_RAWSURR) === 0 ? p - start + 2 : 3 * (p - start) + 2;
     this.push(kind, start, p);
     this.surrogateFlags = 0;
+  }
+
+  /**
+   * Validates the run of text from `p` (a byte >= 0x80) to the next quote, backslash or control
+   * byte; returns where it ends. Long runs of non-ASCII text (any language but English) are checked
+   * by the native UTF-8 validator; only a run it refuses is walked sequence by sequence, to accept
+   * the UTF-8-encoded surrogates Python accepts (`surrogatepass`) or to report the bad byte.
+   */
+  private utf8Run(p: number): number {
+    const b = this.b;
+    const n = this.n;
+    let q = p;
+    let cls = 0;
+    while (q < n && ((cls = STRING_CLASS[b[q]!]!) === 0 || cls === 4)) q++;
+    if (q - p >= NATIVE_UTF8_MIN && isUtf8(b.subarray(p, q))) {
+      // Valid UTF-8 has no surrogates. ensure_ascii writes at most 2 more bytes per byte beyond
+      // ASCII; counting the run's ASCII bytes too keeps the bound an upper bound without a pass.
+      this.bound += 2 * (q - p);
+      return q;
+    }
+    while (p < q) p = b[p]! < 0x80 ? p + 1 : this.utf8(p);
+    return p;
   }
 
   /** Validates one escape at `p` (a backslash); returns the position after it. */
