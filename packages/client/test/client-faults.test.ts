@@ -1,9 +1,13 @@
 /**
  * The client against a small real HTTP server that injects the faults a real service shows now and
  * then: 429 with Retry-After, 503, dropped connections, answers that never come.
+ *
+ * What depends on time (pauses, deadlines, Retry-After, abort) runs on virtual time: fake timers and
+ * the same service in process (`service.fetch`), so the assertions are exact and a busy machine
+ * cannot make them fail; over real HTTP only lower bounds are checked (timers never fire early).
  */
 import { JobhookError, rawJson } from '@jobhook/core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createClient, ServiceApiError, type Client, type ServiceErrorCode } from '../src/index.js';
 import { BROKE_KEY, GOOD_KEY, pollsOf, startFakeService, type FakeService } from './helpers/fake-service.js';
 
@@ -79,7 +83,7 @@ describe('requests', () => {
       const err = await rejection(call());
       expect([err.code, err.status, err.detail, err.retryable]).toEqual([code, status, detail, false]);
       expect(err.message).toContain(`HTTP ${status}: ${detail}`);
-      await new Promise((r) => setTimeout(r, 50)); // a retry would have come by now
+      // The call has settled, so its poll loop is over: any retry would have been sent before.
       expect(service.requests.length - before).toBe(1);
     }
   });
@@ -89,70 +93,129 @@ describe('pollJob retries', () => {
   it('waits out a 429 Retry-After, retries 503s and a dropped connection, then succeeds', async () => {
     const jobId = await submit();
     service.faults.push({ status: 429, headers: { 'retry-after': '1' } }, { status: 503 }, 'destroy', { status: 502 });
-    const started = performance.now();
     const job = await client.pollJob(jobId, { intervalMs: 10, maxIntervalMs: 40 });
     expect(job.status).toBe('success');
     const polls = pollsOf(service, jobId);
     expect(polls).toHaveLength(5);
-    expect(polls[1]!.at - polls[0]!.at).toBeGreaterThanOrEqual(990); // Retry-After: 1 honoured
-    expect(polls[2]!.at - polls[1]!.at).toBeLessThan(500); // the 503 is retried on the short backoff
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(polls[1]!.at - polls[0]!.at).toBeGreaterThanOrEqual(990); // Retry-After: 1 honoured (the short backoff: below, on virtual time)
   });
 
-  it('grows the pause ×1.5 up to maxIntervalMs', async () => {
-    const jobId = await submit({ delay_ms: 700 });
-    await client.pollJob(jobId, { intervalMs: 40, maxIntervalMs: 100 });
-    const at = pollsOf(service, jobId).map((r) => r.at);
-    const gaps = at.slice(1).map((t, i) => t - at[i]!);
-    // Timers never fire early, so the lower bounds are exact; the upper ones leave room for a busy
-    // machine while still catching a missing cap (uncapped: 135, 202, 303 ms).
-    const expected = [40, 60, 90, 100, 100, 100];
-    for (const [i, want] of expected.entries()) {
-      expect(gaps[i]).toBeGreaterThanOrEqual(want - 2);
-      expect(gaps[i]).toBeLessThan(want + 100);
-    }
-  });
-
-  it('gives up with ERR_TIMEOUT at timeoutMs, naming the last status', async () => {
+  it('times a single hanging request out on timeoutMs, over real HTTP', async () => {
     const jobId = await submit({ delay_ms: -1 });
-    const started = performance.now();
-    const err = await rejection(client.pollJob(jobId, { intervalMs: 20, timeoutMs: 200 }));
-    const took = performance.now() - started;
-    expect(err.code).toBe('ERR_TIMEOUT');
-    expect(err.message).toContain('last status: processing');
-    expect(took).toBeGreaterThanOrEqual(195);
-    expect(took).toBeLessThan(600);
-  });
-
-  it('keeps the deadline while a request hangs, and a single request times out on timeoutMs', async () => {
-    const jobId = await submit({ delay_ms: -1 });
-    service.faults.push('hang', 'hang');
-    const started = performance.now();
-    const err = await rejection(client.pollJob(jobId, { intervalMs: 20, timeoutMs: 150 }));
-    expect(err.code).toBe('ERR_TIMEOUT');
-    expect(performance.now() - started).toBeLessThan(600);
-
+    service.faults.push('hang');
     const quick = createClient({ baseUrl: service.url, apiKey: GOOD_KEY, timeoutMs: 100 });
     const one = await rejection(quick.getJob(jobId));
     expect([one.code, one.status, one.retryable]).toEqual(['ERR_TIMEOUT', null, true]);
   });
 
-  it('stops promptly on abort, even mid-request, with the signal reason', async () => {
-    const jobId = await submit({ delay_ms: -1 });
-    for (const fault of [undefined, 'hang' as const]) {
-      if (fault !== undefined) service.faults.push(fault);
-      const controller = new AbortController();
-      const polling = client.pollJob(jobId, { intervalMs: 500, signal: controller.signal });
-      await new Promise((r) => setTimeout(r, 50));
-      const abortedAt = performance.now();
-      controller.abort();
-      const err = await polling.then(
-        () => undefined,
-        (e: unknown) => e,
+  describe('on virtual time', () => {
+    let virtual: Client;
+    beforeEach(() => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'Date'] });
+      virtual = createClient({ baseUrl: 'http://fake-service.test', apiKey: GOOD_KEY, timeoutMs: 2_000, fetch: service.fetch });
+    });
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    /** Runs `call` to its end on virtual time; returns its outcome and the virtual ms it took. */
+    async function run<T>(call: () => Promise<T>): Promise<{ value?: T; error?: unknown; took: number }> {
+      const started = performance.now();
+      let outcome: { value?: T; error?: unknown } | undefined;
+      void call().then(
+        (value) => (outcome = { value }),
+        (error: unknown) => (outcome = { error }),
       );
-      expect((err as Error).name).toBe('AbortError');
-      expect(performance.now() - abortedAt).toBeLessThan(100); // not the 500 ms pause
+      for (let i = 0; outcome === undefined; i++) {
+        if (i > 10_000) throw new Error('the call did not settle');
+        await vi.advanceTimersToNextTimerAsync();
+      }
+      return { ...outcome, took: performance.now() - started };
     }
+
+    async function submitVirtual(simulate: Record<string, unknown>): Promise<string> {
+      const { value } = await run(() => virtual.submitJob({ model: 'ocr/ocr_async/amazon', input: { file: 'f', simulate } }));
+      return value!.job_id;
+    }
+
+    const gapsOf = (jobId: string) => {
+      const at = pollsOf(service, jobId).map((r) => r.at);
+      return at.slice(1).map((t, i) => t - at[i]!);
+    };
+
+    it('waits out a 429 Retry-After exactly, retries 503s, a dropped connection and a 502 on the backoff', async () => {
+      const jobId = await submitVirtual({});
+      service.faults.push({ status: 429, headers: { 'retry-after': '1' } }, { status: 503 }, 'destroy', { status: 502 });
+      const { value, took } = await run(() => virtual.pollJob(jobId, { intervalMs: 10, maxIntervalMs: 40 }));
+      expect(value?.status).toBe('success');
+      // Retry-After: 1 s, then the pauses 15, 23 (22.5 rounded), 35 (×1.5 each).
+      expect(gapsOf(jobId)).toEqual([1_000, 15, 23, 35]);
+      expect(took).toBe(1_073);
+    });
+
+    it('grows the pause ×1.5 up to maxIntervalMs', async () => {
+      const jobId = await submitVirtual({ delay_ms: 700 });
+      const { value } = await run(() => virtual.pollJob(jobId, { intervalMs: 40, maxIntervalMs: 100 }));
+      expect(value?.status).toBe('success');
+      // Uncapped the pauses would go on 135, 202, 303 ms.
+      expect(gapsOf(jobId)).toEqual([40, 60, 90, 100, 100, 100, 100, 100, 100]);
+    });
+
+    it('gives up with ERR_TIMEOUT at timeoutMs, naming the last status', async () => {
+      const jobId = await submitVirtual({ delay_ms: -1 });
+      const { error, took } = await run(() => virtual.pollJob(jobId, { intervalMs: 20, timeoutMs: 200 }));
+      expect(error).toBeInstanceOf(ServiceApiError);
+      expect((error as ServiceApiError).code).toBe('ERR_TIMEOUT');
+      expect((error as ServiceApiError).message).toContain('last status: processing');
+      expect(took).toBe(200);
+    });
+
+    it('keeps the deadline while requests hang', async () => {
+      const jobId = await submitVirtual({ delay_ms: -1 });
+      service.faults.push('hang', 'hang');
+      const { error, took } = await run(() => virtual.pollJob(jobId, { intervalMs: 20, timeoutMs: 150 }));
+      expect((error as ServiceApiError).code).toBe('ERR_TIMEOUT');
+      // The hanging request's own timeout (2 s) is cut to the time left.
+      expect(took).toBe(150);
+      service.faults.length = 0;
+    });
+
+    it('stops on abort at once, in a pause or mid-request, with the signal reason', async () => {
+      const jobId = await submitVirtual({ delay_ms: -1 });
+      for (const fault of [undefined, 'hang' as const]) {
+        if (fault !== undefined) service.faults.push(fault);
+        const controller = new AbortController();
+        let outcome: unknown;
+        void virtual.pollJob(jobId, { intervalMs: 500, signal: controller.signal }).then(
+          () => (outcome = 'resolved'),
+          (e: unknown) => (outcome = e),
+        );
+        await vi.advanceTimersByTimeAsync(50); // in the 500 ms pause, or in the hanging request
+        expect(outcome).toBeUndefined();
+        const abortedAt = performance.now();
+        controller.abort();
+        await vi.advanceTimersByTimeAsync(0); // microtasks only: no timer may be needed
+        expect((outcome as Error | undefined)?.name).toBe('AbortError');
+        expect(performance.now()).toBe(abortedAt);
+        expect(vi.getTimerCount()).toBe(0); // the pause's and the request's timers are cleared
+      }
+    });
+
+    it('does not retry 401, 402 and 404: one request, no timer left', async () => {
+      const cases: [() => Promise<unknown>, number][] = [
+        [() => createClient({ baseUrl: 'http://fake-service.test', apiKey: 'nope', fetch: service.fetch }).pollJob('x', { intervalMs: 10 }), 401],
+        [() => createClient({ baseUrl: 'http://fake-service.test', apiKey: BROKE_KEY, fetch: service.fetch }).submitJob({ model: 'a/b/c', input: {} }), 402],
+        [() => virtual.pollJob('00000000-0000-4000-8000-000000000000', { intervalMs: 10 }), 404],
+      ];
+      for (const [call, status] of cases) {
+        const before = service.requests.length;
+        const { error, took } = await run(call);
+        expect((error as ServiceApiError).status).toBe(status);
+        expect(took).toBe(0);
+        expect(vi.getTimerCount()).toBe(0);
+        expect(service.requests.length - before).toBe(1);
+      }
+    });
   });
 
   it('does not follow a redirect: ERR_HTTP naming the Location, not retried', async () => {

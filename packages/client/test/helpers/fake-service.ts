@@ -26,7 +26,21 @@ export interface FakeService {
   requests: RecordedRequest[];
   /** Faults answered to the next requests, in order, before normal handling resumes. */
   faults: Fault[];
+  /**
+   * The same service in process, as a `fetch` for `createClient({ fetch })`: no sockets, answers
+   * in microtasks, times read from `performance.now()`. For tests on virtual time
+   * (`vi.useFakeTimers`), where only the client's timers decide when things happen. `destroy`
+   * rejects as undici does on a dropped connection; `hang` never answers until the request's
+   * signal aborts.
+   */
+  fetch: typeof globalThis.fetch;
   close(): Promise<void>;
+}
+
+/** What the service answers to a request that is not a fault. */
+interface Answer {
+  status: number;
+  body: unknown;
 }
 
 interface FakeJob {
@@ -56,19 +70,20 @@ export async function startFakeService(): Promise<FakeService> {
         res.writeHead(fault.status, { 'content-type': 'application/json', ...fault.headers });
         return void res.end(fault.body ?? JSON.stringify({ detail: `fault ${fault.status}` }));
       }
-      handle(req.method ?? '', path, req.headers.authorization, body, res);
+      send(res, handle(req.method ?? '', path, req.headers.authorization, body));
     });
   });
 
-  function send(res: ServerResponse, status: number, body: unknown): void {
+  function send(res: ServerResponse, { status, body }: Answer): void {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   }
 
-  function handle(method: string, path: string, auth: string | undefined, body: string, res: ServerResponse): void {
-    if (auth !== `Bearer ${GOOD_KEY}` && auth !== `Bearer ${BROKE_KEY}`) return send(res, 401, { detail: 'Invalid token.' });
+  function handle(method: string, path: string, auth: string | undefined, body: string): Answer {
+    const answer = (status: number, json: unknown): Answer => ({ status, body: json });
+    if (auth !== `Bearer ${GOOD_KEY}` && auth !== `Bearer ${BROKE_KEY}`) return answer(401, { detail: 'Invalid token.' });
     if (method === 'POST' && path === '/v3/universal-ai/async') {
-      if (auth === `Bearer ${BROKE_KEY}`) return send(res, 402, { detail: 'Insufficient credits.' });
+      if (auth === `Bearer ${BROKE_KEY}`) return answer(402, { detail: 'Insufficient credits.' });
       const request = JSON.parse(body) as { input?: { simulate?: { outcome?: 'success' | 'fail'; delay_ms?: number; output?: unknown } } };
       const simulate = request.input?.simulate ?? {};
       const job: FakeJob = {
@@ -78,23 +93,51 @@ export async function startFakeService(): Promise<FakeService> {
         output: simulate.output ?? { text: 'hello' },
       };
       jobs.set(job.id, job);
-      return send(res, 201, { job_id: job.id, status: 'processing' });
+      return answer(201, { job_id: job.id, status: 'processing' });
     }
     const match = /^\/v3\/universal-ai\/async\/([^/]+)$/.exec(path);
     if (method === 'GET' && match !== null) {
       const job = jobs.get(decodeURIComponent(match[1]!));
-      if (job === undefined) return send(res, 404, { detail: 'Not found.' });
-      if (performance.now() < job.finishAt) return send(res, 200, { job_id: job.id, status: 'processing' });
-      return send(
-        res,
+      if (job === undefined) return answer(404, { detail: 'Not found.' });
+      if (performance.now() < job.finishAt) return answer(200, { job_id: job.id, status: 'processing' });
+      return answer(
         200,
         job.outcome === 'success'
           ? { job_id: job.id, status: 'success', output: job.output, cost: '0.01' }
           : { job_id: job.id, status: 'fail', error: { message: 'Provider failed', error_code: 'provider_error' } },
       );
     }
-    send(res, 404, { detail: 'Not found.' });
+    return answer(404, { detail: 'Not found.' });
   }
+
+  const inProcessFetch = async (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    const method = init.method ?? 'GET';
+    const headers = Object.fromEntries(new Headers(init.headers).entries());
+    const body = typeof init.body === 'string' ? init.body : '';
+    const { signal } = init;
+    signal?.throwIfAborted();
+    const path = url.pathname + url.search;
+    requests.push({ method, path, headers, body, at: performance.now() });
+    const fault = faults.shift();
+    if (fault === 'destroy') {
+      throw new TypeError('fetch failed', { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) });
+    }
+    if (fault === 'hang') {
+      return new Promise<never>((_resolve, reject) => {
+        if (signal === undefined || signal === null) return;
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+    }
+    if (fault !== undefined) {
+      return new Response(fault.body ?? JSON.stringify({ detail: `fault ${fault.status}` }), {
+        status: fault.status,
+        headers: { 'content-type': 'application/json', ...fault.headers },
+      });
+    }
+    const { status, body: json } = handle(method, path, headers.authorization, body);
+    return new Response(JSON.stringify(json), { status, headers: { 'content-type': 'application/json' } });
+  };
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -102,6 +145,7 @@ export async function startFakeService(): Promise<FakeService> {
     url: `http://127.0.0.1:${port}`,
     requests,
     faults,
+    fetch: inProcessFetch,
     async close() {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();
