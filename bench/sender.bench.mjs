@@ -11,11 +11,9 @@
 import { spawn } from 'node:child_process';
 import { constants, createHash, generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { once } from 'node:events';
-import { createDeliverer } from '../packages/sender/dist/delivery/deliverer.js';
-import { createRetryPolicy } from '../packages/sender/dist/delivery/retry-policy.js';
-import { createSsrfGuard } from '../packages/sender/dist/delivery/ssrf-guard.js';
+import { createDeliverer, createMemoryWorkQueue, createRetryPolicy, createSsrfGuard } from '../packages/delivery/dist/index.js';
 import { createMemoryJobStore } from '../packages/sender/dist/jobs/memory-job-store.js';
-import { createMemoryWorkQueue } from '../packages/sender/dist/queue/memory-work-queue.js';
+import { buildWebhookPayload } from '../packages/sender/dist/jobs/webhook-payload.js';
 import { compareAsync } from './harness.mjs';
 import { num, ops, ratio, table, verdict, withRme, logResult } from './report.mjs';
 
@@ -128,6 +126,7 @@ export async function run({ settings, log }) {
     const makeDeliverer = () => {
       deliverer = createDeliverer({
         jobs,
+        payload: buildWebhookPayload,
         privateKey,
         policy: createRetryPolicy(),
         guard: createSsrfGuard({ allowInsecure: true, allowCidrs: ['127.0.0.0/8'] }),

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createClient, type JobDeliveries } from '@jobhook/client';
-import { createBullmqWorkQueue, type WorkQueue } from '@jobhook/sender';
+import { createBullmqWorkQueue, type WorkQueue } from '@jobhook/delivery';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startRedisServer, type RedisServer } from '../../packages/core/test/helpers/redis-server.js';
 import {

@@ -10,15 +10,16 @@ import {
   type WebhookHeaderNames,
 } from '@jobhook/core';
 import { isBodyStyle, isHeaderName, isLogger } from '@jobhook/core/internal';
-import type { JobStore } from '../jobs/job-record.js';
+import type { DeliveryLog, DeliverySubject } from './delivery-log.js';
 import type { DelivererOptions, PayloadSigner } from './deliverer.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { SsrfGuard } from './ssrf-guard.js';
 import { DEFAULT_USER_AGENT } from './user-agent.js';
 
 /** {@link DelivererOptions} checked, with defaults. @internal */
-export interface ResolvedDelivererOptions {
-  jobs: JobStore;
+export interface ResolvedDelivererOptions<J extends DeliverySubject> {
+  jobs: DeliveryLog<J>;
+  payload: (job: J) => string;
   privateKey: KeyObject;
   policy: RetryPolicy;
   guard: SsrfGuard;
@@ -53,10 +54,11 @@ function hasMethods(value: unknown, names: readonly string[]): boolean {
 }
 
 /** Validates every option once, at construction. @internal */
-export function resolveDelivererOptions(options: DelivererOptions): ResolvedDelivererOptions {
+export function resolveDelivererOptions<J extends DeliverySubject>(options: DelivererOptions<J>): ResolvedDelivererOptions<J> {
   if (typeof options !== 'object' || options === null) throw invalid('options are required');
-  const { jobs, policy, guard, attemptTimeoutMs = 30_000, bodyStyle = 'python', headerNames = {}, userAgent = DEFAULT_USER_AGENT, now = Date.now, logger } = options;
-  if (!hasMethods(jobs, ['get', 'appendAttempt', 'endRound'])) throw invalid('jobs must be a JobStore');
+  const { jobs, payload, policy, guard, attemptTimeoutMs = 30_000, bodyStyle = 'python', headerNames = {}, userAgent = DEFAULT_USER_AGENT, now = Date.now, logger } = options;
+  if (!hasMethods(jobs, ['get', 'appendAttempt', 'endRound'])) throw invalid('jobs must be a DeliveryLog (get, appendAttempt, endRound)');
+  if (typeof payload !== 'function') throw invalid('payload must be a function (job) => JSON text');
   if (!hasMethods(policy, ['nextDelayMs']) || !Number.isSafeInteger(policy.maxAttempts)) throw invalid('policy must be a RetryPolicy (createRetryPolicy)');
   if (!hasMethods(guard, ['checkUrl', 'resolveTarget'])) throw invalid('guard must be an SsrfGuard (createSsrfGuard)');
   if (!Number.isSafeInteger(attemptTimeoutMs) || attemptTimeoutMs < 1) throw invalid(`attemptTimeoutMs must be a positive integer, got ${String(attemptTimeoutMs)}`);
@@ -88,6 +90,7 @@ export function resolveDelivererOptions(options: DelivererOptions): ResolvedDeli
   const privateKey = loadPrivateKey(options.privateKey);
   return {
     jobs,
+    payload,
     privateKey,
     policy,
     guard,

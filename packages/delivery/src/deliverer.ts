@@ -1,22 +1,27 @@
 import type { KeyObject } from 'node:crypto';
 import { silentLogger, type BodyStyle, type Logger, type SignedPayload, type SignOptions, type WebhookHeaderNames } from '@jobhook/core';
-import type { JobRecord, JobStore } from '../jobs/job-record.js';
 import { classifyAnswer, type AnswerClass } from './classify-answer.js';
 import { resolveDelivererOptions } from './deliverer-options.js';
+import type { DeliveryLog, DeliverySubject } from './delivery-log.js';
 import type { AttemptRecord, DeliveryTask } from './delivery-types.js';
 import { postWebhook } from './post-webhook.js';
 import { refusalReason } from './receiver-refusal.js';
 import type { RetryPolicy } from './retry-policy.js';
 import { createSignedPayloadCache, type SignedWebhook } from './signed-payload-cache.js';
 import type { ResolvedAddress, SsrfGuard } from './ssrf-guard.js';
-import { buildWebhookPayload } from './webhook-payload.js';
 
 /** How the deliverer signs a payload: core's `signPayloadAsync` (canonical bytes here, RSA on the thread pool). */
 export type PayloadSigner = (payload: Buffer, privateKey: KeyObject, options: SignOptions) => Promise<SignedPayload>;
 
-/** Options of {@link createDeliverer}. */
-export interface DelivererOptions {
-  jobs: JobStore;
+/** Options of {@link createDeliverer}; `J` is the job record of the service's store. */
+export interface DelivererOptions<J extends DeliverySubject = DeliverySubject> {
+  /** Where jobs are read and their attempts written: the service's job store. */
+  jobs: DeliveryLog<J>;
+  /**
+   * The exact JSON text of a final job's webhook payload (the service's format). Called once per
+   * job and process (the signed bytes are then kept), so the payload of a job must not change.
+   */
+  payload: (job: J) => string;
   /** The service's signing key, from `loadPrivateKey`. */
   privateKey: KeyObject;
   policy: RetryPolicy;
@@ -69,7 +74,7 @@ export interface Deliverer {
 }
 
 /**
- * Creates the webhook deliverer of the reference sender.
+ * Creates a webhook deliverer: one call per attempt, the queue schedules them.
  *
  * A job's payload is canonicalized and signed once, at its first attempt, and the signed bytes are
  * kept for its retries and redelivery rounds (a final job's payload never changes, and the key is
@@ -80,21 +85,21 @@ export interface Deliverer {
  *
  * @example
  * ```ts
- * const deliverer = createDeliverer({ jobs, privateKey: loadPrivateKey(pem), policy: createRetryPolicy(), guard: createSsrfGuard() });
+ * const deliverer = createDeliverer({ jobs, payload: (job) => JSON.stringify({ job_id: job.jobId }), privateKey: loadPrivateKey(pem), policy: createRetryPolicy(), guard: createSsrfGuard() });
  * const record = await deliverer.attempt({ jobId, round: 0, attempt: 1 });
  * if (record.outcome === 'retry') await queue.enqueueDelivery({ jobId, round: 0, attempt: 2 }, record.nextDelayMs ?? 0);
  * ```
  * @throws JobhookError `ERR_OPTION_INVALID` (or `ERR_KEY_INVALID` for the key) on a wrong option.
  */
-export function createDeliverer(options: DelivererOptions): Deliverer {
+export function createDeliverer<J extends DeliverySubject>(options: DelivererOptions<J>): Deliverer {
   const o = resolveDelivererOptions(options);
   const { jobs, policy, guard, now, logger = silentLogger } = o;
   const signed = createSignedPayloadCache({ maxEntries: o.signedCacheEntries, maxBytes: o.signedCacheBytes });
   const signOptions: SignOptions = { profile: 'python', bodyStyle: o.bodyStyle, headerNames: o.headerNames, maxCanonicalBytes: o.maxCanonicalBytes };
-  const signJob = async (job: JobRecord): Promise<SignedWebhook> => {
+  const signJob = async (job: J): Promise<SignedWebhook> => {
     // The canonical bytes are made on the event loop, the RSA operation on the thread pool; both
     // once per job (and process), not per attempt.
-    const { body, headers } = await o.sign(Buffer.from(buildWebhookPayload(job), 'utf8'), o.privateKey, signOptions);
+    const { body, headers } = await o.sign(Buffer.from(o.payload(job), 'utf8'), o.privateKey, signOptions);
     // Only the body and headers are kept (not the canonical bytes).
     return { body, headers: { ...headers, 'User-Agent': o.userAgent } };
   };

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { JobhookError } from '@jobhook/core';
-import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
-import { parseRetryAfter } from '../../src/delivery/retry-after.js';
+import { createRetryPolicy } from '../src/retry-policy.js';
+import { parseRetryAfter } from '../src/retry-after.js';
 
 describe('createRetryPolicy', () => {
   it('defaults to the spec: 3 retries (4 attempts), then no delay', () => {

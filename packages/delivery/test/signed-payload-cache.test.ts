@@ -1,6 +1,6 @@
 // The bounded cache of signed webhooks behind the deliverer: bytes and entries bounded, failures not kept.
 import { describe, expect, it } from 'vitest';
-import { createSignedPayloadCache, ENTRY_OVERHEAD_BYTES, type SignedWebhook } from '../../src/delivery/signed-payload-cache.js';
+import { createSignedPayloadCache, ENTRY_OVERHEAD_BYTES, type SignedWebhook } from '../src/signed-payload-cache.js';
 
 const webhook = (size: number): SignedWebhook => ({ body: Buffer.alloc(size, 0x20), headers: { 'X-Service-Signature': 'ab' } });
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobhookError } from '@jobhook/core';
-import { createSsrfGuard, type HostResolver, type ResolvedAddress } from '../../src/delivery/ssrf-guard.js';
-import { refusalReason, type ReceiverRefusalReason } from '../../src/delivery/receiver-refusal.js';
+import { createSsrfGuard, type HostResolver, type ResolvedAddress } from '../src/ssrf-guard.js';
+import { refusalReason, type ReceiverRefusalReason } from '../src/receiver-refusal.js';
 
 /** An injected DNS: `table[host]` answers, unknown names fail with ENOTFOUND; every lookup is logged. */
 function fakeDns(table: Record<string, string[]>): HostResolver & { lookups: string[] } {

@@ -1,6 +1,16 @@
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { JobhookError, loadPrivateKey } from '@jobhook/core';
+import {
+  createBullmqWorkQueue,
+  createDeliverer,
+  createMemoryWorkQueue,
+  createRetryPolicy,
+  createSsrfGuard,
+  type SsrfGuard,
+  type WorkQueue,
+} from '@jobhook/delivery';
+import { receiverRefused, withDeadline } from '@jobhook/delivery/internal';
 import type { FastifyInstance } from 'fastify';
 import { buildAccountKeys, createAccountRegistry, type KeyUsage } from './accounts/account-registry.js';
 import { createMemoryCreditLedger, type CreditLedger } from './accounts/credit-ledger.js';
@@ -9,17 +19,11 @@ import { createRedisCreditLedger } from './accounts/redis-credit-ledger.js';
 import { validateAccountsConfig } from './accounts/validate-accounts-config.js';
 import { createApi } from './api/create-api.js';
 import { createAuthenticator } from './auth/authenticate.js';
-import { createDeliverer, withDeadline } from './delivery/deliverer.js';
-import { receiverRefused } from './delivery/receiver-refusal.js';
-import { createRetryPolicy } from './delivery/retry-policy.js';
-import { createSsrfGuard, type SsrfGuard } from './delivery/ssrf-guard.js';
 import type { JobStore } from './jobs/job-record.js';
 import { createJobService } from './jobs/job-service.js';
 import { createMemoryJobStore } from './jobs/memory-job-store.js';
 import { createRedisJobStore } from './jobs/redis-job-store.js';
-import { createBullmqWorkQueue } from './queue/bullmq-work-queue.js';
-import { createMemoryWorkQueue } from './queue/memory-work-queue.js';
-import type { WorkQueue } from './queue/work-queue.js';
+import { buildWebhookPayload } from './jobs/webhook-payload.js';
 import { resolveSenderOptions, type ResolvedSenderOptions, type SenderOptions } from './sender-options.js';
 
 /** A running reference service. */
@@ -129,6 +133,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
     const headerNames = Object.fromEntries(Object.entries(o.headerNames).filter(([, v]) => v !== undefined));
     const deliverer = createDeliverer({
       jobs,
+      payload: buildWebhookPayload,
       privateKey,
       policy,
       guard,

@@ -2,8 +2,7 @@ import ipaddr from 'ipaddr.js';
 import { JobhookError, silentLogger, type BodyStyle, type Logger, type PrivateKeyInput, type WebhookHeaderNames } from '@jobhook/core';
 import { isBodyStyle, isHeaderName, isLogger, parseRedisUrl } from '@jobhook/core/internal';
 import type { AccountsConfig } from './accounts/accounts-config.js';
-import { DEFAULT_MAX_CANONICAL_BYTES } from './delivery/deliverer-options.js';
-import type { HostResolver } from './delivery/ssrf-guard.js';
+import { DEFAULT_MAX_CANONICAL_BYTES, type HostResolver } from '@jobhook/delivery';
 import { DEFAULT_MAX_REDELIVERIES, DEFAULT_REDELIVER_COOLDOWN_MS } from './jobs/job-service.js';
 
 /** Smallest `maxCanonicalBytes`: a payload's fixed members alone take a few hundred bytes. */

@@ -1,5 +1,5 @@
 import { JobhookError } from '@jobhook/core';
-import type { DeliveryTask } from '../delivery/delivery-types.js';
+import type { DeliveryTask } from '../delivery-types.js';
 import { checkJobId } from './queue-input.js';
 
 /** BullMQ job id of a job's completion: `job-{jobId}`. @internal */

@@ -1,7 +1,7 @@
 import { JobhookError } from '@jobhook/core';
 import { redactUrl } from '@jobhook/core/internal';
 import { Queue, Worker, type Job } from 'bullmq';
-import type { DeliveryTask } from '../delivery/delivery-types.js';
+import type { DeliveryTask } from '../delivery-types.js';
 import { bullmqDeliveryId, bullmqJobId, checkBullmqJobId } from './bullmq-ids.js';
 import {
   BULLMQ_QUEUE_NAMES,

@@ -1,6 +1,6 @@
 import { JobhookError, silentLogger, type Logger } from '@jobhook/core';
 import { MAX_TIMER_MS } from '@jobhook/core/internal';
-import type { DeliveryTask } from '../delivery/delivery-types.js';
+import type { DeliveryTask } from '../delivery-types.js';
 import { DueHeap, type DueEntry } from './due-heap.js';
 import { Fifo } from './fifo.js';
 import { abandonWork } from './abandon-work.js';

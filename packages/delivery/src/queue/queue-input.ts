@@ -1,6 +1,6 @@
 import { JobhookError, type Logger } from '@jobhook/core';
 import { isLogger } from '@jobhook/core/internal';
-import type { DeliveryTask } from '../delivery/delivery-types.js';
+import type { DeliveryTask } from '../delivery-types.js';
 import type { WorkHandlers } from './work-queue.js';
 
 /** Default number of delivery attempts running at once. */

@@ -1,4 +1,4 @@
-import type { AttemptRecord, DeliveryTask } from '../delivery/delivery-types.js';
+import type { AttemptRecord, DeliveryTask } from '../delivery-types.js';
 
 /** One piece of queued work: a job's completion (`runJob`) or one delivery attempt (`deliver`). */
 export type QueuedWork = { kind: 'job'; jobId: string } | { kind: 'delivery'; task: DeliveryTask };

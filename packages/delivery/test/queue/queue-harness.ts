@@ -1,6 +1,6 @@
 // Handlers for the work queue tests that record what ran, when, and how many ran at once.
 import type { Logger } from '@jobhook/core';
-import type { AttemptRecord, DeliveryTask } from '../../src/delivery/delivery-types.js';
+import type { AttemptRecord, DeliveryTask } from '../../src/delivery-types.js';
 import type { WorkHandlers } from '../../src/queue/work-queue.js';
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

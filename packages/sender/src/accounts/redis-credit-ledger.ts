@@ -1,6 +1,6 @@
 import { JobhookError } from '@jobhook/core';
 import type { Redis } from 'ioredis';
-import { quitRedis, redisCall, redisFromOption } from '../queue/redis-connect.js';
+import { quitRedis, redisCall, redisFromOption } from '@jobhook/delivery/internal';
 import { balanceUnits, insufficient, priceUnits, toCredits, type CreditLedger, type LedgerAccount } from './credit-ledger.js';
 
 /** Options of {@link createRedisCreditLedger}. */

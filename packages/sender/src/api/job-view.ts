@@ -1,6 +1,6 @@
 import { stringifyJson } from '@jobhook/core';
-import { jobMembers } from '../delivery/webhook-payload.js';
-import type { AttemptRecord } from '../delivery/delivery-types.js';
+import type { AttemptRecord } from '@jobhook/delivery';
+import { jobMembers } from '../jobs/webhook-payload.js';
 import type { JobRecord } from '../jobs/job-record.js';
 
 /**

@@ -1,5 +1,5 @@
 import { isJobhookError, parseBody } from '@jobhook/core';
-import { buildWebhookPayload } from '../delivery/webhook-payload.js';
+import { buildWebhookPayload } from '../jobs/webhook-payload.js';
 import type { JobRecord } from '../jobs/job-record.js';
 import { simulateResult } from '../jobs/simulate-provider.js';
 import { ApiError } from './api-error.js';

@@ -1,4 +1,6 @@
-import type { AttemptRecord } from '../delivery/delivery-types.js';
+import type { AttemptRecord, DeliveryLog, DeliveryState } from '@jobhook/delivery';
+
+export type { DeliveryState };
 
 /** Job states. `processing` is the in-progress state (the spec does not name it); the others are final. */
 export type JobStatus = 'processing' | 'success' | 'fail';
@@ -9,15 +11,6 @@ export interface JobError {
   /** A provider-style error code, e.g. `provider_timeout`. */
   error_code?: string;
 }
-
-/**
- * Where the webhook of a job stands. `null` on jobs without `webhook_receiver`.
- * - `pending`: queued or retrying;
- * - `delivered`: a 2xx answer;
- * - `rejected`: a 4xx answer, or the receiver refused by the SSRF guard: not retried;
- * - `failed`: every attempt of the retry budget failed (5xx, timeout, network).
- */
-export type DeliveryState = 'pending' | 'delivered' | 'rejected' | 'failed';
 
 /** How a submission asked the simulated provider to behave (`input.simulate`). */
 export interface SimulatePlan {
@@ -83,9 +76,10 @@ export type JobResult = Pick<JobRecord, 'status' | 'finishedAt' | 'outputJson' |
 
 /**
  * Where jobs and their delivery attempts live: memory by default, Redis with `--redis` so another
- * sender process (or this one after a restart) sees them.
+ * sender process (or this one after a restart) sees them. The deliverer of `@jobhook/delivery` uses
+ * it as its {@link DeliveryLog}.
  */
-export interface JobStore {
+export interface JobStore extends DeliveryLog<JobRecord> {
   create(job: JobRecord): Promise<void>;
   get(jobId: string): Promise<JobRecord | undefined>;
   /**

@@ -1,8 +1,7 @@
 import { JobhookError, silentLogger, type Logger } from '@jobhook/core';
 import { formatInstant } from '../accounts/date-time.js';
 import { jobPrice } from '../accounts/pricing.js';
-import type { AttemptRecord, DeliveryTask } from '../delivery/delivery-types.js';
-import type { QueuedWork, WorkHandlers, WorkQueue } from '../queue/work-queue.js';
+import type { AttemptRecord, DeliveryTask, QueuedWork, WorkHandlers, WorkQueue } from '@jobhook/delivery';
 import type { JobRecord, JobResult, JobStore } from './job-record.js';
 import { simulateResult } from './simulate-provider.js';
 

@@ -1,4 +1,4 @@
-import type { AttemptRecord } from '../delivery/delivery-types.js';
+import type { AttemptRecord } from '@jobhook/delivery';
 import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
 
 /**

@@ -1,8 +1,7 @@
 import { JobhookError } from '@jobhook/core';
 import type { Redis } from 'ioredis';
-import type { AttemptRecord } from '../delivery/delivery-types.js';
-import { checkJobId } from '../queue/queue-input.js';
-import { quitRedis, redisCall, redisFromOption } from '../queue/redis-connect.js';
+import type { AttemptRecord } from '@jobhook/delivery';
+import { checkJobId, quitRedis, redisCall, redisFromOption } from '@jobhook/delivery/internal';
 import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
 
 /** Options of {@link createRedisJobStore}. */

@@ -1,5 +1,5 @@
 import { JobhookError, rawJson, stringifyJson, type RawJson } from '@jobhook/core';
-import type { JobRecord } from '../jobs/job-record.js';
+import type { JobRecord } from './job-record.js';
 
 /**
  * The exact JSON text (compact) of the spec §6.2 payload of a final job, members in the spec's

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { JobhookError } from '@jobhook/core';
 import { afterAll, describe, expect, test } from 'vitest';
-import { loadAccountsConfig, maskToken, validateAccountsConfig, type AccountsConfig } from '../../src/index.js';
+import { maskToken } from '../../src/accounts/api-token.js';
+import { loadAccountsConfig, validateAccountsConfig, type AccountsConfig } from '../../src/index.js';
 import { accountsFixture, TOKENS } from '../sender/sender-fixtures.js';
 
 type Mutable = { organizations: { id: unknown; members: unknown[]; keys: Record<string, unknown>[]; [k: string]: unknown }[]; [k: string]: unknown };

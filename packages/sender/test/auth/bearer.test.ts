@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest';
-import { readBearerToken } from '../../src/index.js';
+import { readBearerToken } from '../../src/auth/bearer.js';
 
 const T = 'jh_inf_Zk3p9QwErTy0uIoPaSdFgHjKl4b2';
 

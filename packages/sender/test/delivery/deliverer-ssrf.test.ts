@@ -5,9 +5,8 @@
 import { lookup } from 'node:dns/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestKeyPair } from '@jobhook/core/testing';
-import { createDeliverer } from '../../src/delivery/deliverer.js';
-import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
-import { createSsrfGuard, type HostResolver, type SsrfGuardOptions } from '../../src/delivery/ssrf-guard.js';
+import { createDeliverer, createRetryPolicy, createSsrfGuard, type HostResolver, type SsrfGuardOptions } from '@jobhook/delivery';
+import { buildWebhookPayload } from '../../src/jobs/webhook-payload.js';
 import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
 import { seedJob } from '../helpers/delivery-jobs.js';
 import { answer, startDeliveryReceiver, type DeliveryReceiver } from '../helpers/delivery-receiver.js';
@@ -27,6 +26,7 @@ function setup(guardOptions: SsrfGuardOptions) {
   const guard = createSsrfGuard(guardOptions);
   const deliverer = createDeliverer({
     jobs,
+    payload: buildWebhookPayload,
     privateKey: keys.privateKey,
     policy: createRetryPolicy({ baseMs: 10, capMs: 100 }),
     guard,
@@ -132,8 +132,8 @@ describe('deliverer: tasks that are not attempts', () => {
   });
 
   it('refuses wrong options at construction', () => {
-    const base = { jobs: createMemoryJobStore(), privateKey: keys.privateKey, policy: createRetryPolicy(), guard: createSsrfGuard() };
-    for (const bad of [{ attemptTimeoutMs: 0 }, { bodyStyle: 'pretty' }, { headerNames: { signature: 'X Sig' } }, { userAgent: 'a\r\nX-Evil: 1' }, { policy: {} }]) {
+    const base = { jobs: createMemoryJobStore(), payload: buildWebhookPayload, privateKey: keys.privateKey, policy: createRetryPolicy(), guard: createSsrfGuard() };
+    for (const bad of [{ attemptTimeoutMs: 0 }, { bodyStyle: 'pretty' }, { headerNames: { signature: 'X Sig' } }, { userAgent: 'a\r\nX-Evil: 1' }, { policy: {} }, { payload: 'not a function' }]) {
       expect(() => createDeliverer({ ...base, ...(bad as object) } as never)).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID' }));
     }
     expect(() => createDeliverer({ ...base, privateKey: keys.publicKey })).toThrow(expect.objectContaining({ code: 'ERR_KEY_INVALID' }));

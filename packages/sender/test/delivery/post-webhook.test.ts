@@ -12,10 +12,8 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestKeyPair } from '@jobhook/core/testing';
-import { createDeliverer } from '../../src/delivery/deliverer.js';
-import { postWebhook } from '../../src/delivery/post-webhook.js';
-import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
-import { createSsrfGuard } from '../../src/delivery/ssrf-guard.js';
+import { createDeliverer, postWebhook, createRetryPolicy, createSsrfGuard } from '@jobhook/delivery';
+import { buildWebhookPayload } from '../../src/jobs/webhook-payload.js';
 import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
 import { seedJob } from '../helpers/delivery-jobs.js';
 import { startDeliveryReceiver, type DeliveryReceiver } from '../helpers/delivery-receiver.js';
@@ -102,6 +100,7 @@ describe('deliverer over https', () => {
     const jobs = createMemoryJobStore();
     const deliverer = createDeliverer({
       jobs,
+      payload: buildWebhookPayload,
       privateKey: createTestKeyPair().privateKey,
       policy: createRetryPolicy({ maxRetries: 0 }),
       guard: createSsrfGuard({ allowCidrs: ['127.0.0.1/32'], resolve: async () => [LOCAL] }),

@@ -8,9 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BodyStyle } from '@jobhook/core';
 import { createTestKeyPair } from '@jobhook/core/testing';
-import { createDeliverer } from '../../src/delivery/deliverer.js';
-import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
-import { createSsrfGuard } from '../../src/delivery/ssrf-guard.js';
+import { createDeliverer, createRetryPolicy, createSsrfGuard } from '@jobhook/delivery';
+import { buildWebhookPayload } from '../../src/jobs/webhook-payload.js';
 import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
 import { seedJob } from '../helpers/delivery-jobs.js';
 import { startPythonVerifier, type PythonVerdict, type PythonVerifier } from '../helpers/delivery-python.js';
@@ -50,6 +49,7 @@ afterAll(async () => {
 async function deliver(id: string, bodyStyle: BodyStyle, job: Parameters<typeof seedJob>[1], via = 'auto') {
   const deliverer = createDeliverer({
     jobs,
+    payload: buildWebhookPayload,
     privateKey: keys.privateKey,
     policy: createRetryPolicy({ maxRetries: 0 }),
     guard: createSsrfGuard({ allowInsecure: true, allowCidrs: ['127.0.0.1/32'] }),

@@ -7,11 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { signPayloadAsync, verifySignature } from '@jobhook/core';
 import { createTestKeyPair } from '@jobhook/core/testing';
+import { createDeliverer, createRetryPolicy, createSsrfGuard, type DelivererOptions, type PayloadSigner } from '@jobhook/delivery';
+import { buildWebhookPayload } from '../../src/jobs/webhook-payload.js';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
-import { createDeliverer, type DelivererOptions, type PayloadSigner } from '../../src/delivery/deliverer.js';
-import { createRetryPolicy } from '../../src/delivery/retry-policy.js';
-import { createSsrfGuard } from '../../src/delivery/ssrf-guard.js';
-import type { JobStore } from '../../src/jobs/job-record.js';
+import type { JobRecord, JobStore } from '../../src/jobs/job-record.js';
 import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
 import { createRedisJobStore } from '../../src/jobs/redis-job-store.js';
 import { seedJob } from '../helpers/delivery-jobs.js';
@@ -44,9 +43,10 @@ function countingSigner(): { sign: PayloadSigner; calls: string[] } {
   return { sign, calls };
 }
 
-function deliverer(jobs: JobStore, overrides: Partial<DelivererOptions> = {}) {
+function deliverer(jobs: JobStore, overrides: Partial<DelivererOptions<JobRecord>> = {}) {
   return createDeliverer({
     jobs,
+    payload: buildWebhookPayload,
     privateKey: keys.privateKey,
     policy: createRetryPolicy({ maxRetries: 3, baseMs: 10, capMs: 20 }),
     guard: createSsrfGuard({ allowInsecure: true, allowCidrs: ['127.0.0.0/8'] }),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateEvent } from '@jobhook/core';
-import { buildWebhookPayload } from '../../src/delivery/webhook-payload.js';
+import { buildWebhookPayload } from '../../src/jobs/webhook-payload.js';
 import { finalJob } from '../helpers/delivery-jobs.js';
 
 const ALWAYS = ['event', 'job_id', 'status', 'feature', 'subfeature', 'provider', 'model', 'created_at', 'finished_at'];

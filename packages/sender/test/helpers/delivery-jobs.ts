@@ -1,8 +1,7 @@
 /** Final job records and the queue-like attempt loop of the delivery tests. */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Deliverer } from '../../src/delivery/deliverer.js';
-import type { AttemptRecord } from '../../src/delivery/delivery-types.js';
+import type { Deliverer, AttemptRecord } from '@jobhook/delivery';
 import type { JobRecord, JobStore } from '../../src/jobs/job-record.js';
 
 /** A final (`success` by default) job with a webhook receiver; overrides win. */

@@ -1,6 +1,6 @@
 // Job records and attempts for the JobStore tests.
 import { randomUUID } from 'node:crypto';
-import type { AttemptRecord } from '../../src/delivery/delivery-types.js';
+import type { AttemptRecord } from '@jobhook/delivery';
 import type { JobRecord, JobResult } from '../../src/jobs/job-record.js';
 
 /** Exact JSON texts a store must give back byte for byte (floats, big integers, unicode, escapes). */

@@ -6,8 +6,19 @@ import { createServer, type Server } from 'node:http';
 import { createTestKeyPair } from '@jobhook/core/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
-import type { JobRecord, JobStore, WorkHandlers, WorkQueue } from '../../src/index.js';
-import { createBullmqWorkQueue, createDeliverer, createJobService, createMemoryWorkQueue, createRedisJobStore, createRetryPolicy, createSsrfGuard } from '../../src/index.js';
+import {
+  createBullmqWorkQueue,
+  createDeliverer,
+  createMemoryWorkQueue,
+  createRetryPolicy,
+  createSsrfGuard,
+  type WorkHandlers,
+  type WorkQueue,
+} from '@jobhook/delivery';
+import type { JobRecord, JobStore } from '../../src/jobs/job-record.js';
+import { createJobService } from '../../src/jobs/job-service.js';
+import { createRedisJobStore } from '../../src/jobs/redis-job-store.js';
+import { buildWebhookPayload } from '../../src/jobs/webhook-payload.js';
 import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
 import { buildJob } from '../jobs/job-fixtures.js';
 import { waitFor } from './sender-fixtures.js';
@@ -71,6 +82,7 @@ async function startService({ jobs, queue }: Stack, wrap: (h: WorkHandlers) => W
   cleanups.push(() => queue.close());
   const deliverer = createDeliverer({
     jobs,
+    payload: buildWebhookPayload,
     privateKey: createTestKeyPair().privateKey,
     policy: createRetryPolicy({ baseMs: 10, capMs: 50 }),
     guard: createSsrfGuard({ allowInsecure: true, allowCidrs: ['127.0.0.0/8'] }),

@@ -1,8 +1,10 @@
 // The job service on the real memory store and queue, with a deliverer that records the tasks it
 // gets (the HTTP side of delivery is tested in webhook-loop.test.ts).
 import { afterEach, describe, expect, test } from 'vitest';
-import type { AttemptRecord, DeliveryTask, JobRecord, JobServiceOptions, JobStore, WorkQueue } from '../../src/index.js';
-import { createJobService, createMemoryWorkQueue, simulateResult } from '../../src/index.js';
+import { createMemoryWorkQueue, type AttemptRecord, type DeliveryTask, type WorkQueue } from '@jobhook/delivery';
+import type { JobRecord, JobStore } from '../../src/jobs/job-record.js';
+import { createJobService, type JobServiceOptions } from '../../src/jobs/job-service.js';
+import { simulateResult } from '../../src/jobs/simulate-provider.js';
 import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
 import { waitFor } from './sender-fixtures.js';
 

@@ -1,0 +1,18 @@
+/**
+ * @jobhook/delivery: the webhook delivery engine of a service that sends signed webhooks: sign,
+ * SSRF guard, pinned POST, retry policy, work queues, deliveries log.
+ * @packageDocumentation
+ */
+export { createDeliverer, type Deliverer, type DelivererOptions, type PayloadSigner } from './deliverer.js';
+export { DEFAULT_MAX_CANONICAL_BYTES, DEFAULT_SIGNED_CACHE_BYTES, DEFAULT_SIGNED_CACHE_ENTRIES } from './deliverer-options.js';
+export type { DeliveryLog, DeliveryState, DeliverySubject } from './delivery-log.js';
+export type { AttemptOutcome, AttemptRecord, DeliveryTask } from './delivery-types.js';
+export { createSsrfGuard, type HostResolver, type ResolvedAddress, type SsrfGuard, type SsrfGuardOptions } from './ssrf-guard.js';
+export { refusalReason, type ReceiverRefusalReason } from './receiver-refusal.js';
+export { createRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from './retry-policy.js';
+export { parseRetryAfter } from './retry-after.js';
+export { postWebhook, type PostWebhookRequest, type PostWebhookResult } from './post-webhook.js';
+export { DEFAULT_USER_AGENT } from './user-agent.js';
+export type { QueuedWork, WorkHandlers, WorkQueue, WorkQueueCounts } from './queue/work-queue.js';
+export { createMemoryWorkQueue, type MemoryWorkQueueOptions } from './queue/memory-work-queue.js';
+export { createBullmqWorkQueue, BULLMQ_QUEUE_NAMES, type BullmqWorkQueueOptions } from './queue/bullmq-work-queue.js';
