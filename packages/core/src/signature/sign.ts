@@ -4,6 +4,7 @@ import { TRUSTED_INPUT, parseBodyUnchecked } from '../canonical/parse.js';
 import { isCanonicalProfile, serializeCanonical, type CanonicalProfile } from '../canonical/profiles.js';
 import { PYTHON_COMPACT_DUMPS, PYTHON_DEFAULT_DUMPS, serializeTape } from '../canonical/serialize-tape.js';
 import { valueToJson } from '../canonical/value-json.js';
+import { isBodyStyle } from '../internal/index.js';
 import { MIN_RSA_BITS } from '../keys/key-ring.js';
 import { DEFAULT_HEADER_NAMES, HASH_ALGORITHM, type WebhookHeaderNames } from './headers.js';
 
@@ -116,7 +117,7 @@ function prepareSignature(payload: unknown, privateKey: PrivateKeyInput, options
   if (!isCanonicalProfile(profile)) {
     throw new JobhookError('ERR_OPTION_INVALID', `${caller}: unknown profile ${JSON.stringify(profile)}`);
   }
-  if (bodyStyle !== 'python' && bodyStyle !== 'canonical' && bodyStyle !== 'compact') {
+  if (!isBodyStyle(bodyStyle)) {
     throw new JobhookError('ERR_OPTION_INVALID', `${caller}: bodyStyle must be python, canonical or compact, got ${JSON.stringify(bodyStyle)}`);
   }
   const key = loadPrivateKey(privateKey);

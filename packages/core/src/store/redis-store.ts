@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import { JobhookError } from '../errors.js';
+import { MAX_TIMER_MS, parseRedisUrl } from '../internal/index.js';
 import type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
 import { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from './store-checks.js';
 
@@ -17,8 +18,6 @@ export const DEFAULT_REDIS_KEY_PREFIX = 'jobhook:';
 export const DEFAULT_OPERATION_TIMEOUT_MS = 2000;
 /** Longest {@link RedisStoreOptions.keyPrefix}. */
 export const MAX_KEY_PREFIX_LENGTH = 100;
-/** Largest {@link RedisStoreOptions.operationTimeoutMs} (what `setTimeout` can wait). */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -328,13 +327,7 @@ function isClient(value: unknown): value is Client {
 }
 
 function checkRedisUrl(url: string, where: string): void {
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    parsed = undefined;
-  }
-  if (parsed === undefined || (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')) {
+  if (parseRedisUrl(url) === undefined) {
     throw optionError(where, `redis must be a redis:// or rediss:// URL (or an ioredis client), got ${describeValue(url)}`);
   }
 }
