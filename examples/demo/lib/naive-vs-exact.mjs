@@ -26,7 +26,7 @@ function sortKeys(value) {
  * @returns {{ exact: { digest: string, profile: string }, naive: { name: string, digest: string, verifies: boolean }[], differences: [string, string][] }}
  */
 export function compareNaiveAndExact(body, signatureHex, publicKeyPem) {
-  const exact = createVerifier({ keys: publicKeyPem }).verify({ body, signature: signatureHex });
+  const exact = createVerifier({ publicKeys: publicKeyPem }).verify({ body, signature: signatureHex });
   const key = createPublicKey(publicKeyPem);
   // The service signs the hex digest's bytes: a digest is right only if the signature verifies over it.
   const verifies = (digest) => verify('sha256', Buffer.from(digest), key, Buffer.from(signatureHex, 'hex'));

@@ -13,7 +13,7 @@ export function checkVectors(dir) {
   const keyFile = join(dir, 'keys/main.public.pkcs1.pem');
   const missing = [file, keyFile].filter((f) => !existsSync(f));
   if (missing.length > 0) return { dir, found: false, missing };
-  const verifier = createVerifier({ keys: readFileSync(keyFile) });
+  const verifier = createVerifier({ publicKeys: readFileSync(keyFile) });
   let agree = 0;
   let total = 0;
   const disagreeing = [];

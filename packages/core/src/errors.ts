@@ -78,7 +78,7 @@ export interface JobhookErrorOptions {
  *
  * @example
  * ```ts
- * try { verifySignature({ body, signature, keys }) }
+ * try { verifySignature({ body, signature, publicKeys }) }
  * catch (err) { if (err instanceof JobhookError) res.status(err.status).json(err.toJSON()) }
  * ```
  */

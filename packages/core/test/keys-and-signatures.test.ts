@@ -70,7 +70,7 @@ describe('key ring', () => {
 
 describe('signPayload → createVerifier round trip', () => {
   it('verifies in every profile and body style, reporting profile and key', () => {
-    const verifier = createVerifier({ keys: [pub2, pub] });
+    const verifier = createVerifier({ publicKeys: [pub2, pub] });
     for (const profile of ['python', 'python-ascii', 'orjson'] as const) {
       for (const bodyStyle of ['python', 'canonical', 'compact'] as const) {
         // orjson cannot write integers beyond 64 bits, so its signer could not have sent `big`
@@ -124,13 +124,13 @@ describe('signPayload → createVerifier round trip', () => {
   });
   it('accepts the signature in upper case and with surrounding whitespace', () => {
     const signed = signPayload(event, priv);
-    const result = verifySignature({ keys: pub, body: signed.body, signature: ` ${signed.signature.toUpperCase()}\t` });
+    const result = verifySignature({ publicKeys: pub, body: signed.body, signature: ` ${signed.signature.toUpperCase()}\t` });
     expect(result.profile).toBe('python');
   });
   it('limits the profiles tried when asked', () => {
     const signed = signPayload({ a: 'é' }, priv, { profile: 'python-ascii' });
-    expect(verifySignature({ keys: pub, body: signed.body, signature: signed.signature }).profile).toBe('python-ascii');
-    expect(codeOf(() => verifySignature({ keys: pub, profiles: ['python'], body: signed.body, signature: signed.signature }))).toBe(
+    expect(verifySignature({ publicKeys: pub, body: signed.body, signature: signed.signature }).profile).toBe('python-ascii');
+    expect(codeOf(() => verifySignature({ publicKeys: pub, profiles: ['python'], body: signed.body, signature: signed.signature }))).toBe(
       'ERR_SIGNATURE_INVALID',
     );
   });
@@ -147,16 +147,16 @@ describe('verification errors', () => {
     ['two signature headers', ['ab', 'cd'], 'ERR_SIGNATURE_MALFORMED'],
     ['wrong length', 'ab'.repeat(10), 'ERR_SIGNATURE_INVALID'],
   ] as const)('%s → %s', (_name, signature, code) => {
-    expect(codeOf(() => verifySignature({ keys: pub, body: signed().body, signature }))).toBe(code);
+    expect(codeOf(() => verifySignature({ publicKeys: pub, body: signed().body, signature }))).toBe(code);
   });
   it('a tampered body or another key → ERR_SIGNATURE_INVALID (401)', () => {
     const s = signed();
     const tampered = Buffer.from(s.body.toString().replace('amazon', 'google'));
-    expect(codeOf(() => verifySignature({ keys: pub, body: tampered, signature: s.signature }))).toBe('ERR_SIGNATURE_INVALID');
+    expect(codeOf(() => verifySignature({ publicKeys: pub, body: tampered, signature: s.signature }))).toBe('ERR_SIGNATURE_INVALID');
     const other = signPayload(event, priv2);
     const err = (() => {
       try {
-        verifySignature({ keys: pub, body: other.body, signature: other.signature });
+        verifySignature({ publicKeys: pub, body: other.body, signature: other.signature });
       } catch (e) {
         return e as JobhookError;
       }
@@ -167,18 +167,23 @@ describe('verification errors', () => {
     expect(err?.toJSON()).toEqual({ error: { code: 'ERR_SIGNATURE_INVALID', message: err?.message } });
   });
   it('a signature no key decodes is refused before the body is read; a bad body under a decoding signature is reported as such', () => {
-    expect(codeOf(() => verifySignature({ keys: pub, body: '{"a": ', signature: 'ab' }))).toBe('ERR_SIGNATURE_INVALID');
+    expect(codeOf(() => verifySignature({ publicKeys: pub, body: '{"a": ', signature: 'ab' }))).toBe('ERR_SIGNATURE_INVALID');
     const decoding = signPayload(event, priv).signature; // made by the key, over another body
-    expect(codeOf(() => verifySignature({ keys: pub, body: '{"a": ', signature: decoding }))).toBe('ERR_BODY_MALFORMED');
-    expect(codeOf(() => verifySignature({ keys: pub, body: '[1]', signature: decoding }))).toBe('ERR_BODY_NOT_OBJECT');
+    expect(codeOf(() => verifySignature({ publicKeys: pub, body: '{"a": ', signature: decoding }))).toBe('ERR_BODY_MALFORMED');
+    expect(codeOf(() => verifySignature({ publicKeys: pub, body: '[1]', signature: decoding }))).toBe('ERR_BODY_NOT_OBJECT');
   });
   it('refuses bad options at construction', () => {
     // @ts-expect-error keys are required
     expect(codeOf(() => createVerifier({}))).toBe('ERR_OPTION_INVALID');
+    // `keys`, the old name of `publicKeys`, is still accepted; both at once is a mistake; neither is too.
+    expect(createVerifier({ keys: pub }).keyRing.keys).toHaveLength(1);
+    // @ts-expect-error publicKeys or keys, not both
+    expect(codeOf(() => createVerifier({ keys: pub, publicKeys: pub }))).toBe('ERR_OPTION_INVALID');
+    expect(() => createVerifier({} as never)).toThrow(/`publicKeys` is required/);
     // @ts-expect-error profiles must be known
-    expect(() => createVerifier({ keys: pub, profiles: ['python', 'yaml'] })).toThrow(/unknown profile "yaml"/);
-    expect(codeOf(() => createVerifier({ keys: pub, profiles: [] }))).toBe('ERR_OPTION_INVALID');
-    expect(codeOf(() => createVerifier({ keys: pub, profiles: ['python', 'python'] }))).toBe('ERR_OPTION_INVALID');
+    expect(() => createVerifier({ publicKeys: pub, profiles: ['python', 'yaml'] })).toThrow(/unknown profile "yaml"/);
+    expect(codeOf(() => createVerifier({ publicKeys: pub, profiles: [] }))).toBe('ERR_OPTION_INVALID');
+    expect(codeOf(() => createVerifier({ publicKeys: pub, profiles: ['python', 'python'] }))).toBe('ERR_OPTION_INVALID');
   });
   it('refuses a short or non-RSA signing key', () => {
     const short = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;

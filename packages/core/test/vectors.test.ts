@@ -141,7 +141,7 @@ describe('signature vectors (vectors/vectors.jsonl)', () => {
     { form: 'SPKI (main.public.pem)', pem: keys.mainSpki },
     { form: 'PKCS#1 (main.public.pkcs1.pem)', pem: keys.mainPkcs1 },
   ])('main key as $form', ({ pem }) => {
-    const verifier = createVerifier({ keys: pem });
+    const verifier = createVerifier({ publicKeys: pem });
 
     it('has the SPKI-DER SHA-256 key id', () => {
       expect(verifier.keyRing.keys.map((k) => k.id)).toEqual([mainKeyId]);
@@ -167,7 +167,7 @@ describe('signature vectors (vectors/vectors.jsonl)', () => {
     { form: 'SPKI', pem: keys.otherSpki },
     { form: 'PKCS#1', pem: keys.otherPkcs1 },
   ])('the other key ($form) verifies none of the valid cases', ({ pem }) => {
-    const verifier = createVerifier({ keys: pem });
+    const verifier = createVerifier({ publicKeys: pem });
     expect(verifier.keyRing.keys[0]?.id).not.toBe(mainKeyId);
     const accepted = loaded.cases
       .filter((c) => c.expect === 'valid')

@@ -55,7 +55,7 @@ export const verifyCommand = defineCommand({
 /** Reads the key files and builds the one verifier a run uses. */
 async function loadVerifier(keyFiles: readonly string[], profiles: readonly CanonicalProfile[]): Promise<Verifier> {
   const keys = await Promise.all(keyFiles.map((file) => readFileArg(file, '--public-key')));
-  return createVerifier({ keys, ...(profiles.length > 0 ? { profiles } : {}) });
+  return createVerifier({ publicKeys: keys, ...(profiles.length > 0 ? { profiles } : {}) });
 }
 
 /** Single mode: every failure after the command line is valid becomes the JSON line. */

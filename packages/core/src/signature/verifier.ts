@@ -15,10 +15,25 @@ import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ri
 import { matchDigest, recoverDigests, type RecoveredDigest } from './recover-digest.js';
 import { decodeSignatureHex } from './signature-hex.js';
 
-/** Options of {@link createVerifier}. */
-export interface VerifierOptions extends ParseOptions {
-  /** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
-  keys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
+/** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
+type PublicKeys = PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
+
+/** Options of {@link createVerifier}: `publicKeys` (as in `createReceiver`), or the deprecated `keys`. */
+export type VerifierOptions = VerifierBaseOptions & (
+  | {
+      /** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
+      publicKeys: PublicKeys;
+      keys?: never;
+    }
+  | {
+      /** @deprecated the old name of `publicKeys` (still accepted). */
+      keys: PublicKeys;
+      publicKeys?: never;
+    }
+);
+
+/** The options of {@link createVerifier} besides the keys. */
+export interface VerifierBaseOptions extends ParseOptions {
   /** Profiles to try, in order. Default: all four, `python` first. */
   profiles?: readonly CanonicalProfile[];
 }
@@ -67,19 +82,24 @@ export interface Verifier {
  *
  * @example
  * ```ts
- * const verifier = createVerifier({ keys: readFileSync('service.pem') });
+ * const verifier = createVerifier({ publicKeys: readFileSync('service.pem') });
  * const { payload, profile } = verifier.verify({ body: rawBody, signature: req.headers['x-service-signature'] });
  * ```
  * @throws JobhookError `ERR_KEY_INVALID`, `ERR_OPTION_INVALID` at construction.
  */
 export function createVerifier(options: VerifierOptions): Verifier {
   if (typeof options !== 'object' || options === null) {
-    throw new JobhookError('ERR_OPTION_INVALID', 'createVerifier: options must be an object with at least `keys`');
+    throw new JobhookError('ERR_OPTION_INVALID', 'createVerifier: options must be an object with at least `publicKeys`');
   }
-  if (options.keys === undefined) {
-    throw new JobhookError('ERR_OPTION_INVALID', 'createVerifier: `keys` is required (the service public key PEM)');
+  const { publicKeys, keys } = options as { publicKeys?: PublicKeys; keys?: PublicKeys };
+  if (publicKeys !== undefined && keys !== undefined) {
+    throw new JobhookError('ERR_OPTION_INVALID', 'createVerifier: give `publicKeys` (or its deprecated alias `keys`), not both');
   }
-  const keyRing = createKeyRing(options.keys);
+  const given = publicKeys ?? keys;
+  if (given === undefined) {
+    throw new JobhookError('ERR_OPTION_INVALID', 'createVerifier: `publicKeys` is required (the service public key PEM)');
+  }
+  const keyRing = createKeyRing(given);
   const profiles = resolveProfiles(options.profiles, 'createVerifier');
   // verifyBody builds the payload before returning, so its parse may use the scratch tape.
   const run: ParseRun = { ...resolveParseOptions(options, 'createVerifier'), scratch: true };
