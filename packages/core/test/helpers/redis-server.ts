@@ -1,19 +1,33 @@
-// Real Redis servers for the store tests: `redis-server` (Debian's binary on PATH) started on free
-// ports in temporary directories, nothing persisted, and killed even when a test fails (afterAll
-// plus a process exit hook). `REDIS_URL` may point `startRedisServer()` at an existing Redis.
+// Real Redis servers for the store tests: `redis-server` (Debian's binary on PATH) started in
+// temporary directories, nothing persisted, and killed even when a test fails (afterAll plus a
+// process exit hook). `REDIS_URL` may point `startRedisServer()` at an existing Redis.
+//
+// No probe-then-bind race: every server listens on a Unix socket in its own directory
+// (`--unixsocket <dir>/redis.sock --unixsocketperm 700`), and it is ready when it answers PING
+// there, which only our process can. Redis opens every listener (TCP, cluster bus, socket) before
+// it serves anything, so a PONG on our socket also proves that its TCP port (the stores' URL
+// options take `redis://` URLs only) and cluster bus port are its own; when another process took
+// a port first, redis-server exits with "Address already in use" and the start is retried on new
+// ports. Commands go through ioredis (no hand-written RESP parser).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis, type RedisOptions } from 'ioredis';
 import { killOnExit } from './kill-on-exit.js';
 
 const HOST = '127.0.0.1';
 const START_TIMEOUT_MS = 10_000;
 const STOP_TIMEOUT_MS = 5_000;
+/** Starts retried when a port turned out to be taken (EADDRINUSE). */
+const BIND_ATTEMPTS = 5;
 
-
-/** A port nobody listens on right now (listen on 0, read the port, close). */
+/**
+ * A port nobody listens on right now (listen on 0, read the port, close). Only for "nothing
+ * listens there" (a refused connection): another process may bind it at any time, so never start
+ * a server on it without checking that the server that answers is yours (see this file's header).
+ */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
@@ -31,113 +45,106 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** A Redis reply, as read by {@link redisCommand}. */
+/** A Redis reply, as read by {@link redisCommand}: an error reply is returned as an Error, not thrown. */
 export type RedisReply = string | number | null | RedisReply[] | Error;
 
-/**
- * Sends one command over a fresh RESP2 connection and returns the reply (an `-ERR` reply is
- * returned as an Error, not thrown). Rejects when the connection fails or stays silent for `timeoutMs`.
- */
-export async function redisCommand(port: number, args: readonly string[], timeoutMs = 2000, host = HOST): Promise<RedisReply> {
-  return new Promise((resolve, reject) => {
-    const socket = createConnection({ host, port });
-    let buffer = Buffer.alloc(0);
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(new Error(`redis ${host}:${port} did not answer ${args[0]} in ${timeoutMs} ms`));
-    }, timeoutMs);
-    socket.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    socket.on('connect', () => {
-      socket.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`);
-    });
-    socket.on('data', (chunk: Buffer) => {
-      buffer = Buffer.concat([buffer, chunk]);
-      const parsed = parseReply(buffer, 0);
-      if (parsed === undefined) return;
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(parsed.value);
-    });
-  });
+/** Where {@link redisCommand} connects: a TCP port on 127.0.0.1, or ioredis options (`{ path }` for a Unix socket). */
+export type RedisTarget = number | { port: number; host?: string } | { path: string };
+
+/** ioredis options that fail fast: no retries, no offline queue, errors not logged as unhandled. */
+function oneShotOptions(target: RedisTarget, timeoutMs: number, host: string): RedisOptions {
+  const where = typeof target === 'number' ? { host, port: target } : 'path' in target ? { path: target.path } : { host: target.host ?? host, port: target.port };
+  return {
+    ...where,
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    enableReadyCheck: false,
+    retryStrategy: () => null,
+  };
 }
 
-/** Parses one RESP2 reply at `at`; undefined when more bytes are needed. */
-function parseReply(buf: Buffer, at: number): { value: RedisReply; end: number } | undefined {
-  const eol = buf.indexOf('\r\n', at);
-  if (eol < 0) return undefined;
-  const type = String.fromCharCode(buf[at] ?? 0);
-  const line = buf.toString('utf8', at + 1, eol);
-  switch (type) {
-    case '+':
-      return { value: line, end: eol + 2 };
-    case '-':
-      return { value: new Error(line), end: eol + 2 };
-    case ':':
-      return { value: Number(line), end: eol + 2 };
-    case '$': {
-      const len = Number(line);
-      if (len < 0) return { value: null, end: eol + 2 };
-      if (buf.length < eol + 2 + len + 2) return undefined;
-      return { value: buf.toString('utf8', eol + 2, eol + 2 + len), end: eol + 2 + len + 2 };
+/**
+ * Sends one command over a fresh ioredis connection and returns the reply (an `-ERR` reply is
+ * returned as an Error, not thrown). Rejects when the connection fails or stays silent for `timeoutMs`.
+ */
+export async function redisCommand(target: RedisTarget, args: readonly string[], timeoutMs = 2000, host = HOST): Promise<RedisReply> {
+  const [command, ...rest] = args;
+  if (command === undefined) throw new Error('redisCommand: no command');
+  const client = new Redis(oneShotOptions(target, timeoutMs, host) as never);
+  let lastError: Error | undefined;
+  client.on('error', (err: Error) => (lastError = err));
+  try {
+    try {
+      await client.connect();
+    } catch (err) {
+      throw lastError ?? err;
     }
-    case '*': {
-      const count = Number(line);
-      if (count < 0) return { value: null, end: eol + 2 };
-      const items: RedisReply[] = [];
-      let end = eol + 2;
-      for (let i = 0; i < count; i++) {
-        const item = parseReply(buf, end);
-        if (item === undefined) return undefined;
-        items.push(item.value);
-        end = item.end;
-      }
-      return { value: items, end };
+    try {
+      return (await client.call(command, ...rest)) as RedisReply;
+    } catch (err) {
+      if ((err as Error).name === 'ReplyError') return err as Error;
+      throw err;
     }
-    default:
-      throw new Error(`unexpected RESP reply type ${JSON.stringify(type)}`);
+  } finally {
+    client.disconnect();
   }
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Waits until `port` answers PING with PONG; throws after `timeoutMs` with what went wrong. */
-async function waitForPing(port: number, timeoutMs: number, exited: () => string | undefined): Promise<void> {
+/** Waits until the server answers PING with PONG on `socketPath`; throws after `timeoutMs` with what went wrong. */
+async function waitForPing(socketPath: string, what: string, timeoutMs: number, exited: () => string | undefined): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer';
-  while (Date.now() < deadline) {
+  for (;;) {
     const exit = exited();
     if (exit !== undefined) throw new Error(exit);
     try {
-      const reply = await redisCommand(port, ['PING'], 500);
+      const reply = await redisCommand({ path: socketPath }, ['PING'], 500);
       if (reply === 'PONG') return;
       last = String(reply);
     } catch (err) {
       last = (err as Error).message;
     }
-    await sleep(20);
+    if (Date.now() > deadline) throw new Error(`${what} did not answer PING in ${timeoutMs} ms (${last})`);
+    // Polling: redis-server says nothing we could wait on until it accepts connections.
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
-  throw new Error(`redis-server on port ${port} did not answer PING in ${timeoutMs} ms (${last})`);
 }
 
-/** One redis-server process we control: start, stop, start again on the same port. */
+/** A start that failed because a port was taken: worth retrying on other ports. */
+class PortTakenError extends Error {}
+
+/** One redis-server process we control: start, stop, start again on the same port and socket. */
 class RedisProcess {
   private child: ChildProcess | undefined;
   private output = '';
 
+  /**
+   * @param port TCP port, or 0 for none (Unix socket only).
+   * @param socketPath the Unix socket, in a directory of ours.
+   */
   constructor(
     readonly port: number,
+    readonly socketPath: string,
     private readonly args: readonly string[],
   ) {}
+
+  private get name(): string {
+    return this.port === 0 ? `redis-server on ${this.socketPath}` : `redis-server on port ${this.port}`;
+  }
 
   async start(): Promise<void> {
     if (this.child !== undefined) return;
     this.output = '';
     let spawnError: Error | undefined;
     let exitText: string | undefined;
-    const child = spawn('redis-server', ['--port', String(this.port), ...this.args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--unixsocket', this.socketPath, '--unixsocketperm', '700', ...this.args],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const keep = (chunk: Buffer): void => {
       this.output = (this.output + chunk.toString('utf8')).slice(-4000);
     };
@@ -147,13 +154,13 @@ class RedisProcess {
       spawnError = err;
     });
     child.once('exit', (code, signal) => {
-      exitText = `redis-server on port ${this.port} exited (${signal ?? `code ${code}`})`;
+      exitText = `${this.name} exited (${signal ?? `code ${code}`})`;
       if (this.child === child) this.child = undefined;
     });
     killOnExit(child);
     this.child = child;
     try {
-      await waitForPing(this.port, START_TIMEOUT_MS, () => {
+      await waitForPing(this.socketPath, this.name, START_TIMEOUT_MS, () => {
         if (spawnError !== undefined) {
           const missing = (spawnError as NodeJS.ErrnoException).code === 'ENOENT';
           return missing
@@ -164,6 +171,7 @@ class RedisProcess {
       });
     } catch (err) {
       await this.stop();
+      if (/address already in use/i.test(this.output)) throw new PortTakenError((err as Error).message);
       throw err;
     }
   }
@@ -186,30 +194,74 @@ class RedisProcess {
   }
 }
 
+/**
+ * Starts `make(ports)` with fresh ports until no port was taken (EADDRINUSE): bind and retry,
+ * rather than trusting a probed port to stay free.
+ */
+async function startWithFreshPorts(count: number, make: (ports: number[]) => RedisProcess): Promise<RedisProcess> {
+  let lastError: unknown;
+  for (let attempt = 0; attempt < BIND_ATTEMPTS; attempt++) {
+    const ports: number[] = [];
+    while (ports.length < count) {
+      const port = await freePort();
+      if (!ports.includes(port)) ports.push(port);
+    }
+    const server = make(ports);
+    try {
+      await server.start();
+      return server;
+    } catch (err) {
+      if (!(err instanceof PortTakenError)) throw err;
+      lastError = err;
+    }
+  }
+  throw lastError;
+}
+
 /** A single Redis for tests. */
 export interface RedisServer {
   readonly host: string;
+  /** The TCP port; 0 when started with `tcp: false`. */
   readonly port: number;
-  /** `redis://127.0.0.1:PORT`. */
+  /** `redis://127.0.0.1:PORT`, what the stores' URL options accept. Throws when started with `tcp: false`. */
   readonly url: string;
+  /** The Unix socket (`undefined` for the `REDIS_URL` server). */
+  readonly socketPath: string | undefined;
+  /**
+   * A new ioredis client of this server (over the Unix socket when there is one), closed by
+   * {@link dispose} if still open. `options` are passed to ioredis.
+   */
+  client(options?: RedisOptions): Redis;
+  /** One command over a fresh connection; see {@link redisCommand}. */
+  command(args: readonly string[], timeoutMs?: number): Promise<RedisReply>;
   /** True when this is the `REDIS_URL` server, which cannot be stopped or restarted. */
   readonly external: boolean;
-  /** Stops the server (SIGTERM, waits for the exit); its port stays reserved for {@link restart}. */
+  /** Stops the server (SIGTERM, waits for the exit); its port and socket stay reserved for {@link restart}. */
   stop(): Promise<void>;
-  /** Starts the server again on the same port (empty: nothing is persisted). */
+  /** Starts the server again on the same port and socket (empty: nothing is persisted). */
   restart(): Promise<void>;
-  /** Stops the server and removes its directory. */
+  /** Closes the clients of {@link client}, stops the server and removes its directory. */
   dispose(): Promise<void>;
 }
 
 const BASE_ARGS = ['--bind', HOST, '--save', '', '--appendonly', 'no'] as const;
 
 /**
- * Starts a `redis-server` on a free port, in a temporary directory, persisting nothing. With
- * `REDIS_URL` set (and `own` not), returns that server instead. Fails with a clear message when
- * redis-server cannot be started, in CI and locally alike.
+ * Starts a `redis-server` in a temporary directory, persisting nothing, on a Unix socket and (unless
+ * `tcp: false`) a TCP port of 127.0.0.1. With `REDIS_URL` set (and `own` not), returns that server
+ * instead. Fails with a clear message when redis-server cannot be started, in CI and locally alike.
  */
-export async function startRedisServer(options: { own?: boolean } = {}): Promise<RedisServer> {
+export async function startRedisServer(options: { own?: boolean; tcp?: boolean } = {}): Promise<RedisServer> {
+  const clients = new Set<Redis>();
+  const track = (client: Redis): Redis => {
+    clients.add(client);
+    client.once('end', () => clients.delete(client));
+    return client;
+  };
+  const closeClients = (): void => {
+    for (const client of clients) client.disconnect();
+    clients.clear();
+  };
   const external = process.env.REDIS_URL;
   if (external !== undefined && external !== '' && options.own !== true) {
     const url = new URL(external);
@@ -217,48 +269,62 @@ export async function startRedisServer(options: { own?: boolean } = {}): Promise
     const refuse = async (): Promise<void> => {
       throw new Error('REDIS_URL points to a Redis these tests do not control: it cannot be stopped or restarted');
     };
-    return { host: url.hostname, port, url: external, external: true, stop: refuse, restart: refuse, dispose: async () => {} };
-  }
-  const dir = mkdtempSync(join(tmpdir(), 'jobhook-redis-'));
-  let lastError: unknown;
-  // The free port may be taken between probing and binding: try a few.
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const port = await freePort();
-    const server = new RedisProcess(port, [...BASE_ARGS, '--dir', dir]);
-    try {
-      await server.start();
-    } catch (err) {
-      lastError = err;
-      continue;
-    }
     return {
-      host: HOST,
+      host: url.hostname,
       port,
-      url: `redis://${HOST}:${port}`,
-      external: false,
-      stop: () => server.stop(),
-      restart: () => server.start(),
-      dispose: async () => {
-        await server.stop();
-        rmSync(dir, { recursive: true, force: true });
-      },
+      url: external,
+      socketPath: undefined,
+      client: (clientOptions = {}) => track(new Redis(external, clientOptions as never)),
+      command: (args, timeoutMs) => redisCommand({ host: url.hostname, port }, args, timeoutMs),
+      external: true,
+      stop: refuse,
+      restart: refuse,
+      dispose: async () => closeClients(),
     };
   }
-  rmSync(dir, { recursive: true, force: true });
-  throw lastError;
+  const tcp = options.tcp !== false;
+  const dir = mkdtempSync(join(tmpdir(), 'jobhook-redis-'));
+  const socketPath = join(dir, 'redis.sock');
+  let server: RedisProcess;
+  try {
+    server = await startWithFreshPorts(tcp ? 1 : 0, ([port = 0]) => new RedisProcess(port, socketPath, [...BASE_ARGS, '--dir', dir]));
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  const { port } = server;
+  return {
+    host: HOST,
+    port,
+    get url(): string {
+      if (port === 0) throw new Error(`this redis-server listens on ${socketPath} only (tcp: false): use client(), command() or socketPath`);
+      return `redis://${HOST}:${port}`;
+    },
+    socketPath,
+    client: (clientOptions = {}) => track(new Redis({ ...clientOptions, path: socketPath } as never)),
+    command: (args, timeoutMs) => redisCommand({ path: socketPath }, args, timeoutMs),
+    external: false,
+    stop: () => server.stop(),
+    restart: () => server.start(),
+    dispose: async () => {
+      closeClients();
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** A Redis Cluster of masters on 127.0.0.1, slots spread evenly, no replicas. */
 export interface RedisCluster {
-  readonly nodes: readonly { host: string; port: number }[];
+  readonly nodes: readonly { host: string; port: number; socketPath: string }[];
   /** Stops every node and removes their directory. */
   dispose(): Promise<void>;
 }
 
 /**
- * Starts `size` cluster-enabled redis-servers (client and bus ports both free, so no port + 10000
- * arithmetic), joins them with `redis-cli --cluster create`, and waits until every node reports
- * `cluster_state:ok`.
+ * Starts `size` cluster-enabled redis-servers (the cluster bus needs TCP: client and bus ports
+ * both picked free, bound, and picked again when taken; no port + 10000 arithmetic), joins them
+ * with `redis-cli --cluster create`, and waits until every node reports `cluster_state:ok`.
  */
 export async function startRedisCluster(size = 3): Promise<RedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'jobhook-redis-cluster-'));
@@ -269,35 +335,36 @@ export async function startRedisCluster(size = 3): Promise<RedisCluster> {
   };
   try {
     for (let i = 0; i < size; i++) {
-      const port = await freePort();
-      const busPort = await freePort();
-      const server = new RedisProcess(port, [
-        ...BASE_ARGS,
-        '--dir',
-        dir,
-        '--cluster-enabled',
-        'yes',
-        '--cluster-config-file',
-        join(dir, `nodes-${port}.conf`),
-        '--cluster-node-timeout',
-        '2000',
-        '--cluster-port',
-        String(busPort),
-      ]);
+      const socketPath = join(dir, `node-${i}.sock`);
+      const server = await startWithFreshPorts(2, ([port, busPort]) => {
+        const args = [
+          ...BASE_ARGS,
+          '--dir',
+          dir,
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          join(dir, `nodes-${i}.conf`),
+          '--cluster-node-timeout',
+          '2000',
+          '--cluster-port',
+          String(busPort),
+        ];
+        return new RedisProcess(port!, socketPath, args);
+      });
       servers.push(server);
-      await server.start();
     }
     await createCluster(servers.map((s) => s.port));
     const deadline = Date.now() + START_TIMEOUT_MS;
     for (const server of servers) {
       for (;;) {
-        const info = await redisCommand(server.port, ['CLUSTER', 'INFO']);
+        const info = await redisCommand({ path: server.socketPath }, ['CLUSTER', 'INFO']);
         if (typeof info === 'string' && info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${size}`)) break;
         if (Date.now() > deadline) throw new Error(`redis cluster node ${server.port} is not ok after ${START_TIMEOUT_MS} ms:\n${String(info)}`);
-        await sleep(50);
+        await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }
-    return { nodes: servers.map((s) => ({ host: HOST, port: s.port })), dispose };
+    return { nodes: servers.map((s) => ({ host: HOST, port: s.port, socketPath: s.socketPath })), dispose };
   } catch (err) {
     await dispose();
     throw err;
