@@ -129,7 +129,7 @@ export async function streamPythonOracle(
         reject(
           new Error(
             `The differential test needs ${python} on PATH (it is the reference implementation) but it was not found. ` +
-              'Install Python 3.11+ (and optionally `pip install orjson`), or set PYTHON to its path.',
+              'Install Python 3.11+ with orjson (the orjson profile is compared too), or set PYTHON to its path.',
           ),
         );
       } else {
