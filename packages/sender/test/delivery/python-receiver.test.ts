@@ -13,7 +13,7 @@ import { buildWebhookPayload } from '../../src/jobs/webhook-payload.js';
 import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
 import { seedJob } from '../helpers/delivery-jobs.js';
 import { startPythonVerifier, type PythonVerdict, type PythonVerifier } from '../helpers/delivery-python.js';
-import { startDeliveryReceiver, type DeliveryReceiver } from '../helpers/delivery-receiver.js';
+import { startDeliveryReceiver, type DeliveryReceiver } from '../../../delivery/test/helpers/delivery-receiver.js';
 
 const keys = createTestKeyPair();
 const jobs = createMemoryJobStore();

@@ -14,7 +14,7 @@ import type { JobRecord, JobStore } from '../../src/jobs/job-record.js';
 import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
 import { createRedisJobStore } from '../../src/jobs/redis-job-store.js';
 import { seedJob } from '../helpers/delivery-jobs.js';
-import { answer, startDeliveryReceiver, type DeliveryReceiver } from '../helpers/delivery-receiver.js';
+import { answer, startDeliveryReceiver, type DeliveryReceiver } from '../../../delivery/test/helpers/delivery-receiver.js';
 
 const keys = createTestKeyPair();
 let receiver: DeliveryReceiver; // answers 500: every attempt of a round is made

@@ -1,7 +1,5 @@
-/** Final job records and the queue-like attempt loop of the delivery tests. */
+/** Final job records of the sender's delivery tests. */
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { Deliverer, AttemptRecord } from '@jobhook/delivery';
 import type { JobRecord, JobStore } from '../../src/jobs/job-record.js';
 
 /** A final (`success` by default) job with a webhook receiver; overrides win. */
@@ -37,19 +35,4 @@ export async function seedJob(jobs: JobStore, overrides: Partial<JobRecord> = {}
   const job = finalJob(overrides);
   await jobs.create(job);
   return job;
-}
-
-/**
- * Drives one delivery round as the queue does: attempt, and while the outcome is `retry`, wait
- * `nextDelayMs` and make the next attempt.
- */
-export async function driveDelivery(deliverer: Deliverer, jobId: string, round = 0, maxAttempts = 20): Promise<AttemptRecord[]> {
-  const records: AttemptRecord[] = [];
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-    const record = await deliverer.attempt({ jobId, round, attempt });
-    records.push(record);
-    if (record.outcome !== 'retry') return records;
-    await sleep(record.nextDelayMs ?? 0);
-  }
-  throw new Error(`driveDelivery: still retrying after ${maxAttempts} attempts`);
 }

@@ -5,11 +5,9 @@
 import { lookup } from 'node:dns/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestKeyPair } from '@jobhook/core/testing';
-import { createDeliverer, createRetryPolicy, createSsrfGuard, type HostResolver, type SsrfGuardOptions } from '@jobhook/delivery';
-import { buildWebhookPayload } from '../../src/jobs/webhook-payload.js';
-import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
-import { seedJob } from '../helpers/delivery-jobs.js';
-import { answer, startDeliveryReceiver, type DeliveryReceiver } from '../helpers/delivery-receiver.js';
+import { createDeliverer, createRetryPolicy, createSsrfGuard, type HostResolver, type SsrfGuardOptions } from '../src/index.js';
+import { createTestLog, seedJob, testPayload } from './helpers/test-jobs.js';
+import { answer, startDeliveryReceiver, type DeliveryReceiver } from './helpers/delivery-receiver.js';
 
 const keys = createTestKeyPair();
 let r: DeliveryReceiver;
@@ -22,11 +20,11 @@ afterAll(async () => {
 });
 
 function setup(guardOptions: SsrfGuardOptions) {
-  const jobs = createMemoryJobStore();
+  const jobs = createTestLog();
   const guard = createSsrfGuard(guardOptions);
   const deliverer = createDeliverer({
     jobs,
-    payload: buildWebhookPayload,
+    payload: testPayload,
     privateKey: keys.privateKey,
     policy: createRetryPolicy({ baseMs: 10, capMs: 100 }),
     guard,
@@ -132,7 +130,7 @@ describe('deliverer: tasks that are not attempts', () => {
   });
 
   it('refuses wrong options at construction', () => {
-    const base = { jobs: createMemoryJobStore(), payload: buildWebhookPayload, privateKey: keys.privateKey, policy: createRetryPolicy(), guard: createSsrfGuard() };
+    const base = { jobs: createTestLog(), payload: testPayload, privateKey: keys.privateKey, policy: createRetryPolicy(), guard: createSsrfGuard() };
     for (const bad of [{ attemptTimeoutMs: 0 }, { bodyStyle: 'pretty' }, { headerNames: { signature: 'X Sig' } }, { userAgent: 'a\r\nX-Evil: 1' }, { policy: {} }, { payload: 'not a function' }]) {
       expect(() => createDeliverer({ ...base, ...(bad as object) } as never)).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID' }));
     }

@@ -12,11 +12,9 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestKeyPair } from '@jobhook/core/testing';
-import { createDeliverer, postWebhook, createRetryPolicy, createSsrfGuard } from '@jobhook/delivery';
-import { buildWebhookPayload } from '../../src/jobs/webhook-payload.js';
-import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
-import { seedJob } from '../helpers/delivery-jobs.js';
-import { startDeliveryReceiver, type DeliveryReceiver } from '../helpers/delivery-receiver.js';
+import { createDeliverer, createRetryPolicy, createSsrfGuard, postWebhook } from '../src/index.js';
+import { createTestLog, seedJob, testPayload } from './helpers/test-jobs.js';
+import { startDeliveryReceiver, type DeliveryReceiver } from './helpers/delivery-receiver.js';
 
 const LOCAL = { address: '127.0.0.1', family: 4 } as const;
 let cert: string;
@@ -97,10 +95,10 @@ describe('postWebhook', () => {
 
 describe('deliverer over https', () => {
   it('delivers to https://receiver.test:<port> through the guard, the pinned address and a private CA', async () => {
-    const jobs = createMemoryJobStore();
+    const jobs = createTestLog();
     const deliverer = createDeliverer({
       jobs,
-      payload: buildWebhookPayload,
+      payload: testPayload,
       privateKey: createTestKeyPair().privateKey,
       policy: createRetryPolicy({ maxRetries: 0 }),
       guard: createSsrfGuard({ allowCidrs: ['127.0.0.1/32'], resolve: async () => [LOCAL] }),

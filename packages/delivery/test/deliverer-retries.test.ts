@@ -5,12 +5,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_HEADER_NAMES, verifySignature } from '@jobhook/core';
 import { createTestKeyPair } from '@jobhook/core/testing';
-import { createDeliverer, createRetryPolicy, createSsrfGuard, type DelivererOptions } from '@jobhook/delivery';
-import type { JobRecord } from '../../src/jobs/job-record.js';
-import { buildWebhookPayload } from '../../src/jobs/webhook-payload.js';
-import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
-import { driveDelivery, seedJob } from '../helpers/delivery-jobs.js';
-import { answer, closedPort, hang, reset, sequence, startDeliveryReceiver, type DeliveryReceiver, type ReceiverScript } from '../helpers/delivery-receiver.js';
+import { createDeliverer, createRetryPolicy, createSsrfGuard, type DelivererOptions } from '../src/index.js';
+import { createTestLog, driveDelivery, seedJob, testPayload, type TestJob } from './helpers/test-jobs.js';
+import { answer, closedPort, hang, reset, sequence, startDeliveryReceiver, type DeliveryReceiver, type ReceiverScript } from './helpers/delivery-receiver.js';
 
 const keys = createTestKeyPair();
 const ATTEMPT_TIMEOUT_MS = 200;
@@ -27,11 +24,11 @@ async function receiver(script: ReceiverScript): Promise<DeliveryReceiver> {
   return r;
 }
 
-function setup(overrides: Partial<DelivererOptions<JobRecord>> = {}) {
-  const jobs = createMemoryJobStore();
+function setup(overrides: Partial<DelivererOptions<TestJob>> = {}) {
+  const jobs = createTestLog();
   const deliverer = createDeliverer({
     jobs,
-    payload: buildWebhookPayload,
+    payload: testPayload,
     privateKey: keys.privateKey,
     policy: createRetryPolicy({ baseMs: 10, capMs: CAP_MS }),
     guard: createSsrfGuard({ allowInsecure: true, allowCidrs: ['127.0.0.0/8'] }),
@@ -42,7 +39,7 @@ function setup(overrides: Partial<DelivererOptions<JobRecord>> = {}) {
 }
 
 /** Delivers one job to `url` and returns the records, the stored log and the final state. */
-async function deliverTo(url: string, overrides: Partial<DelivererOptions<JobRecord>> = {}) {
+async function deliverTo(url: string, overrides: Partial<DelivererOptions<TestJob>> = {}) {
   const { jobs, deliverer } = setup(overrides);
   const job = await seedJob(jobs, { webhookReceiver: url });
   const records = await driveDelivery(deliverer, job.jobId);
