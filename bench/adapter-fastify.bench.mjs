@@ -1,6 +1,6 @@
 // Group `adapter-fastify`: HTTP requests/s through Fastify on loopback (autocannon, 10 connections,
 // ~1 KB webhook, RSA-3072, memory store) for
-//   (a) adapter      app.register(jobhook, { receiver }): the whole pipeline, every job_id new;
+//   (a) adapter      app.register(jobhookFastify(receiver)): the whole pipeline, every job_id new;
 //   (b) hand-written a Fastify route with a route-scoped buffer parser doing the naive recipe:
 //                    JSON.parse, sorted-keys JSON.stringify(…, null, 2), sha256 hex, crypto.verify
 //                    with a cached KeyObject;
@@ -13,7 +13,7 @@
 //   node bench/adapter-fastify.bench.mjs            (alone; needs the build: npx tsc -b)
 //   node --expose-gc bench/run.mjs adapter-fastify  (as a group)
 import { createMemoryStore, createReceiver } from '@jobhook/core';
-import { jobhook } from '@jobhook/fastify';
+import { jobhookFastify } from '@jobhook/fastify';
 import Fastify from 'fastify';
 import { HOST, PATH, appTable, measureGroup, naiveVerifier, ratioTable, runAlone, serveApps } from './http-bench.mjs';
 
@@ -23,7 +23,7 @@ export const description =
 const ROUNDS = 2;
 
 export const NOTES = [
-  'adapter      = app.register(jobhook, { receiver }) with createReceiver({ publicKeys, store: createMemoryStore(), onEvent }): route-scoped raw-body parser, content type, signature, lossless parse, python canonical form, sha256, RSA verify, payload check, claim, handler (empty), complete, JSON answer.',
+  'adapter      = app.register(jobhookFastify(receiver)) with createReceiver({ publicKeys, store: createMemoryStore(), onEvent }): route-scoped raw-body parser, content type, signature, lossless parse, python canonical form, sha256, RSA verify, payload check, claim, handler (empty), complete, JSON answer.',
   "hand-written = the naive recipe in an encapsulated context of the same Fastify version: addContentTypeParser('*', { parseAs: 'buffer' }), JSON.parse, sorted-keys JSON.stringify(v, null, 2), sha256 hex, crypto.verify with a cached KeyObject, 200. Not exact (1.0 becomes 1, no dedupe, no checks), but the speed to match.",
   'bare         = the same route-scoped buffer parser and a handler answering 200 {"ok":true}: Fastify routing, body read and Node HTTP only.',
   'receiver.handle in a route = a diagnostic: the same raw-body route as (c) calling receiver.handle and writing its answer, own memory store, every job_id new to it too. adapter / this = the cost of the plugin itself (≈ 1.00×); the rest of the gap to (b) is the pipeline in core.',
@@ -49,7 +49,7 @@ function startApps(publicKeyPem) {
 
   const receiver = newReceiver();
   const adapter = Fastify();
-  adapter.register(jobhook, { path: PATH, receiver });
+  adapter.register(jobhookFastify(receiver, { path: PATH }));
 
   const naive = naiveVerifier(publicKeyPem);
   const handWritten = rawBodyApp(async (request, reply) => {

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import Koa from 'koa';
 import getRawBody from 'raw-body';
 import { createMemoryStore, createReceiver } from '@jobhook/core';
+import { adapterView } from '@jobhook/core/adapter';
 import { createKoaMiddleware } from '@jobhook/koa';
 import { TARGET, appTable, listen, measureGroup, naiveVerifier, runAlone, serveApps } from './http-bench.mjs';
 import { ratio, verdict } from './report.mjs';
@@ -48,7 +49,7 @@ function startApps(publicKeyPem) {
     body: JSON.stringify({ ok: true, job_id: randomUUID(), duplicate: false }),
     outcome: { kind: 'handled', status: 200, durationMs: 0 },
   };
-  const stub = { maxBodyBytes: receiver.maxBodyBytes, precheck: () => undefined, handle: async () => answer, reject: () => answer };
+  const stub = { maxBodyBytes: adapterView(receiver).maxBodyBytes, precheck: () => undefined, handle: async () => answer, reject: () => answer };
   const stubbed = new Koa().use(createKoaMiddleware(stub));
 
   return {

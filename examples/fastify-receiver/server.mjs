@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import { createMemoryStore } from '@jobhook/core';
-import { jobhook } from '@jobhook/fastify';
+import { jobhookFastify } from '@jobhook/fastify';
 
 const port = Number(process.env.PORT ?? 3000);
 const host = process.env.HOST ?? '0.0.0.0';
@@ -21,16 +21,20 @@ const store = process.env.REDIS_URL
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn', formatters: { level: (level) => ({ level }) } } });
 
 // The route has its own raw-body parser: the rest of the app keeps Fastify's JSON parser.
-app.register(jobhook, {
-  path: webhookPath,
-  publicKeys: readFileSync(publicKeyPath),
-  store,
-  logger: app.log,
-  // Runs once per job (never for duplicates): do the work here, or enqueue it. Throw to get a retry.
-  onEvent: async (event, { profile }) => {
-    log({ msg: 'job handled', job_id: event.job_id, status: event.status, profile });
-  },
-});
+app.register(
+  jobhookFastify(
+    {
+      publicKeys: readFileSync(publicKeyPath),
+      store,
+      logger: app.log,
+      // Runs once per job (never for duplicates): do the work here, or enqueue it. Throw to get a retry.
+      onEvent: async (event, { profile }) => {
+        log({ msg: 'job handled', job_id: event.job_id, status: event.status, profile });
+      },
+    },
+    { path: webhookPath },
+  ),
+);
 app.get('/healthz', async () => ({ ok: true }));
 
 let closing = false;

@@ -1,4 +1,5 @@
-import { parseBody, readCappedBody, toValue, type JsonObject } from '@jobhook/core';
+import { parseBody, toValue, type JsonObject } from '@jobhook/core';
+import { readCappedBody } from '@jobhook/core/adapter';
 import { parseRetryAfter } from './retry-after.js';
 import { codeOfStatus, ServiceApiError } from './service-api-error.js';
 

@@ -72,11 +72,10 @@ export {
   type ReceiverResponse,
 } from './receiver/create-receiver.js';
 export { DEFAULT_DONE_TTL_MS, DEFAULT_LEASE_MS, type EventHandler, type HandlerContext, type ReceiverOptions } from './receiver/receiver-options.js';
-export type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver/receiver-outcome.js';
+export type { OutcomeKind, ReceiverOutcome, ReceiverStats, VerifiedWebhook } from './receiver/receiver-outcome.js';
 export type { RequestHeaders } from './receiver/request-headers.js';
 export { silentLogger, type Logger } from './receiver/logger.js';
-export { resolveReceiver, type ReceiverOrOptions } from './adapter/resolve-receiver.js';
-export { bodyReadError } from './adapter/body-read-error.js';
+export type { ReceiverOrOptions } from './adapter/resolve-receiver.js';
+export type { AdapterOptions } from './adapter/adapter-options.js';
 export { createFetchHandler, type FetchWebhookHandler } from './adapter/fetch-handler.js';
-export { readCappedBody } from './adapter/read-capped-body.js';
-export { bodyAlreadyParsedError, captureRawBody, capturedRawBody } from './adapter/raw-body-capture.js';
+// The adapter kit (resolveReceiver, adapterView, body readers, ...) is @jobhook/core/adapter.

@@ -3,6 +3,6 @@
  * body, runs the `@jobhook/core` receive pipeline (verify, dedupe, handler) and writes its answer.
  * @packageDocumentation
  */
-export { createExpressMiddleware, type ExpressWebhookMiddleware } from './create-express-middleware.js';
-export { captureRawBody } from '@jobhook/core';
-export type { Receiver, ReceiverOptions, ReceiverOrOptions } from '@jobhook/core';
+export { createExpressMiddleware, type ExpressMiddlewareOptions, type ExpressWebhookMiddleware } from './create-express-middleware.js';
+export { captureRawBody } from '@jobhook/core/adapter';
+export type { Receiver, ReceiverOptions, ReceiverOrOptions, VerifiedWebhook } from '@jobhook/core';

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import getRawBody from 'raw-body';
-import { bodyAlreadyParsedError, bodyReadError, capturedRawBody } from '@jobhook/core';
+import { bodyAlreadyParsedError, bodyReadError, capturedRawBody } from '@jobhook/core/adapter';
 
 /** A request as body parsers may have left it. */
 export type ExpressRequestLike = IncomingMessage & { body?: unknown; _body?: unknown };
@@ -34,12 +34,3 @@ export async function readRequestBody(req: ExpressRequestLike, limitBytes: numbe
   }
 }
 
-/**
- * True when the request announced a body (`Content-Length` above 0, or `Transfer-Encoding`) that has
- * not arrived in full: answering now leaves it unread, so the connection is closed after the answer.
- */
-export function bodyLeftUnread(req: IncomingMessage): boolean {
-  if (req.complete || req.readableEnded) return false;
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}

@@ -11,6 +11,7 @@ import {
   type IdempotencyStore,
   type ReceiverOptions,
 } from '@jobhook/core';
+import { adapterView } from '@jobhook/core/adapter';
 import { buildSignedRequest, createTestKeyPair } from '@jobhook/core/testing';
 import { createExpressMiddleware } from '../src/index.js';
 import { deferred, send, startApp, type RunningApp } from './helpers.js';
@@ -93,12 +94,21 @@ describe('200: verified events', () => {
     expect((await send(url, request)).body.duplicate).toBe(true);
   });
 
-  it('puts the verified event on res.locals.jobhookEvent on a 200, for code that runs on finish', async () => {
-    const seen: Array<{ status: number; jobId: string | undefined }> = [];
-    const middleware = createExpressMiddleware({ publicKeys: keys.publicKeyPem, onEvent: () => {} });
+  it('puts { event, outcome } on res.locals.jobhook once verified, whatever the answer, for code that runs on finish', async () => {
+    const seen: Array<{ status: number; jobId: string | undefined; kind?: string }> = [];
+    let fail = false;
+    const middleware = createExpressMiddleware({
+      publicKeys: keys.publicKeyPem,
+      onEvent: () => {
+        if (fail) throw new Error('handler down');
+      },
+    });
     running = await startApp((app) => {
       app.use((_req, res, next) => {
-        res.on('finish', () => seen.push({ status: res.statusCode, jobId: res.locals.jobhookEvent?.job_id }));
+        res.on('finish', () => {
+          const { jobhook } = res.locals;
+          seen.push({ status: res.statusCode, jobId: jobhook?.event.job_id, ...(jobhook === undefined ? {} : { kind: jobhook.outcome.kind }) });
+        });
         next();
       });
       app.post('/hook', middleware);
@@ -107,11 +117,15 @@ describe('200: verified events', () => {
     await send(`${running.url}/hook`, request);
     await send(`${running.url}/hook`, request);
     await send(`${running.url}/hook`, { ...request, headers: { ...request.headers, 'x-service-signature': 'ab' } });
+    fail = true;
+    const failing = buildSignedRequest();
+    await send(`${running.url}/hook`, failing);
     await new Promise((r) => setTimeout(r, 20));
     expect(seen).toEqual([
-      { status: 200, jobId: request.event.job_id },
-      { status: 200, jobId: request.event.job_id },
+      { status: 200, jobId: request.event.job_id, kind: 'handled' },
+      { status: 200, jobId: request.event.job_id, kind: 'duplicate' },
       { status: 401, jobId: undefined },
+      { status: 500, jobId: failing.event.job_id, kind: 'handler-failed' },
     ]);
   });
 });
@@ -281,7 +295,7 @@ describe('4xx: refused, never retried', () => {
 describe('errors stay in the answer', () => {
   it('answers 500 ERR_INTERNAL when the receiver throws, and never calls next(err)', async () => {
     const real = createExpressMiddleware({ publicKeys: keys.publicKeyPem, onEvent: () => {} }).receiver;
-    const broken = { ...real, handle: () => Promise.reject(new Error('boom')) };
+    const broken = { ...real, ...adapterView(real), handle: () => Promise.reject(new Error('boom')) };
     const errors: unknown[] = [];
     running = await startApp((app) => {
       app.post('/hook', createExpressMiddleware(broken));
@@ -332,5 +346,26 @@ describe('errors stay in the answer', () => {
     const middleware = createExpressMiddleware({ publicKeys: keys.publicKeyPem, onEvent: () => {} });
     expect(middleware.name).toBe('jobhookExpressMiddleware');
     expect(middleware.length).toBe(3);
+  });
+});
+
+describe('{ path }', () => {
+  it('handles only its path when mounted app-wide; other paths go on to next()', async () => {
+    const handled: string[] = [];
+    const middleware = createExpressMiddleware({ publicKeys: keys.publicKeyPem, onEvent: (e) => void handled.push(e.job_id) }, { path: '/hook' });
+    running = await startApp((app) => {
+      app.use(middleware);
+      app.post('/other', (_req, res) => void res.status(202).json({ next: true }));
+    });
+    const request = buildSignedRequest();
+    expect((await send(`${running.url}/hook`, request)).status).toBe(200);
+    expect((await send(`${running.url}/other`, request)).status).toBe(202);
+    expect(handled).toEqual([request.event.job_id]);
+  });
+
+  it('refuses a path that does not start with "/" at construction', () => {
+    expect(() => createExpressMiddleware({ publicKeys: keys.publicKeyPem, onEvent: () => {} }, { path: 'hook' })).toThrow(
+      /^@jobhook\/express: path must be a string starting with "\/"/,
+    );
   });
 });

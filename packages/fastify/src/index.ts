@@ -3,19 +3,19 @@
  * webhooks through the `@jobhook/core` receive pipeline, with a route-scoped raw-body parser.
  * @packageDocumentation
  */
-import type { AsyncJobCompletedEvent } from '@jobhook/core';
-import { jobhook } from './plugin.js';
+import type { VerifiedWebhook } from '@jobhook/core';
 
-export { jobhook };
-export { DEFAULT_PATH, PLUGIN_NAME, type JobhookPluginOptions, type JobhookRouteOptions } from './plugin-options.js';
-export default jobhook;
+export { jobhookFastify, type FastifyWebhookPlugin } from './plugin.js';
+export type { FastifyPluginOptions } from './plugin-options.js';
+export { captureRawBody } from '@jobhook/core/adapter';
+export type { Receiver, ReceiverOptions, ReceiverOrOptions, VerifiedWebhook } from '@jobhook/core';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /**
-     * On the jobhook webhook route: the event, once its signature verified (set for every answer
-     * from then on: handled, duplicate, in flight, handler failed or slow, store unavailable).
+     * On the jobhook webhook route: `{ event, outcome }`, once the signature verified (set for every
+     * answer from then on: handled, duplicate, in flight, handler failed or slow, store unavailable).
      */
-    jobhookEvent?: AsyncJobCompletedEvent;
+    jobhook?: VerifiedWebhook;
   }
 }

@@ -1,45 +1,56 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { JobhookError } from '@jobhook/core';
-import { PLUGIN_NAME, resolvePluginOptions, type JobhookPluginOptions } from './plugin-options.js';
+import { JobhookError, type Receiver, type ReceiverOrOptions } from '@jobhook/core';
+import { adapterPath, adapterView, resolveReceiver } from '@jobhook/core/adapter';
+import { DEFAULT_PATH, PLUGIN_NAME, type FastifyPluginOptions } from './plugin-options.js';
 import { webhookRoute } from './webhook-route.js';
 
-async function jobhookPlugin(fastify: FastifyInstance, options: JobhookPluginOptions): Promise<void> {
-  const { path, receiver, ownsReceiver } = resolvePluginOptions(options);
-  const url = `${fastify.prefix}${path}`;
-  if (fastify.hasRoute({ method: 'POST', url })) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `${PLUGIN_NAME}: POST ${url} is already routed; is the plugin registered twice on this path? Give each registration its own path`,
-    );
-  }
-  if (ownsReceiver) fastify.addHook('onClose', async () => receiver.close());
-  await fastify.register(webhookRoute(receiver, path));
-}
+/** The plugin, with the receiver it runs (for `stats()` and `close()`). */
+export type FastifyWebhookPlugin = FastifyPluginAsync & { readonly receiver: Receiver };
 
 /**
- * The Fastify plugin: mounts `POST <path>` (default `/webhooks/jobs`) running the jobhook receive
- * pipeline on the raw body bytes. The route gets its own raw-body parser in an encapsulated
- * context, so the app's JSON parser keeps serving every other route. The verified event is on
- * `request.jobhookEvent`.
+ * Creates the Fastify plugin, to `app.register(...)`: it mounts `<path>` (default `/webhooks/jobs`)
+ * running the jobhook receive pipeline on the raw body bytes. The route gets its own raw-body parser
+ * in an encapsulated context, so the app's JSON parser keeps serving every other route. Once the
+ * signature verified, `request.jobhook` is `{ event, outcome }`, whatever the answer.
  *
- * Options: `path`, plus either `receiver` (from `createReceiver`) or the receiver options themselves
- * (`publicKeys`, `onSuccess`, `onFail`, `store`, ...). A receiver created from options is closed
- * with the server. Registering twice on one path fails at `ready()` with `ERR_OPTION_INVALID`.
+ * The receiver is resolved now (a configuration mistake throws here, with `@jobhook/fastify:` in the
+ * message); a receiver created from options is closed with the server. Registering twice on one path
+ * fails at `ready()` with `ERR_OPTION_INVALID`.
  *
+ * @param receiverOrOptions a `Receiver` from `createReceiver`, or the options to create one.
+ * @param options `path`: the route's path under the registering context's prefix.
+ * @throws JobhookError `ERR_OPTION_INVALID` / `ERR_KEY_INVALID` at construction.
  * @example
  * ```ts
  * import Fastify from 'fastify';
- * import { jobhook } from '@jobhook/fastify';
+ * import { jobhookFastify } from '@jobhook/fastify';
  * const app = Fastify();
- * app.register(jobhook, {
+ * app.register(jobhookFastify({
  *   publicKeys: readFileSync('service-public.pem'),
  *   onSuccess: async (event) => saveResult(event.job_id, event.output),
- * });
+ * }, { path: '/webhooks/jobs' }));
  * await app.listen({ port: 3000 });
  * ```
  */
-export const jobhook: FastifyPluginAsync<JobhookPluginOptions> = fp(jobhookPlugin, {
-  name: PLUGIN_NAME,
-  fastify: '5.x',
-});
+export function jobhookFastify(receiverOrOptions: ReceiverOrOptions, options?: FastifyPluginOptions): FastifyWebhookPlugin {
+  const ownsReceiver = typeof (receiverOrOptions as { handle?: unknown } | null)?.handle !== 'function';
+  const receiver = resolveReceiver(receiverOrOptions, PLUGIN_NAME);
+  const path = adapterPath(options, PLUGIN_NAME) ?? DEFAULT_PATH;
+  const view = adapterView(receiver);
+
+  async function jobhookPlugin(fastify: FastifyInstance): Promise<void> {
+    const url = `${fastify.prefix}${path}`;
+    if (fastify.hasRoute({ method: 'POST', url })) {
+      throw new JobhookError(
+        'ERR_OPTION_INVALID',
+        `${PLUGIN_NAME}: POST ${url} is already routed; is the plugin registered twice on this path? Give each registration its own path`,
+      );
+    }
+    if (ownsReceiver) fastify.addHook('onClose', async () => receiver.close());
+    await fastify.register(webhookRoute(view, path));
+  }
+
+  // fastify-plugin: the route lands in the registering context (its prefix, its hooks), named for hasPlugin().
+  return Object.assign(fp(jobhookPlugin, { name: PLUGIN_NAME, fastify: '5.x' }), { receiver });
+}

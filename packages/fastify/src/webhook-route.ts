@@ -1,13 +1,6 @@
-import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  JobhookError,
-  bodyAlreadyParsedError,
-  bodyReadError,
-  capturedRawBody,
-  type Receiver,
-  type ReceiverResponse,
-} from '@jobhook/core';
+import { JobhookError, type ReceiverResponse } from '@jobhook/core';
+import { bodyAlreadyParsedError, bodyLeftUnread, bodyReadError, capturedRawBody, type AdapterView } from '@jobhook/core/adapter';
 import { PLUGIN_NAME } from './plugin-options.js';
 
 /** All methods reach the pipeline, which answers 405 + `Allow: POST` to any but POST (HEAD comes with GET). */
@@ -24,13 +17,6 @@ function keepRawBody(_request: FastifyRequest, body: Buffer, done: (err: null, b
   done(null, body);
 }
 
-/** True when the request announced a body (`Content-Length` above 0, or chunked) that has not arrived in full. */
-function bodyLeftUnread(req: IncomingMessage): boolean {
-  if (req.complete || req.readableEnded) return false;
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
 /**
  * The bytes to verify: the route's own parser hands over a Buffer; a hook that replaced the body
  * with an object must have kept the bytes with `captureRawBody` (on the request or `request.raw`).
@@ -44,12 +30,12 @@ function rawBodyOf(request: FastifyRequest): Uint8Array | undefined {
 
 /**
  * The encapsulated context holding the webhook route: an `onRequest` hook that answers the refusals
- * needing no body (`receiver.precheck`) before the payload is read, its own catch-all raw-body parser
+ * needing no body (`precheck`) before the payload is read, its own catch-all raw-body parser
  * (so the app's JSON parser keeps serving every other route) and an error handler that turns
  * Fastify's body errors into the pipeline's answers.
  * @internal
  */
-export function webhookRoute(receiver: Receiver, path: string) {
+export function webhookRoute(receiver: AdapterView, path: string) {
   const bodyLimit = receiver.maxBodyBytes;
 
   async function jobhookHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -58,7 +44,7 @@ export function webhookRoute(receiver: Receiver, path: string) {
       rawBody === undefined
         ? receiver.reject(bodyAlreadyParsedError(PLUGIN_NAME, ALREADY_PARSED_FIX))
         : await receiver.handle({ method: request.method, headers: request.headers, rawBody });
-    if (answer.event !== undefined) request.jobhookEvent = answer.event;
+    if (answer.event !== undefined) request.jobhook = { event: answer.event, outcome: answer.outcome };
     return send(reply, answer);
   }
 
@@ -88,7 +74,7 @@ export function webhookRoute(receiver: Receiver, path: string) {
   }
 
   return async function jobhookRoute(instance: FastifyInstance): Promise<void> {
-    instance.decorateRequest('jobhookEvent', undefined);
+    instance.decorateRequest('jobhook', undefined);
     instance.removeAllContentTypeParsers();
     instance.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, keepRawBody);
     instance.route({

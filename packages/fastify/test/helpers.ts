@@ -1,9 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { AddressInfo } from 'node:net';
-import type { ReceiverOptions } from '@jobhook/core';
+import type { Receiver, ReceiverOptions } from '@jobhook/core';
 import { buildSignedRequest, createTestKeyPair, type SignedTestRequest, type TestEventOverrides } from '@jobhook/core/testing';
-import { jobhook, type JobhookPluginOptions } from '../src/index.js';
+import { jobhookFastify } from '../src/index.js';
 
 export const keys = createTestKeyPair();
 export const PATH = '/webhooks/jobs';
@@ -26,14 +26,16 @@ export function receiverOptions(extra: Partial<ReceiverOptions> = {}): ReceiverO
   };
 }
 
+/** What {@link buildApp} takes: a receiver or its options, and the path, in one object (tests only). */
+export type TestAppOptions = (ReceiverOptions & { path?: string }) | { receiver: Receiver; path?: string };
+
 /** A Fastify app with the plugin registered; `setup` runs before the plugin (hooks, parsers, routes). */
-export async function buildApp(
-  options: JobhookPluginOptions,
-  setup: (app: FastifyInstance) => void = () => {},
-): Promise<FastifyInstance> {
+export async function buildApp(options: TestAppOptions, setup: (app: FastifyInstance) => void = () => {}): Promise<FastifyInstance> {
+  const { path, ...rest } = options;
+  const receiverOrOptions = 'receiver' in rest ? rest.receiver : (rest as ReceiverOptions);
   const app = Fastify();
   setup(app);
-  app.register(jobhook, options);
+  app.register(jobhookFastify(receiverOrOptions, path === undefined ? undefined : { path }));
   await app.ready();
   return app;
 }

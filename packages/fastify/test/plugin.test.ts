@@ -2,8 +2,10 @@
 // parsers and hooks of the app, registration rules and options; mostly through app.inject.
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JobhookError, captureRawBody, createReceiver, type AsyncJobCompletedEvent } from '@jobhook/core';
-import { jobhook, PLUGIN_NAME } from '../src/index.js';
+import { JobhookError, createReceiver, type ReceiverOptions, type VerifiedWebhook } from '@jobhook/core';
+import { adapterView } from '@jobhook/core/adapter';
+import { captureRawBody, jobhookFastify } from '../src/index.js';
+import { PLUGIN_NAME } from '../src/plugin-options.js';
 import { PATH, buildApp, keys, listen, post, receiverOptions, signed } from './helpers.js';
 
 let app: FastifyInstance | undefined;
@@ -55,20 +57,34 @@ describe('@jobhook/fastify: inside an app', () => {
     expect(appParserRuns).toBe(1);
   });
 
-  it('sets request.jobhookEvent once verified (handled, duplicate), not on rejections', async () => {
-    const seen: Array<AsyncJobCompletedEvent | undefined> = [];
-    app = await buildApp(receiverOptions(), (a) => {
-      a.addHook('onResponse', async (req: FastifyRequest) => {
-        seen.push(req.jobhookEvent);
-      });
-    });
+  it('sets request.jobhook = { event, outcome } once verified, whatever the answer; not on rejections', async () => {
+    const seen: Array<VerifiedWebhook | undefined> = [];
+    let fail = false;
+    app = await buildApp(
+      receiverOptions({
+        onEvent: () => {
+          if (fail) throw new Error('handler down');
+        },
+      }),
+      (a) => {
+        a.addHook('onResponse', async (req: FastifyRequest) => {
+          seen.push(req.jobhook);
+        });
+      },
+    );
     const request = signed();
     await inject(app, request);
     await inject(app, request);
     await inject(app, { headers: request.headers, body: Buffer.from('{}') });
-    expect(seen[0]?.job_id).toBe(request.event.job_id);
-    expect(seen[1]?.job_id).toBe(request.event.job_id);
+    fail = true;
+    const failing = signed();
+    expect((await inject(app, failing)).statusCode).toBe(500);
+    expect(seen[0]?.event.job_id).toBe(request.event.job_id);
+    expect(seen[0]?.outcome).toMatchObject({ kind: 'handled', status: 200 });
+    expect(seen[1]?.outcome).toMatchObject({ kind: 'duplicate', status: 200 });
     expect(seen[2]).toBeUndefined();
+    expect(seen[3]?.event.job_id).toBe(failing.event.job_id);
+    expect(seen[3]?.outcome).toMatchObject({ kind: 'handler-failed', status: 500 });
   });
 
   describe('a hook of the app that replaces the body (a JSON parser before jobhook)', () => {
@@ -118,7 +134,8 @@ describe('@jobhook/fastify: inside an app', () => {
     const calls: string[] = [];
     const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: (e) => void calls.push(e.job_id) });
     let closed = 0;
-    app = await buildApp({ receiver: { ...receiver, close: async () => void closed++ } });
+    // A receiver of your own making: the adapter needs its adapter methods too (here, the real one's).
+    app = await buildApp({ receiver: { ...receiver, ...adapterView(receiver), close: async () => void closed++ } });
     const request = signed();
     expect((await inject(app, request)).statusCode).toBe(200);
     expect(receiver.stats().handled).toBe(1);
@@ -132,10 +149,10 @@ describe('@jobhook/fastify: inside an app', () => {
     const a = receiverOptions();
     const b = receiverOptions();
     app = Fastify();
-    app.register(jobhook, { ...a, path: '/hooks/a' });
+    app.register(jobhookFastify(a, { path: '/hooks/a' }));
     app.register(
       async (scoped) => {
-        scoped.register(jobhook, { ...b, path: '/hooks/b' });
+        scoped.register(jobhookFastify(b, { path: '/hooks/b' }));
       },
       { prefix: '/v2' },
     );
@@ -151,7 +168,7 @@ describe('@jobhook/fastify: inside an app', () => {
   });
 });
 
-describe('@jobhook/fastify: registration errors (at ready())', () => {
+describe('@jobhook/fastify: registration errors', () => {
   async function readyError(register: (a: FastifyInstance) => void): Promise<unknown> {
     const a = Fastify();
     register(a);
@@ -167,8 +184,8 @@ describe('@jobhook/fastify: registration errors (at ready())', () => {
 
   it('refuses a second registration on the same path, naming the plugin', async () => {
     const err = await readyError((a) => {
-      a.register(jobhook, receiverOptions());
-      a.register(jobhook, receiverOptions());
+      a.register(jobhookFastify(receiverOptions()));
+      a.register(jobhookFastify(receiverOptions()));
     });
     expect(err).toBeInstanceOf(JobhookError);
     expect((err as JobhookError).code).toBe('ERR_OPTION_INVALID');
@@ -177,24 +194,25 @@ describe('@jobhook/fastify: registration errors (at ready())', () => {
 
   it('refuses the same path registered from two sibling contexts', async () => {
     const err = await readyError((a) => {
-      a.register(async (s) => void s.register(jobhook, receiverOptions()));
-      a.register(async (s) => void s.register(jobhook, receiverOptions()));
+      a.register(async (s) => void s.register(jobhookFastify(receiverOptions())));
+      a.register(async (s) => void s.register(jobhookFastify(receiverOptions())));
     });
     expect((err as Error).message).toContain('@jobhook/fastify: POST /webhooks/jobs is already routed');
   });
 
   it.each([
-    ['no publicKeys', { onEvent: () => {} }, /@jobhook\/fastify: createReceiver: publicKeys is required/],
-    ['no handler', { publicKeys: keys.publicKeyPem }, /@jobhook\/fastify: .*at least one handler/],
-    ['a relative path', { ...receiverOptions(), path: 'hooks' }, /@jobhook\/fastify: path must be a string starting with "\/"/],
-    ['a receiver that is not one', { receiver: {} }, /@jobhook\/fastify: receiver must be a Receiver/],
-    [
-      'both a receiver and receiver options',
-      { receiver: createReceiver(receiverOptions()), publicKeys: keys.publicKeyPem },
-      /@jobhook\/fastify: give either receiver or receiver options/,
-    ],
-  ])('fails with ERR_OPTION_INVALID for %s', async (_name, options, message) => {
-    const err = await readyError((a) => a.register(jobhook, options as never));
+    ['no publicKeys', { onEvent: () => {} }, undefined, /^@jobhook\/fastify: createReceiver: publicKeys is required/],
+    ['no handler', { publicKeys: keys.publicKeyPem }, undefined, /^@jobhook\/fastify: .*at least one handler/],
+    ['a relative path', receiverOptions(), { path: 'hooks' }, /^@jobhook\/fastify: path must be a string starting with "\/"/],
+    ['options that are not an object', receiverOptions(), 'hooks', /^@jobhook\/fastify: options must be an object/],
+    ['a receiver that is not one', { handle: async () => ({}) }, undefined, /^@jobhook\/fastify: adapterView: not a receiver made by createReceiver/],
+  ])('throws ERR_OPTION_INVALID at construction for %s', (_name, receiverOrOptions, options, message) => {
+    let err: unknown;
+    try {
+      jobhookFastify(receiverOrOptions as ReceiverOptions, options as never);
+    } catch (caught) {
+      err = caught;
+    }
     expect((err as JobhookError).code).toBe('ERR_OPTION_INVALID');
     expect((err as Error).message).toMatch(message);
   });

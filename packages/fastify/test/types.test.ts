@@ -2,30 +2,29 @@
 // request decoration. The runtime assertions only keep vitest happy.
 import Fastify from 'fastify';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { createReceiver, type AsyncJobCompletedEvent } from '@jobhook/core';
-import { jobhook, type JobhookPluginOptions } from '../src/index.js';
+import { createReceiver, type VerifiedWebhook } from '@jobhook/core';
+import { jobhookFastify, type FastifyPluginOptions } from '../src/index.js';
 import { keys } from './helpers.js';
 
 describe('@jobhook/fastify: types', () => {
-  it('takes receiver options or a receiver, not both', async () => {
+  it('takes receiver options or a receiver, then { path }', async () => {
     const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: () => {} });
     const app = Fastify();
-    app.register(jobhook, { publicKeys: keys.publicKeyPem, onSuccess: (event) => void event.output, path: '/a' });
-    app.register(jobhook, { receiver, path: '/b' });
-    // @ts-expect-error a receiver and receiver options are exclusive
-    const both: JobhookPluginOptions = { receiver, publicKeys: keys.publicKeyPem };
+    app.register(jobhookFastify({ publicKeys: keys.publicKeyPem, onSuccess: (event) => void event.output }, { path: '/a' }));
+    app.register(jobhookFastify(receiver, { path: '/b' }));
+    expectTypeOf(jobhookFastify(receiver).receiver).toEqualTypeOf(receiver);
     // @ts-expect-error path is a string
-    const badPath: JobhookPluginOptions = { receiver, path: 1 };
-    expect([both, badPath]).toHaveLength(2);
+    const badPath: FastifyPluginOptions = { path: 1 };
+    expect([badPath]).toHaveLength(1);
     await app.ready();
     await app.close();
     await receiver.close();
   });
 
-  it('declares request.jobhookEvent', () => {
+  it('declares request.jobhook', () => {
     const app = Fastify();
     app.addHook('onResponse', async (request) => {
-      expectTypeOf(request.jobhookEvent).toEqualTypeOf<AsyncJobCompletedEvent | undefined>();
+      expectTypeOf(request.jobhook).toEqualTypeOf<VerifiedWebhook | undefined>();
     });
     expect(app).toBeDefined();
   });

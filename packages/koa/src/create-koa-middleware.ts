@@ -1,16 +1,15 @@
-import type { IncomingMessage } from 'node:http';
 import type { Middleware, ParameterizedContext } from 'koa';
 import getRawBody from 'raw-body';
+import type { AdapterOptions, Receiver, ReceiverOrOptions, ReceiverResponse, VerifiedWebhook } from '@jobhook/core';
 import {
-  JobhookError,
+  adapterPath,
+  adapterView,
   bodyAlreadyParsedError,
+  bodyLeftUnread,
   bodyReadError,
   resolveReceiver,
-  type AsyncJobCompletedEvent,
-  type Receiver,
-  type ReceiverOrOptions,
-  type ReceiverResponse,
-} from '@jobhook/core';
+  type AdapterView,
+} from '@jobhook/core/adapter';
 
 const ADAPTER = '@jobhook/koa';
 
@@ -20,30 +19,30 @@ const PARSED_FIX =
 
 /** What the middleware adds to `ctx.state`. */
 export interface JobhookState {
-  /** The verified event, set when the answer is 200 (handled now, or a duplicate). */
-  jobhookEvent?: AsyncJobCompletedEvent;
+  /**
+   * Set whenever the webhook's signature verified, whatever the answer (handled, duplicate, in
+   * flight, handler failed or slow, store unavailable): the event and the receiver's outcome.
+   */
+  jobhook?: VerifiedWebhook;
 }
 
 /** The middleware, with the receiver it runs (for `stats()` and `close()`). */
 export type KoaWebhookMiddleware = Middleware<JobhookState> & { readonly receiver: Receiver };
 
-/** Options of {@link createKoaMiddleware}. */
-export interface KoaMiddlewareOptions {
-  /**
-   * The webhook path (`ctx.path`, exact match). Requests to other paths go on to `next()`.
-   * Default: none, every request that reaches the middleware is a webhook request (mount it with
-   * `@koa/router` or koa-mount).
-   */
-  path?: string;
-}
+/**
+ * Options of {@link createKoaMiddleware}: `path`, the webhook path (`ctx.path`, exact match); requests
+ * to other paths go on to `next()`. Default: none, every request that reaches the middleware is a
+ * webhook request (mount it with `@koa/router` or koa-mount).
+ */
+export type KoaMiddlewareOptions = AdapterOptions;
 
 /**
  * Creates the Koa middleware that receives the signed `async_job_completed` webhooks: it runs the
- * checks that need no body (`receiver.precheck`) and answers a refusal without reading the body;
- * otherwise it reads the raw body (at most `receiver.maxBodyBytes`, refused while streaming), runs
- * the core pipeline and writes its answer. A webhook request ends here: `next()` is not called for
- * it. On 200 the verified event is on `ctx.state.jobhookEvent` for middleware mounted before this one
- * (after `await next()`).
+ * checks that need no body and answers a refusal without reading the body; otherwise it reads the
+ * raw body (at most the receiver's `maxBodyBytes`, refused while streaming), runs the core pipeline
+ * and writes its answer. A webhook request ends here: `next()` is not called for it. Once the
+ * signature verified, `ctx.state.jobhook` is `{ event, outcome }` (whatever the answer), for
+ * middleware mounted before this one (after `await next()`).
  *
  * A body parser mounted before it is fine when it keeps `ctx.request.rawBody` (koa-bodyparser and
  * @koa/bodyparser do); one that consumed the body without keeping it gets a 500
@@ -58,21 +57,22 @@ export interface KoaMiddlewareOptions {
  * ```
  * @throws JobhookError `ERR_OPTION_INVALID` / `ERR_KEY_INVALID` at construction.
  */
-export function createKoaMiddleware(receiverOrOptions: ReceiverOrOptions, options: KoaMiddlewareOptions = {}): KoaWebhookMiddleware {
+export function createKoaMiddleware(receiverOrOptions: ReceiverOrOptions, options?: KoaMiddlewareOptions): KoaWebhookMiddleware {
   const receiver = resolveReceiver(receiverOrOptions, ADAPTER);
-  const path = checkPath(options);
+  const path = adapterPath(options, ADAPTER);
+  const view = adapterView(receiver);
   const jobhookKoaMiddleware: Middleware<JobhookState> = async function jobhookKoaMiddleware(ctx, next) {
     if (path !== undefined && ctx.path !== path) return next();
-    const answer = await receive(receiver, ctx);
+    const answer = await receive(view, ctx);
     ctx.status = answer.status;
     ctx.set(answer.headers);
     ctx.body = answer.body; // after the headers, so Koa keeps our Content-Type
-    if (answer.status === 200 && answer.event !== undefined) ctx.state.jobhookEvent = answer.event;
+    if (answer.event !== undefined) ctx.state.jobhook = { event: answer.event, outcome: answer.outcome };
   };
   return Object.assign(jobhookKoaMiddleware, { receiver });
 }
 
-async function receive(receiver: Receiver, ctx: ParameterizedContext<JobhookState>): Promise<ReceiverResponse> {
+async function receive(receiver: AdapterView, ctx: ParameterizedContext<JobhookState>): Promise<ReceiverResponse> {
   const { req } = ctx;
   // The checks that need no body come first: a refused request's body is never read.
   const refused = receiver.precheck({ method: ctx.method, headers: ctx.headers });
@@ -99,20 +99,3 @@ async function receive(receiver: Receiver, ctx: ParameterizedContext<JobhookStat
   return receiver.handle({ method: ctx.method, headers: ctx.headers, rawBody });
 }
 
-/** True when the request announced a body (`Content-Length` above 0, or chunked) that has not arrived in full. */
-function bodyLeftUnread(req: IncomingMessage): boolean {
-  if (req.complete || req.readableEnded) return false;
-  const length = req.headers['content-length'];
-  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
-}
-
-function checkPath(options: KoaMiddlewareOptions): string | undefined {
-  if (typeof options !== 'object' || options === null) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${ADAPTER}: options must be an object, got ${String(options)}`);
-  }
-  const { path } = options;
-  if (path !== undefined && (typeof path !== 'string' || !path.startsWith('/'))) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${ADAPTER}: path must be a string starting with "/", got ${JSON.stringify(path)}`);
-  }
-  return path;
-}

@@ -9,5 +9,5 @@ export {
   type KoaMiddlewareOptions,
   type KoaWebhookMiddleware,
 } from './create-koa-middleware.js';
-export type { Receiver, ReceiverOptions, ReceiverOrOptions } from '@jobhook/core';
+export type { Receiver, ReceiverOptions, ReceiverOrOptions, VerifiedWebhook } from '@jobhook/core';
 export { jobhookRoute, type RouterLike } from './jobhook-route.js';

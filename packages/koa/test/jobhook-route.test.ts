@@ -53,7 +53,7 @@ describe('jobhookRoute (@koa/router)', () => {
       '/hooks',
       async (ctx, next) => {
         await next();
-        seen.push(ctx.state.jobhookEvent);
+        seen.push(ctx.state.jobhook?.event);
       },
       createKoaMiddleware(receiver),
     );

@@ -9,10 +9,12 @@ const PATH = '/webhooks/jobs';
 async function start(options: Partial<ReceiverOptions> = {}) {
   const handled: AsyncJobCompletedEvent[] = [];
   const states: (AsyncJobCompletedEvent | undefined)[] = [];
+  const kinds: (string | undefined)[] = [];
   const app = new Koa<JobhookState>();
   app.use(async (ctx, next) => {
     await next();
-    states.push(ctx.state.jobhookEvent);
+    states.push(ctx.state.jobhook?.event);
+    kinds.push(ctx.state.jobhook?.outcome.kind);
   });
   app.use(
     createKoaMiddleware(
@@ -30,7 +32,7 @@ async function start(options: Partial<ReceiverOptions> = {}) {
     ctx.body = 'next';
   });
   const url = `${await listen(app)}${PATH}`;
-  return { url, handled, states };
+  return { url, handled, states, kinds };
 }
 
 describe('createKoaMiddleware', () => {
@@ -81,7 +83,7 @@ describe('createKoaMiddleware', () => {
   it('503 + Retry-After while the same job is handled (in flight)', async () => {
     const held = gate();
     const started = gate();
-    const { url, states } = await start({
+    const { url, states, kinds } = await start({
       onEvent: async () => {
         started.open();
         await held.promise;
@@ -94,7 +96,9 @@ describe('createKoaMiddleware', () => {
     expect(second.status).toBe(503);
     expect(second.headers.get('retry-after')).toBe('30');
     expect(second.body.error.code).toBe('ERR_JOB_IN_FLIGHT');
-    expect(states).toEqual([undefined]); // no event on ctx.state for a non-200 answer
+    // The event is on ctx.state whatever the answer, with the outcome beside it.
+    expect(states.map((e) => e?.job_id)).toEqual([request.event.job_id]);
+    expect(kinds).toEqual(['in-flight']);
     held.open();
     expect((await first).status).toBe(200);
   });

@@ -1,12 +1,12 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { AsyncJobCompletedEvent } from '@jobhook/core';
+import type { VerifiedWebhook } from '@jobhook/core';
 import { createKoaMiddleware, jobhookRoute, type JobhookState } from '../src/index.js';
 import { keys } from './helpers.js';
 
 describe('types', () => {
-  it('mounts on apps and routers with their own state, and types ctx.state.jobhookEvent', () => {
+  it('mounts on apps and routers with their own state, and types ctx.state.jobhook', () => {
     const options = { publicKeys: keys.publicKeyPem, onEvent: () => {} };
     const app = new Koa<{ user?: string }>();
     app.use(async (ctx, next) => {
@@ -15,7 +15,7 @@ describe('types', () => {
     });
     const mounted = app.use(createKoaMiddleware(options, { path: '/hooks' }));
     mounted.use((ctx) => {
-      expectTypeOf(ctx.state.jobhookEvent).toEqualTypeOf<AsyncJobCompletedEvent | undefined>();
+      expectTypeOf(ctx.state.jobhook).toEqualTypeOf<VerifiedWebhook | undefined>();
     });
 
     const router = new Router<{ user?: string }>();
@@ -23,6 +23,6 @@ describe('types', () => {
     router.post('/other', createKoaMiddleware(options));
     expect(router.stack.map((layer) => layer.path)).toEqual(['/hooks', '/other']);
 
-    expectTypeOf<JobhookState>().toEqualTypeOf<{ jobhookEvent?: AsyncJobCompletedEvent }>();
+    expectTypeOf<JobhookState>().toEqualTypeOf<{ jobhook?: VerifiedWebhook }>();
   });
 });

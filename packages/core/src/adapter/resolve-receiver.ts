@@ -1,6 +1,7 @@
 import { JobhookError } from '../errors.js';
 import { createReceiver, type Receiver } from '../receiver/create-receiver.js';
 import type { ReceiverOptions } from '../receiver/receiver-options.js';
+import { adapterView } from '../receiver/adapter-view.js';
 
 /** What every adapter factory takes: a receiver you made, or the options to make one. */
 export type ReceiverOrOptions = Receiver | ReceiverOptions;
@@ -13,8 +14,11 @@ export function resolveReceiver(input: ReceiverOrOptions, adapter: string): Rece
   if (typeof input !== 'object' || input === null) {
     throw new JobhookError('ERR_OPTION_INVALID', `${adapter}: expected a receiver or receiver options, got ${String(input)}`);
   }
-  if (typeof (input as Partial<Receiver>).handle === 'function') return input as Receiver;
   try {
+    if (typeof (input as Partial<Receiver>).handle === 'function') {
+      adapterView(input as Receiver); // checked now: an adapter needs its view
+      return input as Receiver;
+    }
     return createReceiver(input as ReceiverOptions);
   } catch (err) {
     if (err instanceof JobhookError) throw new JobhookError(err.code, `${adapter}: ${err.message}`, { cause: err });

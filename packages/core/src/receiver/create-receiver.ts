@@ -12,6 +12,7 @@ import type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver-out
 import { firstHeader, isJsonContentType, readHeader, type RequestHeaders } from './request-headers.js';
 import { runClaimedJob } from './run-claimed-job.js';
 import { runInTransaction, type TransactionEnd } from './run-in-transaction.js';
+import { registerAdapterView, type RequestHead } from './adapter-view.js';
 
 /** One webhook request, as an adapter read it. */
 export interface ReceiverRequest {
@@ -23,9 +24,6 @@ export interface ReceiverRequest {
   rawBody: Uint8Array | string;
 }
 
-/** A request before its body is read. */
-export type RequestHead = Pick<ReceiverRequest, 'method' | 'headers'>;
-
 /** The answer to write back: status, headers and a JSON body. */
 export interface ReceiverResponse {
   status: number;
@@ -34,7 +32,7 @@ export interface ReceiverResponse {
   body: string;
   /** What happened, for logs and tests. */
   outcome: ReceiverOutcome;
-  /** The verified event, when there was one. */
+  /** The verified event: set whenever the signature verified, whatever the answer. */
   event?: AsyncJobCompletedEvent;
 }
 
@@ -42,24 +40,10 @@ export interface ReceiverResponse {
 export interface Receiver {
   /** Runs one request through the pipeline. Never rejects: every failure is an answer. */
   handle(request: ReceiverRequest): Promise<ReceiverResponse>;
-  /**
-   * The answer for a request refused before `handle` could run (an adapter's body reader hit the
-   * size limit, the client aborted, ...), counted and logged like any rejection.
-   */
-  reject(error: JobhookError): ReceiverResponse;
-  /**
-   * The checks that need no body (method, content type, hash algorithm, the signature header present,
-   * hex and of a configured key's length, a declared `Content-Length` over the limit), for adapters
-   * to run before reading the body: the refusal to send, or `undefined` to go on and read it.
-   * `handle` runs the same checks itself.
-   */
-  precheck(head: RequestHead): ReceiverResponse | undefined;
   /** Counters since creation (a copy). */
   stats(): ReceiverStats;
   /** The store in use. */
   readonly store: IdempotencyStore;
-  /** The body limit, for adapters that read the body themselves. */
-  readonly maxBodyBytes: number;
   /** Closes a store the receiver created itself (the default memory store). */
   close(): Promise<void>;
 }
@@ -291,17 +275,28 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     return errorAnswer(started, 'handler-failed', error, known);
   }
 
-  return Object.freeze({
-    async handle(request: ReceiverRequest): Promise<ReceiverResponse> {
-      try {
-        return await handle(request);
-      } catch (err) {
-        // A bug or a non-jobhook throw (a bad headers object, ...): answer 500 rather than crash the server.
-        log.error({ err }, 'jobhook: unexpected error in the receive pipeline');
-        const error = new JobhookError('ERR_INTERNAL', 'internal error in the webhook receiver', { cause: err });
-        return errorAnswer(performance.now(), 'rejected', error);
-      }
+  async function safeHandle(request: ReceiverRequest): Promise<ReceiverResponse> {
+    try {
+      return await handle(request);
+    } catch (err) {
+      // A bug or a non-jobhook throw (a bad headers object, ...): answer 500 rather than crash the server.
+      log.error({ err }, 'jobhook: unexpected error in the receive pipeline');
+      const error = new JobhookError('ERR_INTERNAL', 'internal error in the webhook receiver', { cause: err });
+      return errorAnswer(performance.now(), 'rejected', error);
+    }
+  }
+
+  const receiver: Receiver = Object.freeze({
+    handle: safeHandle,
+    stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected } }),
+    store,
+    async close(): Promise<void> {
+      if (ownsStore) await store.close();
     },
+  });
+  // The adapter-only methods (`adapterView` in @jobhook/core/adapter), off the public Receiver.
+  registerAdapterView(receiver, {
+    handle: safeHandle,
     precheck(head: RequestHead): ReceiverResponse | undefined {
       const started = performance.now();
       const checked = checkHead(started, head);
@@ -314,11 +309,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       if (error.cause !== undefined) log.warn({ err: error.cause, code: error.code }, 'jobhook: request refused before the pipeline');
       return errorAnswer(performance.now(), 'rejected', error);
     },
-    stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected } }),
-    store,
     maxBodyBytes: limits.maxBodyBytes,
-    async close(): Promise<void> {
-      if (ownsStore) await store.close();
-    },
   });
+  return receiver;
 }

@@ -1,5 +1,6 @@
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import type { ErrorCode } from '../errors.js';
+import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 
 /**
  * What happened to one request:
@@ -58,4 +59,15 @@ export interface ReceiverStats {
   storeUnavailable: number;
   /** Rejections by error code (signature, body, method, content type, payload). */
   rejected: Partial<Record<ErrorCode, number>>;
+}
+
+/**
+ * What every adapter attaches to the request once the webhook's signature verified, whatever the
+ * answer: `res.locals.jobhook` (Express), `ctx.state.jobhook` (Koa), `request.jobhook` (Fastify).
+ */
+export interface VerifiedWebhook {
+  /** The verified event. */
+  event: AsyncJobCompletedEvent;
+  /** What the receiver made of it: `kind` (handled, duplicate, in-flight, handler-failed, ...), `status`, ... */
+  outcome: ReceiverOutcome;
 }

@@ -128,6 +128,18 @@ describe('createFetchHandler', () => {
     expect(await res.json()).toMatchObject({ error: { code: 'ERR_BODY_INCOMPLETE' } });
   });
 
+  it('{ path }: answers only its path; another path gets an empty 404 the receiver never sees', async () => {
+    const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: () => {} });
+    const handler = createFetchHandler(receiver, { path: '/webhooks/jobs' });
+    const q = buildSignedRequest();
+    expect((await handler(toRequest(q))).status).toBe(200);
+    const other = await handler(new Request('https://receiver.example/elsewhere', { method: 'POST', headers: q.headers, body: q.rawBody }));
+    expect(other.status).toBe(404);
+    expect(await other.text()).toBe('');
+    expect(receiver.stats().received).toBe(1);
+    expect(() => createFetchHandler(receiver, { path: 'webhooks' })).toThrow(/^createFetchHandler: path must be a string starting with "\/"/);
+  });
+
   it('takes a receiver made elsewhere (handler.receiver is it) and names itself in option errors', () => {
     const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: () => {} });
     expect(createFetchHandler(receiver).receiver).toBe(receiver);

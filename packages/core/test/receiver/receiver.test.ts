@@ -9,6 +9,7 @@ import {
   type ReceiverOutcome,
 } from '../../src/index.js';
 import { buildSignedRequest, buildTestEvent, createTestKeyPair, signTestEvent } from '../../src/testing/index.js';
+import { adapterView } from '../../src/adapter/index.js';
 
 const keys = createTestKeyPair();
 const json = (body: string) => JSON.parse(body) as Record<string, unknown>;
@@ -315,7 +316,7 @@ describe('receive pipeline: details', () => {
 
   it('answers reject() for bodies an adapter refused', () => {
     const { r } = receiver();
-    const res = r.reject(new JobhookError('ERR_BODY_TOO_LARGE', 'body over 1048576 bytes'));
+    const res = adapterView(r).reject(new JobhookError('ERR_BODY_TOO_LARGE', 'body over 1048576 bytes'));
     expect(res.status).toBe(413);
     expect(r.stats().rejected).toEqual({ ERR_BODY_TOO_LARGE: 1 });
   });
