@@ -36,7 +36,7 @@ export interface ResolvedDelivererOptions<J extends DeliverySubject> {
   sign: PayloadSigner;
 }
 
-/** Default `maxCanonicalBytes` of the sender: the receivers' default, 16 × 1 MiB. */
+/** Default `maxCanonicalBytes` of the deliverer: the receivers' default, 16 × 1 MiB. */
 export const DEFAULT_MAX_CANONICAL_BYTES = CANONICAL_BYTES_PER_BODY_BYTE * DEFAULT_MAX_BODY_BYTES;
 /** Default `signedCacheEntries`. */
 export const DEFAULT_SIGNED_CACHE_ENTRIES = 10_000;

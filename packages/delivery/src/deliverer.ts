@@ -124,7 +124,7 @@ export function createDeliverer<J extends DeliverySubject>(options: DelivererOpt
       if (job === undefined) return record('', { outcome: 'rejected', error: 'job_not_found' });
       if (task.round < job.deliveryRound) return record(job.webhookReceiver ?? '', { outcome: 'rejected', error: 'stale_round' });
       if (job.webhookReceiver === null) return record('', { outcome: 'rejected', error: 'no_receiver' });
-      // The round was ended meanwhile (given up on by the sender): its remaining attempts are not sent.
+      // The round was ended meanwhile (given up on by the service): its remaining attempts are not sent.
       if (job.delivery !== 'pending') return record(job.webhookReceiver, { outcome: 'rejected', error: 'round_ended' });
       const url = job.webhookReceiver;
       const deadlineMs = startedMs + o.attemptTimeoutMs;

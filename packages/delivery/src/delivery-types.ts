@@ -1,7 +1,7 @@
 /** One webhook delivery attempt to make. Small on purpose: the payload is built from the job record. */
 export interface DeliveryTask {
   jobId: string;
-  /** Redelivery round (see `JobRecord.deliveryRound`). */
+  /** Redelivery round (see `DeliverySubject.deliveryRound`). */
   round: number;
   /** 1-based attempt number within the round; attempt 1 is the first try, 4 the last with 3 retries. */
   attempt: number;

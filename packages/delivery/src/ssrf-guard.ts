@@ -52,7 +52,7 @@ const defaultResolve: HostResolver = async (hostname) => {
 };
 
 /**
- * Creates the SSRF guard of the reference sender. Only addresses ipaddr.js classifies as `unicast`
+ * Creates the SSRF guard of webhook receivers. Only addresses ipaddr.js classifies as `unicast`
  * pass (plus `allowCidrs`, or everything with `allowPrivate`); any port is allowed, and kept for the
  * connection, since a public host may serve webhooks on any port.
  *

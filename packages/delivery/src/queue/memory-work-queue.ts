@@ -33,7 +33,7 @@ const deliveryKey = (t: DeliveryTask): string => `${t.jobId}\n${t.round}\n${t.at
  *   timer is NOT unref'd: pending work keeps the process alive; {@link WorkQueue.close} clears it.
  *   Work never runs before its delay (an early timer is re-armed for the rest).
  * - Concurrency: at most `concurrency` `deliver` handlers run at once, the rest wait in FIFO order of
- *   becoming due. `runJob` handlers are NOT limited: finishing a simulated job is a store write and
+ *   becoming due. `runJob` handlers are NOT limited: finishing a job is (in the reference sender) a store write and
  *   an enqueue, and making it wait behind slow webhook receivers would delay every job's result.
  * - Dedupe: a job id, or a `(jobId, round, attempt)` delivery, that is queued or running is not
  *   queued again; once its handler settled, it can be queued again.

@@ -78,7 +78,7 @@ export async function redisFromOption(where: string, given: unknown): Promise<{ 
 }
 
 /**
- * Runs one Redis operation of a sender store, named `what` in messages (e.g. `redisJobStore.get`):
+ * Runs one Redis operation of a store, named `what` in messages (e.g. `redisJobStore.get`):
  * `ERR_STORE_UNAVAILABLE` when the store is `closed` or Redis fails (the API answers 503); a
  * `JobhookError` thrown by `send` passes as it is. @internal
  */

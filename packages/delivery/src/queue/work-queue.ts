@@ -3,9 +3,9 @@ import type { AttemptRecord, DeliveryTask } from '../delivery-types.js';
 /** One piece of queued work: a job's completion (`runJob`) or one delivery attempt (`deliver`). */
 export type QueuedWork = { kind: 'job'; jobId: string } | { kind: 'delivery'; task: DeliveryTask };
 
-/** What the queue runs; the sender supplies these (retries are decided there, not in the queue). */
+/** What the queue runs; the service supplies these (retries are decided there, not in the queue). */
 export interface WorkHandlers {
-  /** Finishes a simulated job (idempotent: a job already final is left alone). */
+  /** Finishes a job (idempotent: a job already final is left alone). */
   runJob(jobId: string): Promise<void>;
   /** Makes one delivery attempt; when it answers `retry`, the handler enqueues the next attempt. */
   deliver(task: DeliveryTask): Promise<AttemptRecord>;
