@@ -4,20 +4,12 @@
  * @packageDocumentation
  * @internal
  */
-import type { BodyStyle } from '../signature/sign.js';
-
 export { isLogger } from '../receiver/logger.js';
+export { BODY_STYLES, isBodyStyle } from '../signature/sign.js';
+export { quitRedisClient } from './quit-redis-client.js';
 
 /** `setTimeout` fires at once beyond 2^31-1 ms, so longer waits are taken in steps (or refused). */
 export const MAX_TIMER_MS = 2_147_483_647;
-
-/** The body layouts `signPayload` writes. */
-export const BODY_STYLES: readonly BodyStyle[] = Object.freeze(['python', 'canonical', 'compact']);
-
-/** True for `python`, `canonical` or `compact`. */
-export function isBodyStyle(value: unknown): value is BodyStyle {
-  return value === 'python' || value === 'canonical' || value === 'compact';
-}
 
 /** An HTTP header name (RFC 9110 `token`). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;

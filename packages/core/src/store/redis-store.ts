@@ -8,6 +8,7 @@ import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import { JobhookError } from '../errors.js';
 import { MAX_TIMER_MS, parseRedisUrl } from '../internal/index.js';
 import type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
+import { quitRedisClient } from '../internal/quit-redis-client.js';
 import { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from './store-checks.js';
 
 export type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
@@ -300,22 +301,11 @@ function ownedClientOptions(timeoutMs: number) {
 }
 
 /**
- * Quits a client you made: QUIT when connected (bounded by `timeoutMs`), then stop reconnecting for
- * good. The store uses it for the clients it makes; the reference sender for its own. @internal
+ * @deprecated internal, moved to `@jobhook/core/internal`; re-exported here until its last importer
+ * (packages/delivery) imports it from there.
+ * @internal
  */
-export async function quitRedisClient(client: Redis, timeoutMs: number): Promise<void> {
-  if (client.status === 'ready') {
-    let timer: NodeJS.Timeout | undefined;
-    const deadline = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, timeoutMs);
-    });
-    await Promise.race([client.quit().then(noop, noop), deadline]);
-    clearTimeout(timer);
-  }
-  client.disconnect();
-}
-
-function noop(): void {}
+export { quitRedisClient };
 
 function isClient(value: unknown): value is Client {
   return (
