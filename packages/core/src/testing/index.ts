@@ -135,3 +135,13 @@ export function buildSignedRequest(
   for (const [name, value] of Object.entries(signed.headers)) headers[name.toLowerCase()] = value;
   return { method: 'POST', headers, rawBody: signed.body, body: signed.body, event: signed.event, signature: signed.signature };
 }
+
+export {
+  createFakeClock,
+  describeStoreConformance,
+  rejectionCode,
+  type ConformanceMatchers,
+  type ConformanceTestApi,
+  type FakeClock,
+  type StoreConformanceOptions,
+} from './store-conformance.js';

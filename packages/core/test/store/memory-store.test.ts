@@ -1,12 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createFakeClock as publishedFakeClock, describeStoreConformance as publishedSuite } from '@jobhook/core/testing';
 import { createMemoryStore as createMemoryStoreFromIndex, type IdempotencyStore } from '../../src/index.js';
 import { createMemoryStore, DEFAULT_MEMORY_STORE_MAX, MAX_MEMORY_STORE_MAX, type MemoryStoreOptions } from '../../src/store/memory-store.js';
 import { createFakeClock, describeStoreConformance, rejectionCode } from './conformance.js';
 
-// Clock starting at 0: a store must not take time 0 for "no expiry".
-const clock = createFakeClock(0);
-describeStoreConformance('memory (fake clock)', () => createMemoryStore({ clock }), { clock });
+// Clock starting at 0: a store must not take time 0 for "no expiry". Through the published subpath,
+// as a user checks a store of their own.
+const clock = publishedFakeClock(0);
+publishedSuite('memory (fake clock)', () => createMemoryStore({ clock }), { describe, it, expect, beforeEach, afterEach, clock });
 
 // The default clock (performance.now), in real time, with a small LRU.
 describeStoreConformance('memory (real clock, max 1000)', () => createMemoryStore({ max: 1000 }));
