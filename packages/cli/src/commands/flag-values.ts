@@ -49,4 +49,4 @@ export function urlFlag(command: Command, flag: string, value: string): URL {
 }
 
 /** The body styles of core's `signPayload`. */
-export const BODY_STYLES = ['python', 'canonical', 'compact'] as const;
+export { BODY_STYLES } from '@jobhook/core/internal';

@@ -4,7 +4,6 @@ import { TRUSTED_INPUT, parseBodyUnchecked } from '../canonical/parse.js';
 import { isCanonicalProfile, serializeCanonical, type CanonicalProfile } from '../canonical/profiles.js';
 import { PYTHON_COMPACT_DUMPS, PYTHON_DEFAULT_DUMPS, serializeTape } from '../canonical/serialize-tape.js';
 import { valueToJson } from '../canonical/value-json.js';
-import { isBodyStyle } from '../internal/index.js';
 import { MIN_RSA_BITS } from '../keys/key-ring.js';
 import { DEFAULT_HEADER_NAMES, HASH_ALGORITHM, type WebhookHeaderNames } from './headers.js';
 
@@ -15,6 +14,14 @@ import { DEFAULT_HEADER_NAMES, HASH_ALGORITHM, type WebhookHeaderNames } from '.
  * - `compact`: `json.dumps(payload, separators=(",", ":"), ensure_ascii=False)`.
  */
 export type BodyStyle = 'python' | 'canonical' | 'compact';
+
+/** The body layouts, in the order the docs list them. @internal (`@jobhook/core/internal`) */
+export const BODY_STYLES: readonly BodyStyle[] = Object.freeze(['python', 'canonical', 'compact']);
+
+/** True for `python`, `canonical` or `compact`. @internal (`@jobhook/core/internal`) */
+export function isBodyStyle(value: unknown): value is BodyStyle {
+  return value === 'python' || value === 'canonical' || value === 'compact';
+}
 
 /** A private key: PEM (PKCS#1 or PKCS#8) or a `KeyObject`. */
 export type PrivateKeyInput = string | Uint8Array | KeyObject;
