@@ -1,6 +1,5 @@
 import { JobhookError } from '@jobhook/core';
-import { parseRedisUrl, redactUrl } from '@jobhook/core/internal';
-import { quitRedisClient } from '@jobhook/core/redis';
+import { parseRedisUrl, quitRedisClient, redactUrl } from '@jobhook/core/internal';
 import { Redis } from 'ioredis';
 
 /** How long {@link connectRedis} waits for a first PONG before giving up. */
