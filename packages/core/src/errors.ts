@@ -52,6 +52,9 @@ export const ERROR_STATUS = {
    * The reference sender refuses a webhook receiver URL: not https (unless insecure receivers are
    * allowed), userinfo, or a host that is or resolves to a loopback, private, link-local, reserved...
    * address (server-side request forgery guard).
+   * A sender code, not a receiver's: it is here only because `@jobhook/delivery` (and the sender)
+   * throw it as a `JobhookError`, whose codes are this map's. To leave core, delivery needs an error
+   * of its own first.
    */
   ERR_RECEIVER_REFUSED: 400,
   /** An unexpected failure inside jobhook (a bug): answered 500 so the sender retries, and logged. */

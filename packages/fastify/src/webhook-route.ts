@@ -35,15 +35,15 @@ function rawBodyOf(request: FastifyRequest): Uint8Array | undefined {
  * Fastify's body errors into the pipeline's answers.
  * @internal
  */
-export function webhookRoute(receiver: AdapterView, path: string) {
-  const bodyLimit = receiver.maxBodyBytes;
+export function webhookRoute(view: AdapterView, path: string) {
+  const bodyLimit = view.maxBodyBytes;
 
   async function jobhookHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const rawBody = rawBodyOf(request);
     const answer =
       rawBody === undefined
-        ? receiver.reject(bodyAlreadyParsedError(PLUGIN_NAME, ALREADY_PARSED_FIX))
-        : await receiver.handle({ method: request.method, headers: request.headers, rawBody });
+        ? view.reject(bodyAlreadyParsedError(PLUGIN_NAME, ALREADY_PARSED_FIX))
+        : await view.handle({ method: request.method, headers: request.headers, rawBody });
     if (answer.event !== undefined) request.jobhook = { event: answer.event, outcome: answer.outcome };
     return send(reply, answer);
   }
@@ -53,7 +53,7 @@ export function webhookRoute(receiver: AdapterView, path: string) {
    * an announced body left unread closes the connection.
    */
   async function jobhookPrecheck(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const refused = receiver.precheck({ method: request.method, headers: request.headers });
+    const refused = view.precheck({ method: request.method, headers: request.headers });
     if (refused === undefined) return undefined;
     if (bodyLeftUnread(request.raw)) refused.headers['connection'] = 'close';
     return send(reply, refused);
@@ -64,11 +64,11 @@ export function webhookRoute(receiver: AdapterView, path: string) {
     if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       // A Content-Type header Fastify cannot even parse: the pipeline's 415, not Fastify's.
       const type = String(request.headers['content-type']);
-      return send(reply, receiver.reject(new JobhookError('ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${type}`)));
+      return send(reply, view.reject(new JobhookError('ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${type}`)));
     }
     // Over bodyLimit (from Content-Length, or while streaming), length mismatch, client abort.
     if (code.startsWith('FST_ERR_CTP_') || request.raw.readableAborted) {
-      return send(reply, receiver.reject(bodyReadError(error, bodyLimit)));
+      return send(reply, view.reject(bodyReadError(error, bodyLimit)));
     }
     throw error; // not ours (a hook of the app): the app's error handler answers
   }
