@@ -21,6 +21,8 @@ const ENTRIES: Record<string, { readme: string; load: () => Promise<object> }> =
   '@jobhook/fastify': { readme: 'packages/fastify/README.md', load: () => import('@jobhook/fastify') },
   '@jobhook/client': { readme: 'packages/client/README.md', load: () => import('@jobhook/client') },
   '@jobhook/cli': { readme: 'packages/cli/README.md', load: () => import('@jobhook/cli') },
+  '@jobhook/delivery': { readme: 'packages/delivery/README.md', load: () => import('@jobhook/delivery') },
+  '@jobhook/sender': { readme: 'packages/sender/README.md', load: () => import('@jobhook/sender') },
 };
 
 /** The cells of a table row (`\|` inside a cell is not a separator). */
