@@ -5,19 +5,12 @@
  * @internal
  */
 export { isLogger } from '../receiver/logger.js';
+export { isHeaderName } from '../signature/headers.js';
 export { BODY_STYLES, isBodyStyle } from '../signature/sign.js';
 export { quitRedisClient } from './quit-redis-client.js';
 
 /** `setTimeout` fires at once beyond 2^31-1 ms, so longer waits are taken in steps (or refused). */
 export const MAX_TIMER_MS = 2_147_483_647;
-
-/** An HTTP header name (RFC 9110 `token`). */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-
-/** True when `value` is a string that can name an HTTP header. */
-export function isHeaderName(value: unknown): value is string {
-  return typeof value === 'string' && HEADER_NAME.test(value);
-}
 
 /** The parsed URL when `value` is a `redis://` or `rediss://` URL, else `undefined`. */
 export function parseRedisUrl(value: unknown): URL | undefined {

@@ -3,7 +3,7 @@ import { resolveParseOptions, type ResolvedParseOptions } from '../canonical/par
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/async-job-event.js';
 import type { KeyRing, PublicKeyInput } from '../keys/key-ring.js';
-import { DEFAULT_HEADER_NAMES, type WebhookHeaderNames } from '../signature/headers.js';
+import { DEFAULT_HEADER_NAMES, isHeaderName, type WebhookHeaderNames } from '../signature/headers.js';
 import type { IdempotencyStore, TransactionalStore } from '../store/idempotency-store.js';
 import { isLogger, silentLogger, type Logger } from './logger.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';
@@ -158,7 +158,7 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
   if (!isLogger(logger)) fail('logger must have debug, info, warn and error methods (pino-compatible)');
   const headerNames = { ...DEFAULT_HEADER_NAMES, ...options.headerNames };
   for (const [key, value] of Object.entries(headerNames)) {
-    if (typeof value !== 'string' || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(value)) {
+    if (!isHeaderName(value)) {
       fail(`headerNames.${key} must be an HTTP header name, got ${JSON.stringify(value)}`);
     }
   }

@@ -17,3 +17,11 @@ export const DEFAULT_HEADER_NAMES: Readonly<WebhookHeaderNames> = Object.freeze(
 
 /** The only hash algorithm the service uses (value of the hash-algorithm header). */
 export const HASH_ALGORITHM = 'SHA256';
+
+/** An HTTP header name (RFC 9110 `token`). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** True when `value` is a string that can name an HTTP header. @internal (`@jobhook/core/internal`) */
+export function isHeaderName(value: unknown): value is string {
+  return typeof value === 'string' && HEADER_NAME.test(value);
+}
