@@ -300,13 +300,6 @@ function ownedClientOptions(timeoutMs: number) {
   } satisfies RedisOptions;
 }
 
-/**
- * @deprecated internal, moved to `@jobhook/core/internal`; re-exported here until its last importer
- * (packages/delivery) imports it from there.
- * @internal
- */
-export { quitRedisClient };
-
 function isClient(value: unknown): value is Client {
   return (
     typeof value === 'object' &&
