@@ -7,14 +7,59 @@ import {
   signPayloadAsync,
   type BodyStyle,
   type Logger,
+  type SignedPayload,
+  type SignOptions,
   type WebhookHeaderNames,
 } from '@jobhook/core';
 import { isBodyStyle, isHeaderName, isLogger } from '@jobhook/core/internal';
 import type { DeliveryLog, DeliverySubject } from './delivery-log.js';
-import type { DelivererOptions, PayloadSigner } from './deliverer.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { SsrfGuard } from './ssrf-guard.js';
 import { DEFAULT_USER_AGENT } from './user-agent.js';
+
+/** How the deliverer signs a payload: core's `signPayloadAsync` (canonical bytes here, RSA on the thread pool). */
+export type PayloadSigner = (payload: Buffer, privateKey: KeyObject, options: SignOptions) => Promise<SignedPayload>;
+
+/** Options of `createDeliverer`; `J` is the job record of the service's store. */
+export interface DelivererOptions<J extends DeliverySubject = DeliverySubject> {
+  /** Where jobs are read and their attempts written: the service's job store. */
+  jobs: DeliveryLog<J>;
+  /**
+   * The exact JSON text of a final job's webhook payload (the service's format). Called once per
+   * job and process (the signed bytes are then kept), so the payload of a job must not change.
+   */
+  payload: (job: J) => string;
+  /** The service's signing key, from `loadPrivateKey`. */
+  privateKey: KeyObject;
+  policy: RetryPolicy;
+  guard: SsrfGuard;
+  /** One deadline for DNS, connect, TLS, sending and the answer's headers. Default 30000 (spec §6.4). */
+  attemptTimeoutMs?: number;
+  /** Body layout. Default `python` (`json.dumps` defaults, as Python HTTP clients send JSON). */
+  bodyStyle?: BodyStyle;
+  /** Default the spec's `X-Service-*`. */
+  headerNames?: Partial<WebhookHeaderNames>;
+  /** Default `jobhook-sender/<version>`. */
+  userAgent?: string;
+  /** Clock in ms. Default `Date.now`. */
+  now?: () => number;
+  /** pino-compatible. Default silent. */
+  logger?: Logger;
+  /** Extra CA certificates (PEM) trusted for `https:` receivers, e.g. a private CA. Default Node's. */
+  ca?: string | Buffer | ReadonlyArray<string | Buffer>;
+  /**
+   * A payload whose canonical form may exceed this many bytes is not signed nor sent (attempt
+   * `rejected`, error `payload_invalid`): receivers refuse it (413) by the same bound. Default
+   * 16 MiB, the receivers' default (`CANONICAL_BYTES_PER_BODY_BYTE` × `DEFAULT_MAX_BODY_BYTES`).
+   */
+  maxCanonicalBytes?: number;
+  /** Most jobs whose signed webhook is kept in memory for their next attempts and rounds. Default 10000. */
+  signedCacheEntries?: number;
+  /** Most bytes of signed webhooks kept in memory. Default 64 MiB. */
+  signedCacheBytes?: number;
+  /** Signs a payload. Default core's `signPayloadAsync`; given to wrap or count signing (tests). */
+  sign?: PayloadSigner;
+}
 
 /** {@link DelivererOptions} checked, with defaults. @internal */
 export interface ResolvedDelivererOptions<J extends DeliverySubject> {

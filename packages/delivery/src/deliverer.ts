@@ -1,58 +1,12 @@
-import type { KeyObject } from 'node:crypto';
-import { silentLogger, type BodyStyle, type Logger, type SignedPayload, type SignOptions, type WebhookHeaderNames } from '@jobhook/core';
+import { silentLogger, type SignOptions } from '@jobhook/core';
 import { classifyAnswer, type AnswerClass } from './classify-answer.js';
-import { resolveDelivererOptions } from './deliverer-options.js';
-import type { DeliveryLog, DeliverySubject } from './delivery-log.js';
+import { resolveDelivererOptions, type DelivererOptions } from './deliverer-options.js';
+import type { DeliverySubject } from './delivery-log.js';
 import type { AttemptRecord, DeliveryTask } from './delivery-types.js';
 import { postWebhook } from './post-webhook.js';
 import { refusalReason } from './receiver-refusal.js';
-import type { RetryPolicy } from './retry-policy.js';
 import { createSignedPayloadCache, type SignedWebhook } from './signed-payload-cache.js';
-import type { ResolvedAddress, SsrfGuard } from './ssrf-guard.js';
-
-/** How the deliverer signs a payload: core's `signPayloadAsync` (canonical bytes here, RSA on the thread pool). */
-export type PayloadSigner = (payload: Buffer, privateKey: KeyObject, options: SignOptions) => Promise<SignedPayload>;
-
-/** Options of {@link createDeliverer}; `J` is the job record of the service's store. */
-export interface DelivererOptions<J extends DeliverySubject = DeliverySubject> {
-  /** Where jobs are read and their attempts written: the service's job store. */
-  jobs: DeliveryLog<J>;
-  /**
-   * The exact JSON text of a final job's webhook payload (the service's format). Called once per
-   * job and process (the signed bytes are then kept), so the payload of a job must not change.
-   */
-  payload: (job: J) => string;
-  /** The service's signing key, from `loadPrivateKey`. */
-  privateKey: KeyObject;
-  policy: RetryPolicy;
-  guard: SsrfGuard;
-  /** One deadline for DNS, connect, TLS, sending and the answer's headers. Default 30000 (spec §6.4). */
-  attemptTimeoutMs?: number;
-  /** Body layout. Default `python` (`json.dumps` defaults, as Python HTTP clients send JSON). */
-  bodyStyle?: BodyStyle;
-  /** Default the spec's `X-Service-*`. */
-  headerNames?: Partial<WebhookHeaderNames>;
-  /** Default `jobhook-sender/<version>`. */
-  userAgent?: string;
-  /** Clock in ms. Default `Date.now`. */
-  now?: () => number;
-  /** pino-compatible. Default silent. */
-  logger?: Logger;
-  /** Extra CA certificates (PEM) trusted for `https:` receivers, e.g. a private CA. Default Node's. */
-  ca?: string | Buffer | ReadonlyArray<string | Buffer>;
-  /**
-   * A payload whose canonical form may exceed this many bytes is not signed nor sent (attempt
-   * `rejected`, error `payload_invalid`): receivers refuse it (413) by the same bound. Default
-   * 16 MiB, the receivers' default (`CANONICAL_BYTES_PER_BODY_BYTE` × `DEFAULT_MAX_BODY_BYTES`).
-   */
-  maxCanonicalBytes?: number;
-  /** Most jobs whose signed webhook is kept in memory for their next attempts and rounds. Default 10000. */
-  signedCacheEntries?: number;
-  /** Most bytes of signed webhooks kept in memory. Default 64 MiB. */
-  signedCacheBytes?: number;
-  /** Signs a payload. Default core's `signPayloadAsync`; given to wrap or count signing (tests). */
-  sign?: PayloadSigner;
-}
+import type { ResolvedAddress } from './ssrf-guard.js';
 
 /** Makes webhook delivery attempts; the queue schedules them. */
 export interface Deliverer {

@@ -3,8 +3,14 @@
  * SSRF guard, pinned POST, retry policy, work queues, deliveries log.
  * @packageDocumentation
  */
-export { createDeliverer, type Deliverer, type DelivererOptions, type PayloadSigner } from './deliverer.js';
-export { DEFAULT_MAX_CANONICAL_BYTES, DEFAULT_SIGNED_CACHE_BYTES, DEFAULT_SIGNED_CACHE_ENTRIES } from './deliverer-options.js';
+export { createDeliverer, type Deliverer } from './deliverer.js';
+export {
+  DEFAULT_MAX_CANONICAL_BYTES,
+  DEFAULT_SIGNED_CACHE_BYTES,
+  DEFAULT_SIGNED_CACHE_ENTRIES,
+  type DelivererOptions,
+  type PayloadSigner,
+} from './deliverer-options.js';
 export type { DeliveryLog, DeliveryState, DeliverySubject } from './delivery-log.js';
 export type { AttemptOutcome, AttemptRecord, DeliveryTask } from './delivery-types.js';
 export { createSsrfGuard, type HostResolver, type ResolvedAddress, type SsrfGuard, type SsrfGuardOptions } from './ssrf-guard.js';
