@@ -2,6 +2,7 @@ import { JobhookError } from '@jobhook/core';
 import { abortableSleep } from './abortable-sleep.js';
 import type { FinishedJob, JobView } from './job-types.js';
 import { ServiceApiError } from './service-api-error.js';
+import { MAX_TIMER_MS } from '@jobhook/core/internal';
 
 /** Default of {@link PollOptions.intervalMs}: the spec's examples poll every few seconds. */
 export const DEFAULT_POLL_INTERVAL_MS = 2_000;
@@ -57,8 +58,7 @@ export function resolvePollOptions(options: PollOptions, owner: string): Resolve
   return { intervalMs, maxIntervalMs, timeoutMs, signal };
 }
 
-/** The longest delay `setTimeout` keeps (~24.8 days); above it Node fires after 1 ms. */
-export const MAX_TIMER_MS = 2_147_483_647;
+export { MAX_TIMER_MS };
 
 /** Checks a duration option: a whole number of ms, from 1 to {@link MAX_TIMER_MS}. @internal */
 export function checkMs(owner: string, name: string, value: unknown): asserts value is number {

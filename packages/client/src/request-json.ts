@@ -1,6 +1,9 @@
 import { parseBody, toValue, type JsonObject } from '@jobhook/core';
 import { readCappedBody } from '@jobhook/core/adapter';
-import { parseRetryAfter } from './retry-after.js';
+import { parseRetryAfter } from '@jobhook/core/internal';
+
+/** Longest `Retry-After` honoured: an hour. */
+const MAX_RETRY_AFTER_MS = 3_600_000;
 import { codeOfStatus, ServiceApiError } from './service-api-error.js';
 
 /** Largest answer body read: poll answers carry job outputs, which may be big, but not unbounded. */
@@ -74,7 +77,9 @@ export async function requestJson(ctx: HttpContext, spec: RequestSpec): Promise<
 
   if (status < 200 || status > 299) {
     const detail = status >= 300 && status <= 399 ? `redirect to ${location ?? 'nowhere'} not followed` : detailOf(bytes);
-    const retryAfterMs = parseRetryAfter(retryAfter);
+    const parsed = parseRetryAfter(retryAfter ?? undefined, Date.now());
+    // Longer than an hour is most likely a misconfiguration: wait an hour at most.
+    const retryAfterMs = parsed === null ? undefined : Math.min(parsed, MAX_RETRY_AFTER_MS);
     throw new ServiceApiError(codeOfStatus(status), `${what}: HTTP ${status}${detail === undefined ? '' : `: ${detail}`}`, {
       status,
       ...(detail === undefined ? {} : { detail }),

@@ -16,7 +16,7 @@ export type { AttemptOutcome, AttemptRecord, DeliveryTask } from './delivery-typ
 export { createSsrfGuard, type HostResolver, type ResolvedAddress, type SsrfGuard, type SsrfGuardOptions } from './ssrf-guard.js';
 export { refusalReason, type ReceiverRefusalReason } from './receiver-refusal.js';
 export { createRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from './retry-policy.js';
-export { parseRetryAfter } from './retry-after.js';
+export { parseRetryAfter } from '@jobhook/core/internal';
 export { postWebhook, type PostWebhookRequest, type PostWebhookResult } from './post-webhook.js';
 export { DEFAULT_USER_AGENT } from './user-agent.js';
 export type { QueuedWork, WorkHandlers, WorkQueue, WorkQueueCounts } from './queue/work-queue.js';

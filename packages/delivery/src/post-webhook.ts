@@ -1,7 +1,7 @@
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { parseRetryAfter } from './retry-after.js';
+import { parseRetryAfter } from '@jobhook/core/internal';
 import type { ResolvedAddress } from './ssrf-guard.js';
 
 /** One webhook POST. */

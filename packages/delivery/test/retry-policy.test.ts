@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { JobhookError } from '@jobhook/core';
 import { createRetryPolicy } from '../src/retry-policy.js';
-import { parseRetryAfter } from '../src/retry-after.js';
+import { parseRetryAfter } from '@jobhook/core/internal';
 
 describe('createRetryPolicy', () => {
   it('defaults to the spec: 3 retries (4 attempts), then no delay', () => {

@@ -8,6 +8,7 @@ export { isLogger } from '../receiver/logger.js';
 export { isHeaderName } from '../signature/headers.js';
 export { BODY_STYLES, isBodyStyle } from '../signature/sign.js';
 export { quitRedisClient } from './quit-redis-client.js';
+export { parseRetryAfter } from './retry-after.js';
 
 /** `setTimeout` fires at once beyond 2^31-1 ms, so longer waits are taken in steps (or refused). */
 export const MAX_TIMER_MS = 2_147_483_647;

@@ -1,7 +1,8 @@
 /**
  * Reads a `Retry-After` header (RFC 9110 §10.2.3): delay-seconds (`120`) or an HTTP date
  * (`Wed, 21 Oct 2015 07:28:00 GMT`). Returns milliseconds from `nowMs` (0 for a date in the past),
- * or `null` when absent or unreadable: a garbled header is ignored rather than trusted.
+ * or `null` when absent or unreadable: a garbled header is ignored rather than trusted. Callers
+ * apply their own ceiling (the delivery engine its 30 s backoff cap, the client one hour).
  *
  * @example
  * ```ts
