@@ -79,10 +79,12 @@ describe('receive pipeline: the response table', () => {
   it('503 + Retry-After while the same job is being handled, then 200 duplicate', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const { r, handled } = receiver({ onEvent: async (e) => { await gate; handled.push(e.job_id); } });
+    let running!: () => void;
+    const inHandler = new Promise<void>((resolve) => (running = resolve));
+    const { r, handled } = receiver({ onEvent: async (e) => { running(); await gate; handled.push(e.job_id); } });
     const req = buildSignedRequest();
     const first = r.handle(req);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await inHandler; // the first delivery is in its handler
     const second = await r.handle(req);
     expect(second.status).toBe(503);
     expect(second.headers['retry-after']).toBe('30');
@@ -169,18 +171,26 @@ describe('receive pipeline: the response table', () => {
         throw new Error('stopped');
       },
     });
-    const req = buildSignedRequest();
-    const first = r.handle(req);
-    await vi.waitFor(() => expect(extend).toHaveBeenCalled(), { timeout: 2000 });
-    clock.t += 1000;
-    await vi.waitFor(() => expect(reason).toBeInstanceOf(Error), { timeout: 2000 });
-    expect((reason as Error).message).toMatch(/lease was lost/);
-    expect(log.warn).toHaveBeenCalledWith({ jobId: expect.any(String) }, expect.stringMatching(/lease lost/));
-    expect((await first).status).toBe(500); // the handler threw when it stopped
-    const calls = extend.mock.calls.length;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(extend.mock.calls.length).toBe(calls); // no renewal of a lost lease
-    expect((await r.handle(req)).outcome.kind).toBe('handled'); // the next delivery runs it
+    // Fake timers drive the renewals, so "no renewal afterwards" is checked by advancing time past
+    // many renewal periods rather than by sleeping and hoping one would have come.
+    vi.useFakeTimers();
+    try {
+      const req = buildSignedRequest();
+      const first = r.handle(req);
+      while (extend.mock.calls.length === 0) await vi.advanceTimersByTimeAsync(10);
+      clock.t += 1000;
+      while (reason === undefined) await vi.advanceTimersByTimeAsync(10);
+      expect(reason).toBeInstanceOf(Error);
+      expect((reason as Error).message).toMatch(/lease was lost/);
+      expect(log.warn).toHaveBeenCalledWith({ jobId: expect.any(String) }, expect.stringMatching(/lease lost/));
+      expect((await first).status).toBe(500); // the handler threw when it stopped
+      const calls = extend.mock.calls.length;
+      await vi.advanceTimersByTimeAsync(1000); // 50 renewal periods of a 60 ms lease
+      expect(extend.mock.calls.length).toBe(calls); // no renewal of a lost lease
+      expect((await r.handle(req)).outcome.kind).toBe('handled'); // the next delivery runs it
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('renewals failing (store unreachable) for longer than the lease: ctx.signal aborts, as the lease must be gone', async () => {
