@@ -14,10 +14,20 @@ afterEach(async () => {
   running = undefined;
 });
 
-async function start(): Promise<{ middleware: ExpressWebhookMiddleware; runs: () => number }> {
+/** `onRequest` is told when a request reaches the app (its head parsed), before the middleware reads the body. */
+async function start(onRequest: () => void = () => {}): Promise<{ middleware: ExpressWebhookMiddleware; runs: () => number }> {
   let runs = 0;
   const middleware = createExpressMiddleware({ publicKeys: keys.publicKeyPem, onEvent: () => void runs++ });
-  running = await startApp((app) => app.post('/hook', middleware));
+  running = await startApp((app) =>
+    app.post(
+      '/hook',
+      (_req, _res, next) => {
+        onRequest();
+        next();
+      },
+      middleware,
+    ),
+  );
   return { middleware, runs: () => runs };
 }
 
@@ -106,7 +116,9 @@ describe('a 50 MB body', () => {
 
 describe('a broken upload', () => {
   it('counts a client that hangs up mid-body as ERR_BODY_INCOMPLETE, handler never run', async () => {
-    const { middleware, runs } = await start();
+    let arrived!: () => void;
+    const inApp = new Promise<void>((resolve) => (arrived = resolve));
+    const { middleware, runs } = await start(arrived);
     const request = buildSignedRequest();
     const head = [
       'POST /hook HTTP/1.1',
@@ -120,7 +132,7 @@ describe('a broken upload', () => {
     await new Promise<void>((resolve) => socket.once('connect', resolve));
     socket.write(head);
     socket.write(request.body.subarray(0, 100));
-    await new Promise((r) => setTimeout(r, 50));
+    await inApp; // the server is on the request: hanging up now is mid-body
     socket.destroy();
     await expect.poll(() => middleware.receiver.stats().rejected['ERR_BODY_INCOMPLETE']).toBe(1);
     expect(runs()).toBe(0);

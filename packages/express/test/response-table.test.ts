@@ -96,6 +96,8 @@ describe('200: verified events', () => {
 
   it('puts { event, outcome } on res.locals.jobhook once verified, whatever the answer, for code that runs on finish', async () => {
     const seen: Array<{ status: number; jobId: string | undefined; kind?: string }> = [];
+    let allSeen!: () => void;
+    const fourFinished = new Promise<void>((resolve) => (allSeen = resolve));
     let fail = false;
     const middleware = createExpressMiddleware({
       publicKeys: keys.publicKeyPem,
@@ -108,6 +110,7 @@ describe('200: verified events', () => {
         res.on('finish', () => {
           const { jobhook } = res.locals;
           seen.push({ status: res.statusCode, jobId: jobhook?.event.job_id, ...(jobhook === undefined ? {} : { kind: jobhook.outcome.kind }) });
+          if (seen.length === 4) allSeen();
         });
         next();
       });
@@ -120,7 +123,7 @@ describe('200: verified events', () => {
     fail = true;
     const failing = buildSignedRequest();
     await send(`${running.url}/hook`, failing);
-    await new Promise((r) => setTimeout(r, 20));
+    await fourFinished; // 'finish' may come after the client has the answer
     expect(seen).toEqual([
       { status: 200, jobId: request.event.job_id, kind: 'handled' },
       { status: 200, jobId: request.event.job_id, kind: 'duplicate' },

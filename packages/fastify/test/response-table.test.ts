@@ -68,10 +68,20 @@ describe('@jobhook/fastify: the response table over HTTP', () => {
   it('503 + Retry-After while the same job is being handled', async () => {
     let release!: () => void;
     const blocked = new Promise<void>((resolve) => (release = resolve));
-    const url = await serve(receiverOptions({ onEvent: () => blocked, retryAfterSeconds: 7 }));
+    let running!: () => void;
+    const inHandler = new Promise<void>((resolve) => (running = resolve));
+    const url = await serve(
+      receiverOptions({
+        onEvent: () => {
+          running();
+          return blocked;
+        },
+        retryAfterSeconds: 7,
+      }),
+    );
     const request = signed();
     const first = post(url, request);
-    await sleep(50);
+    await inHandler; // the first delivery is in its handler
     const second = await post(url, request);
     expect(second.status).toBe(503);
     expect(second.headers.get('retry-after')).toBe('7');

@@ -88,11 +88,18 @@ describe('reading the body', () => {
   });
 
   it('answers ERR_BODY_INCOMPLETE (logged as an outcome) when the client aborts mid-body', async () => {
-    const { url, outcomes } = await start();
+    let arrived!: () => void;
+    const inApp = new Promise<void>((resolve) => (arrived = resolve));
+    const { url, outcomes } = await start((app) =>
+      app.use(async (_ctx, next) => {
+        arrived();
+        await next();
+      }),
+    );
     const req = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': 1000, ...WELL_FORMED_SIGNATURE } });
     req.on('error', () => {});
     req.write('{"event": "async_job_completed", ');
-    await new Promise((r) => setTimeout(r, 50));
+    await inApp; // the server is on the request: aborting now is mid-body
     req.destroy();
     await expect.poll(() => outcomes.map((o) => o.code)).toEqual(['ERR_BODY_INCOMPLETE']);
   });
