@@ -13,7 +13,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DEMO = resolve(REPO, 'examples/demo/demo.mjs');
 const BUILT = ['core', 'fastify', 'sender', 'client'].map((name) => resolve(REPO, `packages/${name}/dist/index.js`));
-/** The issue's bound for the demo; it takes a few seconds on an idle machine. */
+/**
+ * A hang guard, not a speed check (the demo takes a few seconds on an idle machine, and how long it
+ * takes on a busy one is not asserted): past this the demo's process group is killed, so a hung
+ * demo fails on its signal, with its output, and leaves nothing behind.
+ */
 const DEMO_LIMIT_MS = 60_000;
 
 interface DemoRun {
@@ -21,7 +25,6 @@ interface DemoRun {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
-  durationMs: number;
   /** Process group id of the demo and everything it started. */
   group: number;
 }
@@ -47,7 +50,6 @@ afterAll(() => {
 
 function runDemo(): Promise<DemoRun> {
   return new Promise((resolvePromise, reject) => {
-    const startedAt = performance.now();
     // detached: its own process group, so the check below sees the receiver child too.
     const child = spawn(process.execPath, [DEMO], { cwd: REPO, detached: true, env: { ...process.env, NO_COLOR: '1' } });
     const group = child.pid;
@@ -64,13 +66,13 @@ function runDemo(): Promise<DemoRun> {
     child.once('error', reject);
     child.once('close', (code, signal) => {
       clearTimeout(limit);
-      resolvePromise({ code, signal, stdout, stderr, durationMs: performance.now() - startedAt, group });
+      resolvePromise({ code, signal, stdout, stderr, group });
     });
   });
 }
 
 describe('npm run demo', () => {
-  it('runs the whole loop, passes every check and exits 0 within a minute, leaving no process behind', async () => {
+  it('runs the whole loop, passes every check and exits 0, leaving no process behind', async () => {
     for (const file of [...BUILT, DEMO]) {
       if (!existsSync(file)) throw new Error(`${file} is missing: build first (npx tsc -b)`);
     }
@@ -79,7 +81,6 @@ describe('npm run demo', () => {
 
     expect(run.signal, output).toBeNull();
     expect(run.code, output).toBe(0);
-    expect(run.durationMs).toBeLessThan(DEMO_LIMIT_MS);
     expect(run.stdout).not.toContain('✗');
     expect(run.stdout).toMatch(/✓ all \d+ checks passed in [\d.]+ s/);
 
