@@ -41,7 +41,13 @@ test('a job submitted to one sender is finished, delivered once and visible thro
     const res = await fetch(`${b.baseUrl}/v3/universal-ai/async/${jobId}/deliveries`, { headers: bearer(TOKENS.uncapped) });
     return ((await res.json()) as { delivery: string }).delivery === 'delivered';
   }, 'delivered through the other sender');
-  await new Promise((r) => setTimeout(r, 100));
+  // Once: the delivery log both senders share holds one attempt, and the receiver got one request
+  // (read from the log rather than after a sleep that a late second delivery would have to beat).
+  for (const { baseUrl } of [a, b]) {
+    const res = await fetch(`${baseUrl}/v3/universal-ai/async/${jobId}/deliveries`, { headers: bearer(TOKENS.uncapped) });
+    const { attempts } = (await res.json()) as { attempts: { attempt: number; outcome: string; status_code: number }[] };
+    expect(attempts.map((x) => [x.attempt, x.outcome, x.status_code])).toEqual([[1, 'delivered', 200]]);
+  }
   expect(receiver.requests).toHaveLength(1);
 });
 

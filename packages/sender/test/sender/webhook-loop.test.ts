@@ -246,7 +246,11 @@ describe('retries', () => {
         const res = await fetch(`${url3}/v3/universal-ai/async/${jobId}`, { headers: bearer(T) });
         return ((await res.json()) as { webhook: { delivery: string } }).webhook.delivery === 'rejected';
       }, 'rejected');
-      await new Promise((r) => setTimeout(r, 100)); // longer than any retry delay of this sender
+      // No retry scheduled, as the delivery log says (rather than sleeping past every retry delay
+      // and hoping a retry would have come by then): one attempt, rejected, no next delay.
+      const log = await fetch(`${url3}/v3/universal-ai/async/${jobId}/deliveries`, { headers: bearer(T) });
+      const { attempts } = (await log.json()) as { attempts: { attempt: number; outcome: string; status_code: number; next_delay_ms: number | null }[] };
+      expect(attempts.map((a) => [a.attempt, a.outcome, a.status_code, a.next_delay_ms])).toEqual([[1, 'rejected', 410, null]]);
       expect(refusing.requests).toHaveLength(1);
     } finally {
       await s3.close();
