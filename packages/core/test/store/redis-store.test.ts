@@ -153,8 +153,9 @@ describe('createRedisStore', () => {
       String(await server.command(['CLIENT', 'LIST'])).split('\n').filter((line) => line.includes(`name=${name}`)).length;
     expect(await connections()).toBe(1);
     await owned.close();
-    for (let i = 0; i < 50 && (await connections()) > 0; i++) await sleep(20);
-    expect(await connections()).toBe(0);
+    // Gone from the server's client list once the QUIT is through (waited for without a count of
+    // tries: a connection left open fails at the test timeout).
+    while ((await connections()) > 0) await sleep(20);
   });
 
   it('finds its scripts again after SCRIPT FLUSH (EVALSHA falls back to EVAL)', async () => {
@@ -200,28 +201,27 @@ describe('createRedisStore', () => {
     } finally {
       expect(await server.command(['CLIENT', 'UNPAUSE'])).toBe('OK');
     }
-    await waitUntilWorking(owned, 5000);
-    await waitUntilWorking(passed, 5000);
+    await waitUntilWorking(owned);
+    await waitUntilWorking(passed);
     expect(await owned.complete('paused-job', token, { ttlMs: 60_000 })).toBe(true);
     expect(await passed.claim('paused-job', { leaseMs: 1000 })).toEqual({ state: 'done' });
   });
 });
 
-/** Polls a claim until the store answers (Redis back and reconnected), within `withinMs`. */
-async function waitUntilWorking(store: IdempotencyStore, withinMs: number): Promise<number> {
-  const t0 = performance.now();
-  let last: unknown;
-  while (performance.now() - t0 < withinMs) {
+/**
+ * Polls a claim until the store answers (Redis back and reconnected). No wall-clock bound on how
+ * soon, on a busy machine: a store that never comes back fails at the test timeout.
+ */
+async function waitUntilWorking(store: IdempotencyStore): Promise<void> {
+  for (;;) {
     try {
       await store.claim(`probe-${randomUUID()}`, { leaseMs: 1000 });
-      return performance.now() - t0;
+      return;
     } catch (err) {
-      last = err;
       if (!isJobhookError(err, 'ERR_STORE_UNAVAILABLE')) throw err;
       await sleep(50);
     }
   }
-  throw new Error(`the store did not work again within ${withinMs} ms`, { cause: last });
 }
 
 describe('createRedisStore when Redis goes down and comes back', () => {
@@ -286,10 +286,10 @@ describe('createRedisStore when Redis goes down and comes back', () => {
 
       await own.restart();
 
-      // Ours reconnects at most a second apart (so 5 s is ample); the passed-in client on ioredis's
+      // Both reconnect: ours (retries at most a second apart), and the passed-in client on ioredis's
       // default backoff.
-      await waitUntilWorking(stores.url, 5000);
-      await waitUntilWorking(stores.client, 10_000);
+      await waitUntilWorking(stores.url);
+      await waitUntilWorking(stores.client);
       for (const [kind, store] of Object.entries(stores)) {
         // Redis came back empty (nothing persisted): the old claim is gone, the job claimable anew.
         expect(await store.complete('outage-job', tokens[kind as keyof typeof tokens], { ttlMs: 1000 }), kind).toBe(false);
