@@ -137,7 +137,7 @@ describe('work BullMQ gives up on (redis + bullmq)', () => {
     const job = newJob();
     await service.submit(job, 0);
     // 3 handler runs (0, +200, +400 ms), each POSTing and failing to record its attempt, then given up.
-    await waitFor(async () => (await real.get(job.jobId))?.delivery !== 'pending', 'the delivery to end', 5000);
+    await waitFor(async () => (await real.get(job.jobId))?.delivery !== 'pending', 'the delivery to end');
     expect(await real.get(job.jobId)).toMatchObject({ status: 'success', delivery: 'failed', deliveryRound: 0 });
     expect(hitsOf(job.jobId)).toBe(3);
     expect(await stack.queue.counts()).toEqual({ jobs: 0, deliveries: 0 });
@@ -158,7 +158,7 @@ describe('work BullMQ gives up on (redis + bullmq)', () => {
     }));
     const job = newJob();
     await service.submit(job, 0);
-    await waitFor(async () => (await stack.jobs.get(job.jobId))?.delivery === 'delivered', 'the failed job delivered', 5000);
+    await waitFor(async () => (await stack.jobs.get(job.jobId))?.delivery === 'delivered', 'the failed job delivered');
     expect(await stack.jobs.get(job.jobId)).toMatchObject({
       status: 'fail',
       error: { message: 'internal error', error_code: 'internal_error' },

@@ -128,8 +128,15 @@ export async function submitJob(baseUrl: string, token: string, body: unknown): 
   return { status: res.status, json: JSON.parse(text) as Record<string, unknown>, text };
 }
 
-/** Polls until the job is final (or `timeoutMs` passes) and returns the answer's text. */
-export async function pollUntilFinal(baseUrl: string, token: string, jobId: string, timeoutMs = 5000): Promise<{ json: Record<string, unknown>; text: string }> {
+/**
+ * How long {@link waitFor} and {@link pollUntilFinal} wait before giving up: a hang guard, not a
+ * speed check (nothing here asserts how fast a busy machine is). It stays under vitest's test
+ * timeout (60 s) only so that a wait that never ends fails naming what it waited for.
+ */
+const HANG_GUARD_MS = 45_000;
+
+/** Polls until the job is final (or the hang guard runs out) and returns the answer's text. */
+export async function pollUntilFinal(baseUrl: string, token: string, jobId: string, timeoutMs = HANG_GUARD_MS): Promise<{ json: Record<string, unknown>; text: string }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await fetch(`${baseUrl}/v3/universal-ai/async/${jobId}`, { headers: bearer(token) });
@@ -141,8 +148,8 @@ export async function pollUntilFinal(baseUrl: string, token: string, jobId: stri
   }
 }
 
-/** Waits until `check()` is true; throws with `what` after `timeoutMs`. */
-export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 5000): Promise<void> {
+/** Waits until `check()` is true; throws with `what` when the hang guard runs out. */
+export async function waitFor(check: () => boolean | Promise<boolean>, what: string, timeoutMs = HANG_GUARD_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
