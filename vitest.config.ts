@@ -6,6 +6,9 @@ export default defineConfig({
     // Packages are tested from their sources; the CLI tests spawn the built binary.
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    // expect.poll waits for an event; its timeout is a hang guard, not a speed check (the default,
+    // 1 s, is a wall-clock bound a busy 2-core machine can miss).
+    expect: { poll: { timeout: 30_000 } },
     reporters: ['default', './test/summary-reporter.ts'],
   },
   resolve: {
