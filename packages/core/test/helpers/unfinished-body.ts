@@ -1,0 +1,43 @@
+/**
+ * A client for the adapters' tests: a request whose body never finishes, to show a server answered
+ * without reading it.
+ */
+import { request as httpRequest } from 'node:http';
+
+/** What the client saw when it sent a request head and the first chunk of a body it never finished. */
+export interface UnfinishedUpload {
+  status: number;
+  /** The answer's `Connection` header. */
+  connection: string | undefined;
+  body: { error?: { code: string; message: string } };
+  /** Body bytes the client had written when the answer arrived: the first chunk, nothing more. */
+  sentWhenAnswered: number;
+  /** Resolves when the server has closed the connection (the client never does). */
+  closedByServer: Promise<void>;
+}
+
+/**
+ * POSTs `headers` and a first 1 KiB chunk of a body that never ends (the rest of a declared
+ * `Content-Length` never comes; without one, the chunked body is never terminated), then waits for
+ * the answer: a server that waited for the body would never give one.
+ */
+export function sendUnfinishedBody(url: string, headers: Record<string, string>): Promise<UnfinishedUpload> {
+  const first = Buffer.alloc(1024, 0x20);
+  return new Promise((resolve, reject) => {
+    let sent = 0;
+    const req = httpRequest(url, { method: 'POST', headers });
+    req.on('error', () => {}); // a write racing the server's close: the answer below is what counts
+    req.on('socket', (socket) => socket.on('error', () => {}));
+    req.on('response', (res) => {
+      const sentWhenAnswered = sent;
+      const closedByServer = new Promise<void>((done) => res.socket.once('close', () => done()));
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: JSON.parse(text), sentWhenAnswered, closedByServer }));
+      res.on('error', reject);
+    });
+    req.write(first);
+    sent += first.length;
+  });
+}
