@@ -348,6 +348,7 @@ class Parser {
         this.string();
         this.skipWs();
         if (b[this.pos] !== 0x3a) this.fail("Expecting ':' delimiter");
+        this.bound += 2; // ": " after the key
         this.pos++;
         this.skipWs();
         this.value(depth);
@@ -473,7 +474,8 @@ class Parser {
     } else {
       if (intDigits > 15) this.features |= F_DOC_BIGINT;
       else if (length === 2 && b[start] === 0x2d && b[intStart] === 0x30) this.features |= F_DOC_NEG_ZERO_INT;
-      this.bound += length;
+      // The javascript profile rounds an integer of 16+ digits to a double: 9999999999999999 → 1e16, a digit more.
+      this.bound += intDigits > 15 ? length + 1 : length;
     }
     this.push(isFloat ? (exponent ? T_FLT : T_FLT | plainFloatLayout(b, intStart, intDigits, fracLen)) : T_INT, start, p);
   }

@@ -1,4 +1,5 @@
 import { JobhookError } from '../errors.js';
+import { MAX_TIMER_MS } from '../internal/index.js';
 import { resolveParseOptions, type ResolvedParseOptions } from '../canonical/parse.js';
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/async-job-event.js';
@@ -148,9 +149,11 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     retryAfterSeconds = 30,
     logger = silentLogger,
   } = options;
-  positiveInteger('leaseMs', leaseMs);
+  // Both become timers (the lease is renewed every leaseMs / 3), and Node fires a timer of more
+  // than 2^31-1 ms after 1 ms. doneTtlMs is a store expiry, not a timer, so it may be longer.
+  positiveInteger('leaseMs', leaseMs, MAX_TIMER_MS);
   positiveInteger('doneTtlMs', doneTtlMs);
-  positiveInteger('handlerTimeoutMs', handlerTimeoutMs);
+  positiveInteger('handlerTimeoutMs', handlerTimeoutMs, MAX_TIMER_MS);
   positiveInteger('retryAfterSeconds', retryAfterSeconds, 3600);
   // The lease is renewed every leaseMs / 3 while the handler runs; below 30 ms that is a busy loop.
   if (leaseMs < 30) fail(`leaseMs must be at least 30, got ${leaseMs}`);

@@ -28,10 +28,14 @@ export interface TransactionJob {
 export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
   const { event, store } = job;
   let stopSignal: ((reason: Error) => void) | undefined;
+  // The timeout may pass while the store still waits for a connection: a handler that starts after
+  // it gets an already aborted signal.
+  let timeoutError: Error | undefined;
   const ended = store
     .runInTransaction(event.job_id, { doneTtlMs: job.doneTtlMs }, async (db) => {
       const { context, stop } = withLazySignal({ ...job.context, db });
       stopSignal = stop;
+      if (timeoutError !== undefined) stop(timeoutError);
       await job.run(event, context);
     })
     .then((result): TransactionEnd => {
@@ -49,7 +53,8 @@ export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<TransactionEnd>((resolve) => {
     timer = setTimeout(() => {
-      stopSignal?.(timeoutReason(job.handlerTimeoutMs));
+      timeoutError = timeoutReason(job.handlerTimeoutMs);
+      stopSignal?.(timeoutError);
       resolve({ kind: 'timeout' });
     }, job.handlerTimeoutMs).unref();
   });

@@ -9,7 +9,7 @@ import {
   type ParseRun,
 } from '../canonical/parse.js';
 import { digestCanonical, resolveProfiles, serializeCanonicalAs, type CanonicalProfile } from '../canonical/profiles.js';
-import { F_DEL, F_DOC_BIGINT, F_DOC_FLOAT, F_DOC_NONFINITE, F_ESC, F_NONASCII, type ParsedBody } from '../canonical/tape.js';
+import { F_DEL, F_DOC_BIGINT, F_DOC_FLOAT, F_DOC_NONFINITE, F_ESC, F_NONASCII, F_RAWSURR, type ParsedBody } from '../canonical/tape.js';
 import { toValue, type JsonObject } from '../canonical/to-value.js';
 import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
 import { matchDigest, recoverDigests, type RecoveredDigest } from './recover-digest.js';
@@ -158,10 +158,12 @@ export function verifyBody(
   // The signature covers the canonical form, not the body. The python profiles lose nothing, but
   // javascript drops `__proto__` keys and rounds integers to doubles, and orjson writes NaN and
   // Infinity as null: under those the body can hold values no signature covers, so the payload
-  // is the signed bytes, parsed.
+  // is the signed bytes, parsed. So is it when the body holds UTF-8-encoded surrogates: Python keeps
+  // them as lone code points, JavaScript strings pair them, so two keys Python tells apart could
+  // collide in the body's order instead of the signed form's.
   let canonical: Buffer | undefined;
   let payload: JsonObject;
-  if (LOSSLESS_PROFILES.has(profile)) {
+  if (LOSSLESS_PROFILES.has(profile) && (doc.features & F_RAWSURR) === 0) {
     payload = toValue(doc) as JsonObject;
   } else {
     canonical = serializeCanonicalAs(doc, profile, floatMode);

@@ -129,6 +129,31 @@ describe('a transactional store', () => {
     expect(rows).toEqual([]);
   });
 
+  it('a handler the store starts after handlerTimeoutMs gets an already aborted ctx.signal', async () => {
+    const { store } = createTxStore();
+    let openTransaction!: () => void;
+    const connectionFree = new Promise<void>((resolve) => (openTransaction = resolve));
+    const waiting: TransactionalStore<Tx> = {
+      ...store,
+      runInTransaction: async (jobId, options, work) => {
+        await connectionFree; // the pool has no free connection yet
+        return store.runInTransaction(jobId, options, work);
+      },
+    };
+    let signalSeen!: (aborted: boolean) => void;
+    const handlerSaw = new Promise<boolean>((resolve) => (signalSeen = resolve));
+    const receiver = createReceiver({
+      publicKeys: keys.publicKeyPem,
+      store: waiting,
+      handlerTimeoutMs: 20,
+      onEvent: (_event, ctx) => signalSeen(ctx.signal.aborted),
+    });
+    const res = await receiver.handle(buildSignedRequest());
+    expect([res.status, res.outcome.code]).toEqual([503, 'ERR_HANDLER_TIMEOUT']);
+    openTransaction();
+    expect(await handlerSaw).toBe(true);
+  });
+
   it('with other stores ctx.db is undefined', async () => {
     const seen: unknown[] = [];
     const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: (_e, ctx) => void seen.push(ctx.db) });
