@@ -30,6 +30,7 @@ import { DEFAULT_HEADER_NAMES, loadPrivateKey, signPayload } from '@jobhook/core
 import { DEFAULT_SETTINGS } from './harness.mjs';
 import { getPayload } from './payloads.mjs';
 import { num, ops, ratio, table, verdict, logResult } from './report.mjs';
+import { naiveCanonical } from './naive-recipe.mjs';
 
 /** Minimum adapter / hand-written req/s ratio. */
 export const TARGET = 0.9;
@@ -180,13 +181,6 @@ export function listen(app) {
   });
 }
 
-function sortKeysDeep(value) {
-  if (Array.isArray(value)) return value.map(sortKeysDeep);
-  if (value === null || typeof value !== 'object') return value;
-  const out = {};
-  for (const key of Object.keys(value).sort()) out[key] = sortKeysDeep(value[key]);
-  return out;
-}
 
 /**
  * The hand-written route's work, the naive recipe: JSON.parse, keys sorted deep, JSON.stringify(v,
@@ -200,7 +194,7 @@ export function naiveVerifier(publicKeyPem) {
     failures: 0,
     verify(raw, signatureHex) {
       try {
-        const canonical = JSON.stringify(sortKeysDeep(JSON.parse(raw.toString('utf8'))), null, 2);
+        const canonical = naiveCanonical(raw);
         const digest = createHash('sha256').update(canonical).digest('hex');
         const signature = Buffer.from(String(signatureHex), 'hex');
         if (verify('sha256', Buffer.from(digest), { key, padding: constants.RSA_PKCS1_PADDING }, signature)) return true;

@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { createMemoryStore, createReceiver, createVerifier, signPayload } from '@jobhook/core';
 import { compareAsync } from './harness.mjs';
 import { ops, ratio, table, withRme, logResult } from './report.mjs';
+import { naiveCanonical } from './naive-recipe.mjs';
 
 export const description = 'verifier.verify() and receiver.handle() (32 in flight) vs the hand-written sorted JSON.stringify recipe, every payload, RSA-2048';
 
@@ -42,17 +43,10 @@ export const NOTES = [
   `Targets: verifier/naive and handle/naive(${IN_FLIGHT}) ≥ ${TARGET_LARGE.toFixed(2)}× on payloads ≥ 30 KB, ≥ ${TARGET_SMALL.toFixed(2)}× on webhook-1kb.`,
 ];
 
-function sortKeysDeep(value) {
-  if (Array.isArray(value)) return value.map(sortKeysDeep);
-  if (value === null || typeof value !== 'object') return value;
-  const out = {};
-  for (const key of Object.keys(value).sort()) out[key] = sortKeysDeep(value[key]);
-  return out;
-}
 
 /** The digest the naive recipe computes for a body. */
 function naiveDigest(body) {
-  return createHash('sha256').update(JSON.stringify(sortKeysDeep(JSON.parse(body.toString('utf8'))), null, 2)).digest('hex');
+  return createHash('sha256').update(naiveCanonical(body)).digest('hex');
 }
 
 /** The naive recipe: true when the signature verifies. */
