@@ -66,7 +66,7 @@ export function resetFloatState(): void {
 /**
  * Loads a JSON float lexeme `b[start, end)` (it has a fraction or an exponent) into the scratch
  * state. Returns 0 when loaded, {@link AS_IS} when the lexeme is already in canonical form (the
- * common case: Python wrote the body, so its floats are reprs), or ±Infinity when the value overflows.
+ * common case, where Python wrote the body, is flagged by the parse and never reaches here), or ±Infinity when the value overflows.
  */
 function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode): number {
   let p = start;
@@ -83,22 +83,6 @@ function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode):
     fracLen = p - fracStart;
   }
   const maxDigits = mode === 'exact' ? FAST_MAX_DIGITS : MAX_SHORTEST_DIGITS;
-  if (p === end && fracLen > 0 && (b[end - 1] !== 0x30 || fracLen === 1)) {
-    // The common case, decided from the lexeme's shape alone: "I.F" in Python's fixed range
-    // (-4 < decpt <= 16) with no trailing zero after the point (but "1.0"), few enough digits.
-    let n = -1;
-    if (b[intStart] !== 0x30) {
-      if (intLen <= 16) n = intLen + fracLen;
-    } else {
-      let lead = 0;
-      while (lead < fracLen && lead < 4 && b[fracStart + lead] === 0x30) lead++;
-      if (lead < 4 && lead < fracLen) n = fracLen - lead;
-    }
-    if (n > 0 && n <= maxDigits) {
-      if (n > FAST_MAX_DIGITS) approximated = true;
-      return AS_IS;
-    }
-  }
   let exp = 0;
   let expHuge = false;
   if (p < end) {
