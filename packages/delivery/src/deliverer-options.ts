@@ -11,7 +11,7 @@ import {
   type SignOptions,
   type WebhookHeaderNames,
 } from '@jobhook/core';
-import { isBodyStyle, isHeaderName, isLogger } from '@jobhook/core/internal';
+import { isBodyStyle, isHeaderName, isLogger, MAX_TIMER_MS } from '@jobhook/core/internal';
 import type { DeliveryLog, DeliverySubject } from './delivery-log.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { SsrfGuard } from './ssrf-guard.js';
@@ -33,7 +33,7 @@ export interface DelivererOptions<J extends DeliverySubject = DeliverySubject> {
   privateKey: KeyObject;
   policy: RetryPolicy;
   guard: SsrfGuard;
-  /** One deadline for DNS, connect, TLS, sending and the answer's headers. Default 30000 (spec §6.4). */
+  /** One deadline for DNS, connect, TLS, sending and the answer's headers; 1 to 2^31-1. Default 30000 (spec §6.4). */
   attemptTimeoutMs?: number;
   /** Body layout. Default `python` (`json.dumps` defaults, as Python HTTP clients send JSON). */
   bodyStyle?: BodyStyle;
@@ -106,7 +106,10 @@ export function resolveDelivererOptions<J extends DeliverySubject>(options: Deli
   if (typeof payload !== 'function') throw invalid('payload must be a function (job) => JSON text');
   if (!hasMethods(policy, ['nextDelayMs']) || !Number.isSafeInteger(policy.maxAttempts)) throw invalid('policy must be a RetryPolicy (createRetryPolicy)');
   if (!hasMethods(guard, ['checkUrl', 'resolveTarget'])) throw invalid('guard must be an SsrfGuard (createSsrfGuard)');
-  if (!Number.isSafeInteger(attemptTimeoutMs) || attemptTimeoutMs < 1) throw invalid(`attemptTimeoutMs must be a positive integer, got ${String(attemptTimeoutMs)}`);
+  // A timer: setTimeout fires at once beyond 2^31-1 ms, which would time every attempt out.
+  if (!Number.isSafeInteger(attemptTimeoutMs) || attemptTimeoutMs < 1 || attemptTimeoutMs > MAX_TIMER_MS) {
+    throw invalid(`attemptTimeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got ${String(attemptTimeoutMs)}`);
+  }
   if (!isBodyStyle(bodyStyle)) {
     throw invalid(`bodyStyle must be python, canonical or compact, got ${JSON.stringify(bodyStyle)}`);
   }

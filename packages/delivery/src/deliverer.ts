@@ -127,7 +127,7 @@ export function createDeliverer<J extends DeliverySubject>(options: DelivererOpt
         return settle(noAnswer('internal_error', message), null);
       }
       if (address === 'timeout') return settle(noAnswer('timeout', 'the host name did not resolve in time'), null);
-      const result = await postWebhook({ url: checkedUrl, address, body, headers, timeoutMs: Math.max(1, deadlineMs - now()), now, ...(o.ca === undefined ? {} : { ca: o.ca }) });
+      const result = await postWebhook({ url: checkedUrl, address, body, headers, timeoutMs: Math.max(1, Math.ceil(deadlineMs - now())), now, ...(o.ca === undefined ? {} : { ca: o.ca }) });
       return settle(classifyAnswer(result), address.address, result.answeredAt);
     },
   };

@@ -1,7 +1,8 @@
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { parseRetryAfter } from '@jobhook/core/internal';
+import { JobhookError } from '@jobhook/core';
+import { MAX_TIMER_MS, parseRetryAfter } from '@jobhook/core/internal';
 import type { ResolvedAddress } from './ssrf-guard.js';
 
 /** One webhook POST. */
@@ -12,7 +13,7 @@ export interface PostWebhookRequest {
   address: ResolvedAddress;
   body: Uint8Array;
   headers: Readonly<Record<string, string>>;
-  /** Covers connect, TLS, sending and the answer's status line and headers. */
+  /** Covers connect, TLS, sending, the answer's status line and headers, and reading its body; 1 to 2^31-1. */
   timeoutMs: number;
   /** Bytes of the answer's body kept (for the attempt record); the rest is discarded. Default 1024. */
   maxResponseBytes?: number;
@@ -59,6 +60,10 @@ export type PostWebhookResult =
  */
 export function postWebhook(req: PostWebhookRequest): Promise<PostWebhookResult> {
   const { url, address, body, timeoutMs, maxResponseBytes = 1024, now = Date.now, ca } = req;
+  // The timer would fire at once beyond 2^31-1 ms, and never with NaN: both are caller bugs.
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS) {
+    throw new JobhookError('ERR_OPTION_INVALID', `postWebhook: timeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got ${String(timeoutMs)}`);
+  }
   const pinnedLookup: LookupFunction = (_hostname, options, callback) => {
     // Node 20 asks for every address (`all`) when it races IPv4 and IPv6 (autoSelectFamily).
     if ((options as { all?: boolean }).all === true) {

@@ -1,4 +1,5 @@
 import { JobhookError } from '@jobhook/core';
+import { MAX_TIMER_MS } from '@jobhook/core/internal';
 
 /** Options of {@link createRetryPolicy}. */
 export interface RetryPolicyOptions {
@@ -6,7 +7,7 @@ export interface RetryPolicyOptions {
   maxRetries?: number;
   /** Backoff before the first retry, before jitter. Default 1000. */
   baseMs?: number;
-  /** No delay is ever longer, `Retry-After` included. Default 30000 (spec §8). */
+  /** No delay is ever longer, `Retry-After` included; at most 2^31-1. Default 30000 (spec §8). */
   capMs?: number;
   /** Source of jitter in [0, 1). Default `Math.random`. */
   random?: () => number;
@@ -49,9 +50,11 @@ export function createRetryPolicy(options: RetryPolicyOptions = {}): RetryPolicy
   if (typeof baseMs !== 'number' || !Number.isFinite(baseMs) || baseMs < 0) {
     throw new JobhookError('ERR_OPTION_INVALID', `${owner}: baseMs must be a finite number >= 0, got ${String(baseMs)}`);
   }
-  if (typeof capMs !== 'number' || !Number.isFinite(capMs) || capMs < baseMs) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: capMs must be a finite number >= baseMs (${baseMs}), got ${String(capMs)}`);
+  // Every delay becomes a timer (or a BullMQ delay): beyond 2^31-1 ms setTimeout fires at once.
+  if (typeof capMs !== 'number' || !Number.isFinite(capMs) || capMs > MAX_TIMER_MS) {
+    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: capMs must be a finite number from baseMs to ${MAX_TIMER_MS}, got ${String(capMs)}`);
   }
+  if (capMs < baseMs) throw new JobhookError('ERR_OPTION_INVALID', `${owner}: capMs must be >= baseMs (${baseMs}), got ${String(capMs)}`);
   if (typeof random !== 'function') throw new JobhookError('ERR_OPTION_INVALID', `${owner}: random must be a function`);
   const maxAttempts = maxRetries + 1;
 

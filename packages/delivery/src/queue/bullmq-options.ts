@@ -1,4 +1,5 @@
 import { JobhookError, silentLogger, type Logger } from '@jobhook/core';
+import { MAX_TIMER_MS } from '@jobhook/core/internal';
 import type { JobsOptions } from 'bullmq';
 import { checkConcurrency, checkLogger } from './queue-input.js';
 import { checkRedisUrl } from './redis-connect.js';
@@ -18,7 +19,7 @@ export interface BullmqWorkQueueOptions {
   jobConcurrency?: number;
   /**
    * Lock of a running handler, renewed while it runs; when the process dies, its running work is
-   * picked up again by another (or the restarted) process after about this long. Default 30000.
+   * picked up again by another (or the restarted) process after about this long. 100 to 2^31-1; default 30000.
    */
   lockDurationMs?: number;
   /** Where handler failures and Redis errors are logged (pino-compatible). Default: silent. */
@@ -66,8 +67,9 @@ export function resolveBullmqOptions(options: BullmqWorkQueueOptions): ResolvedB
     throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: prefix must be a non-empty string without ':', got ${String(prefix)}`);
   }
   const lockDurationMs = options.lockDurationMs ?? 30_000;
-  if (!Number.isSafeInteger(lockDurationMs) || lockDurationMs < 100) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: lockDurationMs must be an integer >= 100, got ${String(lockDurationMs)}`);
+  // BullMQ renews the lock on a timer (every lockDurationMs / 2): beyond 2^31-1 ms it would fire at once.
+  if (!Number.isSafeInteger(lockDurationMs) || lockDurationMs < 100 || lockDurationMs > MAX_TIMER_MS) {
+    throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: lockDurationMs must be an integer from 100 to ${MAX_TIMER_MS}, got ${String(lockDurationMs)}`);
   }
   return {
     url,
