@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
 import { JobhookError } from '@jobhook/core';
+import { metadataTargets, namesExactly } from './cloud-metadata.js';
 
 /** An address parsed by ipaddr.js. */
 type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
@@ -20,7 +21,10 @@ const EXTRA_RANGES: ReadonlyArray<readonly [name: string, cidr: [IpAddress, numb
 /** What the policy says about one address. */
 export interface AddressVerdict {
   allowed: boolean;
-  /** The ipaddr.js range name (or `ipv4Compatible`), `unicast` for public addresses. */
+  /**
+   * The ipaddr.js range name (or `ipv4Compatible`), `unicast` for public addresses, or
+   * `cloudMetadata` for a cloud platform's metadata address (or an IPv6 form carrying one).
+   */
   range: string;
   /** The address as written on the wire (IPv6 compressed, no zone id). */
   address: string;
@@ -33,7 +37,13 @@ export interface AddressPolicyOptions {
   allowCidrs?: readonly string[];
 }
 
-/** Classifies IP addresses: only ipaddr.js's `unicast` passes, unless allowed by the options. */
+/**
+ * Classifies IP addresses: only ipaddr.js's `unicast` passes, unless allowed by the options. Cloud
+ * metadata addresses are refused whatever their range, even with `allowPrivate` or inside an
+ * allowed CIDR, unless an `allowCidrs` entry names the address exactly (`169.254.169.254/32`):
+ * they hand out the machine's credentials, and a range opened for local receivers
+ * (`169.254.0.0/16`, `100.64.0.0/10`, `fd00::/8`) must not open them by accident.
+ */
 export interface AddressPolicy {
   /** The verdict for an address text, or `undefined` when the text is not an IP address. */
   check(text: string): AddressVerdict | undefined;
@@ -68,8 +78,16 @@ export function createAddressPolicy(options: AddressPolicyOptions, owner: string
     check(text) {
       if (!ipaddr.isValid(text)) return undefined;
       const addr = ipaddr.parse(text);
-      const range = rangeOf(addr);
-      const allowed = range === 'unicast' || allowPrivate || inAllowedCidr(addr);
+      const metadata = metadataTargets(addr);
+      let range: string;
+      let allowed: boolean;
+      if (metadata.length > 0) {
+        range = 'cloudMetadata';
+        allowed = metadata.every((target) => cidrs.some((cidr) => namesExactly(cidr, target)));
+      } else {
+        range = rangeOf(addr);
+        allowed = range === 'unicast' || allowPrivate || inAllowedCidr(addr);
+      }
       const family = addr.kind() === 'ipv4' ? 4 : 6;
       if (addr.kind() === 'ipv6') delete (addr as ipaddr.IPv6).zoneId;
       return { allowed, range, address: addr.toString(), family };

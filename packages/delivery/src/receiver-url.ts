@@ -84,7 +84,9 @@ export function allowedOrRefused(verdict: AddressVerdict, host?: string): Addres
   // API caller, who could otherwise map the service's internal DNS. Logs keep it in `detail`.
   const message =
     host === undefined
-      ? `${verdict.address} is in the ${verdict.range} range, not a public address`
+      ? verdict.range === 'cloudMetadata'
+        ? `${verdict.address} is a cloud metadata address`
+        : `${verdict.address} is in the ${verdict.range} range, not a public address`
       : `${host} resolves to a non-public address`;
   throw receiverRefused('address', message, {
     address: verdict.address,
