@@ -169,7 +169,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       jobDelayMs: o.jobDelayMs,
       maxCanonicalBytes: o.maxCanonicalBytes,
       logger: o.logger,
-    });
+    }, o.http);
     await queue.start(service.handlers);
 
     const openJobs = jobs;

@@ -1,6 +1,7 @@
 import ipaddr from 'ipaddr.js';
 import { JobhookError, silentLogger, type BodyStyle, type Logger, type PrivateKeyInput, type WebhookHeaderNames } from '@jobhook/core';
 import { isBodyStyle, isHeaderName, isLogger, parseRedisUrl } from '@jobhook/core/internal';
+import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from './api/http-timeouts.js';
 import type { AccountsConfig } from './accounts/accounts-config.js';
 import { DEFAULT_MAX_CANONICAL_BYTES, type HostResolver } from '@jobhook/delivery';
 import { DEFAULT_MAX_REDELIVERIES, DEFAULT_REDELIVER_COOLDOWN_MS } from './jobs/job-service.js';
@@ -66,6 +67,18 @@ export interface SenderOptions {
   redeliverCooldownMs?: number;
   /** Most redeliveries of one job (then 409). Default 20. */
   maxRedeliveries?: number;
+  /**
+   * The HTTP server: a request's line, headers and body must all arrive within this, else 408 and
+   * the connection is closed (a body trickled a byte at a time cannot hold a connection). 100 to
+   * 600000; default 30000.
+   */
+  requestTimeoutMs?: number;
+  /** The HTTP server: the request line and headers must arrive within this. 100 to `requestTimeoutMs`; default 10000. */
+  headersTimeoutMs?: number;
+  /** The HTTP server: an idle keep-alive connection is closed after this. 1 to 600000; default 5000. */
+  keepAliveTimeoutMs?: number;
+  /** The HTTP server: a connection without traffic either way for this long is closed. 100 to 600000; default 60000. */
+  connectionTimeoutMs?: number;
   /** Randomness of generated dev tokens and retry jitter, in [0, 1). Default: crypto tokens, `Math.random` jitter. */
   random?: () => number;
   /** Clock of `created_at`, `finished_at`, key expiry and attempt records. Default `() => new Date()`. */
@@ -98,6 +111,7 @@ export interface ResolvedSenderOptions {
   maxCanonicalBytes: number;
   redeliverCooldownMs: number;
   maxRedeliveries: number;
+  http: HttpTimeouts;
   random: (() => number) | undefined;
   now: () => Date;
   logger: Logger;
@@ -128,6 +142,10 @@ const KNOWN = new Set([
   'maxCanonicalBytes',
   'redeliverCooldownMs',
   'maxRedeliveries',
+  'requestTimeoutMs',
+  'headersTimeoutMs',
+  'keepAliveTimeoutMs',
+  'connectionTimeoutMs',
   'random',
   'now',
   'logger',
@@ -207,6 +225,12 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
   const redeliverCooldownMs = integer('redeliverCooldownMs', o.redeliverCooldownMs, DEFAULT_REDELIVER_COOLDOWN_MS, 0, 86_400_000);
   const maxRedeliveries = integer('maxRedeliveries', o.maxRedeliveries, DEFAULT_MAX_REDELIVERIES, 0, 1_000_000);
 
+  const requestTimeoutMs = integer('requestTimeoutMs', o.requestTimeoutMs, DEFAULT_HTTP_TIMEOUTS.requestTimeoutMs, 100, 600_000);
+  // Node refuses a headersTimeout above requestTimeout: the headers are part of the request.
+  const headersTimeoutMs = integer('headersTimeoutMs', o.headersTimeoutMs, Math.min(DEFAULT_HTTP_TIMEOUTS.headersTimeoutMs, requestTimeoutMs), 100, requestTimeoutMs);
+  const keepAliveTimeoutMs = integer('keepAliveTimeoutMs', o.keepAliveTimeoutMs, DEFAULT_HTTP_TIMEOUTS.keepAliveTimeoutMs, 1, 600_000);
+  const connectionTimeoutMs = integer('connectionTimeoutMs', o.connectionTimeoutMs, DEFAULT_HTTP_TIMEOUTS.connectionTimeoutMs, 100, 600_000);
+
   const allowInsecureReceivers = boolean('allowInsecureReceivers', o.allowInsecureReceivers);
   const allowPrivateReceivers = boolean('allowPrivateReceivers', o.allowPrivateReceivers);
   const receiverAllowlist = o.receiverAllowlist ?? [];
@@ -246,6 +270,7 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
     maxCanonicalBytes,
     redeliverCooldownMs,
     maxRedeliveries,
+    http: { requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs, connectionTimeoutMs },
     random,
     now,
     logger,

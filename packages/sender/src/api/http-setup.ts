@@ -105,17 +105,24 @@ export function installErrorHandlers(app: FastifyInstance, logger: Logger): void
 /**
  * Fastify's `clientErrorHandler`: requests Node's HTTP parser refuses (CR or LF inside a header
  * value, a malformed request line) never reach a route; they get a 400 `{detail}` too, and the
- * connection is closed.
+ * connection is closed. Headers over Node's limit get 431; a request that did not arrive within
+ * `requestTimeoutMs` / `headersTimeoutMs` gets 408.
  */
 export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
-  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-  const body = detailBody(tooLarge ? 'request headers too large' : `malformed HTTP request (${error.code ?? 'parse error'})`);
+  const [status, detail] =
+    error.code === 'HPE_HEADER_OVERFLOW'
+      ? ['431 Request Header Fields Too Large', 'request headers too large']
+      : // Node's requestTimeout / headersTimeout: the request did not arrive in time (a slow client).
+        error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? ['408 Request Timeout', 'the request did not arrive within the server\'s timeout']
+        : ['400 Bad Request', `malformed HTTP request (${error.code ?? 'parse error'})`];
+  const body = detailBody(detail);
   socket.end(
-    `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\n` +
+    `HTTP/1.1 ${status}\r\n` +
       `Content-Type: ${JSON_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }
