@@ -28,6 +28,12 @@ export const ERROR_STATUS = {
   ERR_HASH_ALGORITHM_UNSUPPORTED: 401,
   /** The verified payload is not an `async_job_completed` event of the spec's shape; the message names the field. */
   ERR_PAYLOAD_INVALID: 400,
+  /**
+   * The verified event's signed `finished_at` is older than the receiver's `maxEventAgeMs` (plus
+   * its clock-skew allowance): refused as a possible replay of a captured delivery. 4xx, so the
+   * sender does not retry it.
+   */
+  ERR_EVENT_TOO_OLD: 400,
   /** The request method is not POST. */
   ERR_METHOD_NOT_ALLOWED: 405,
   /** The content type is not JSON. */

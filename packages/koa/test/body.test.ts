@@ -106,7 +106,10 @@ describe('reading the body', () => {
 
   it('verifies the exact bytes: non-ASCII, 1.0 and key order as sent', async () => {
     const { url, ran } = await start();
-    const raw = '{"job_id": "6f1c2b1e-3d4a-4f5b-9c6d-7e8f9a0b1c2d", "event": "async_job_completed", "status": "success", "feature": "ocr", "subfeature": "ocr_async", "provider": "amazon", "model": null, "created_at": "2026-01-01T00:00:00+00:00", "finished_at": "2026-01-01T00:00:01+00:00", "output": {"text": "caf\u00e9 \u2615", "score": 1.0, "big": 123456789012345678901234567890}}';
+    // As the service writes them (isoformat, +00:00), a second apart, just now: the receiver refuses old events.
+    const finished = new Date().toISOString().replace('Z', '+00:00');
+    const created = new Date(Date.now() - 1000).toISOString().replace('Z', '+00:00');
+    const raw = `{"job_id": "6f1c2b1e-3d4a-4f5b-9c6d-7e8f9a0b1c2d", "event": "async_job_completed", "status": "success", "feature": "ocr", "subfeature": "ocr_async", "provider": "amazon", "model": null, "created_at": "${created}", "finished_at": "${finished}", "output": {"text": "caf\u00e9 \u2615", "score": 1.0, "big": 123456789012345678901234567890}}`;
     const { body, headers } = signPayload(Buffer.from(raw, 'utf8'), keys.privateKey);
     const res = await post(url, { headers, body });
     expect(res.body).toEqual({ ok: true, job_id: '6f1c2b1e-3d4a-4f5b-9c6d-7e8f9a0b1c2d', duplicate: false });

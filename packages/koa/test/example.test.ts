@@ -47,7 +47,12 @@ describe('examples/koa-receiver', () => {
         [request.event.job_id, 'success'],
         [failed.event.job_id, 'fail'],
       ]);
-      expect(stderr).toBe('');
+      // The default logger (stderr, pino lines): the two refusals at warn, one line each, nothing at error.
+      const logged = stderr.trim().split('\n').map((l) => JSON.parse(l) as { level: number; code: string });
+      expect(logged.map((l) => [l.level, l.code])).toEqual([
+        [40, 'ERR_SIGNATURE_INVALID'],
+        [40, 'ERR_METHOD_NOT_ALLOWED'],
+      ]);
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }

@@ -12,6 +12,8 @@ import type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver-out
 import { firstHeader, isJsonContentType, readHeader, type RequestHeaders } from './request-headers.js';
 import { runClaimedJob } from './run-claimed-job.js';
 import { runInTransaction, type TransactionEnd } from './run-in-transaction.js';
+import { checkEventAge } from './event-age.js';
+import { createRejectionLogLimit } from './rejection-log-limit.js';
 import { registerAdapterView, type RequestHead } from './adapter-view.js';
 
 /** One webhook request, as an adapter read it. */
@@ -101,6 +103,31 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     if (onEvent !== undefined) await onEvent(event, context);
   }
 
+  const rejectionLogAllowed = createRejectionLogLimit();
+
+  /**
+   * One log line per answer, at the level a team would page on: failures (5xx but the two that are
+   * routine retries) as errors with `err`; refusals of bad requests as warnings, at most one per
+   * code per minute (anyone can send them); everything else at info.
+   */
+  function logOutcome(outcome: ReceiverOutcome, error: JobhookError | undefined): void {
+    const { kind, status } = outcome;
+    if (kind === 'handled' || kind === 'duplicate' || kind === 'in-flight') {
+      log.info(outcome, `jobhook: webhook ${kind}`);
+    } else if (kind === 'handler-timeout') {
+      log.warn(outcome, `jobhook: webhook ${kind}; the handler goes on`);
+    } else if (status >= 500) {
+      // The cause (the handler's or the store's own error, with its stack) is what to debug; our wrapper says where.
+      log.error({ ...outcome, err: error?.cause ?? error }, `jobhook: webhook ${kind}: ${error?.message ?? ''}`);
+    } else {
+      const suppressed = rejectionLogAllowed(outcome.code ?? kind);
+      if (suppressed === undefined) return;
+      const reason = (error?.message ?? '').slice(0, 200);
+      const fields = { ...outcome, reason, ...(suppressed > 0 ? { suppressed } : {}), ...(error?.cause === undefined ? {} : { err: error.cause }) };
+      log.warn(fields, `jobhook: webhook refused (${outcome.code ?? kind}); one line per code per minute`);
+    }
+  }
+
   function answer(
     started: number,
     kind: OutcomeKind,
@@ -108,11 +135,11 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     body: object,
     detail: Partial<ReceiverOutcome> & { event?: AsyncJobCompletedEvent },
     extraHeaders: Record<string, string> = {},
+    error?: JobhookError,
   ): ReceiverResponse {
     const { event, ...outcomeDetail } = detail;
     const outcome: ReceiverOutcome = { kind, status, ...outcomeDetail, durationMs: performance.now() - started };
-    const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
-    log[level](outcome, `jobhook: webhook ${kind}`);
+    logOutcome(outcome, error);
     if (onOutcome !== undefined) {
       try {
         onOutcome(outcome);
@@ -137,7 +164,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     extraHeaders: Record<string, string> = {},
   ): ReceiverResponse {
     if (kind === 'rejected') stats.rejected[error.code] = (stats.rejected[error.code] ?? 0) + 1;
-    return answer(started, kind, error.status, error.toJSON(), { code: error.code, ...detail }, extraHeaders);
+    return answer(started, kind, error.status, error.toJSON(), { code: error.code, ...detail }, extraHeaders, error);
   }
 
   function rejection(started: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): ReceiverResponse {
@@ -150,7 +177,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
 
   /** claim → handler → complete | release, the lease renewed meanwhile (stores without transactions). */
   async function claimAndRun(event: AsyncJobCompletedEvent, context: Omit<HandlerContext<unknown>, 'signal'>): Promise<TransactionEnd> {
-    const claim = await store.claim(event.job_id, { leaseMs: resolved.leaseMs });
+    const claim = await store.claim(context.jobId, { leaseMs: resolved.leaseMs });
     if (claim.state === 'done') return { kind: 'duplicate' };
     if (claim.state === 'in-flight') return { kind: 'in-flight' };
     return runClaimedJob({
@@ -221,8 +248,13 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       throw err;
     }
 
-    const jobId = event.job_id;
+    // UUIDs name the same job in either case; the store key is the lower-case form.
+    const jobId = event.job_id.toLowerCase();
     const known = { jobId, eventStatus: event.status, profile: verified.profile, keyId: verified.keyId, event };
+    if (resolved.eventAge !== undefined) {
+      const tooOld = checkEventAge(event.finished_at, Date.now(), resolved.eventAge);
+      if (tooOld !== undefined) return errorAnswer(started, 'rejected', tooOld, known);
+    }
     const context = { jobId, profile: verified.profile, keyId: verified.keyId, headers, log };
     let end: TransactionEnd;
     try {
@@ -242,7 +274,6 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
         err instanceof JobhookError && err.code === 'ERR_STORE_UNAVAILABLE'
           ? err
           : new JobhookError('ERR_STORE_UNAVAILABLE', 'the idempotency store failed', { cause: err });
-      log.error({ jobId, err }, 'jobhook: idempotency store unavailable');
       return errorAnswer(started, 'store-unavailable', error, known, retryAfter);
     }
     if (end.kind === 'duplicate') {
@@ -267,7 +298,6 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       return errorAnswer(started, 'handler-timeout', error, known, retryAfter);
     }
     stats.handlerFailures++;
-    log.error({ jobId, err: end.error }, 'jobhook: handler failed; claim released for the retry');
     // The handler's own message stays in the logs: it may hold internals the sender must not see.
     const error = new JobhookError('ERR_HANDLER_FAILED', `the handler of job ${jobId} failed; retry later`, {
       cause: end.error,
@@ -280,7 +310,6 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       return await handle(request);
     } catch (err) {
       // A bug or a non-jobhook throw (a bad headers object, ...): answer 500 rather than crash the server.
-      log.error({ err }, 'jobhook: unexpected error in the receive pipeline');
       const error = new JobhookError('ERR_INTERNAL', 'internal error in the webhook receiver', { cause: err });
       return errorAnswer(performance.now(), 'rejected', error);
     }
@@ -306,7 +335,6 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     },
     reject(error: JobhookError): ReceiverResponse {
       stats.received++;
-      if (error.cause !== undefined) log.warn({ err: error.cause, code: error.code }, 'jobhook: request refused before the pipeline');
       return errorAnswer(performance.now(), 'rejected', error);
     },
     maxBodyBytes: limits.maxBodyBytes,

@@ -6,7 +6,8 @@ import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/
 import type { KeyRing, PublicKeyInput } from '../keys/key-ring.js';
 import { DEFAULT_HEADER_NAMES, isHeaderName, type WebhookHeaderNames } from '../signature/headers.js';
 import type { IdempotencyStore, TransactionalStore } from '../store/idempotency-store.js';
-import { isLogger, silentLogger, type Logger } from './logger.js';
+import { DEFAULT_CLOCK_SKEW_MS, type EventAgeLimit } from './event-age.js';
+import { createJsonLogger, isLogger, type Logger } from './logger.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';
 import type { RequestHeaders } from './request-headers.js';
 
@@ -15,7 +16,7 @@ import type { RequestHeaders } from './request-headers.js';
  * over (`ctx.db`); with any other store it is `undefined`.
  */
 export interface HandlerContext<Db = undefined> {
-  /** The event's `job_id` (the idempotency key). */
+  /** The event's `job_id` in lower case: the idempotency key (a UUID in either case names one job). */
   jobId: string;
   /** The canonical profile the signature matched. */
   profile: CanonicalProfile;
@@ -43,7 +44,13 @@ export interface HandlerContext<Db = undefined> {
 /** A handler of one kind of event. Throwing (or rejecting) makes the sender retry. */
 export type EventHandler<E, Db = undefined> = (event: E, context: HandlerContext<Db>) => unknown;
 
-/** Options of `createReceiver`. `Db` is the transaction type of a {@link TransactionalStore}. */
+/**
+ * Options of `createReceiver`. `Db` is the transaction type of a {@link TransactionalStore}.
+ *
+ * Every event must reach a handler: give `onEvent`, or both `onSuccess` and `onFail`. A receiver
+ * that would acknowledge `status: "fail"` events without running anything is refused at
+ * construction (pass `onFail: () => {}` to drop them on purpose).
+ */
 export interface ReceiverOptions<Db = undefined> {
   /** The service public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list (rotation), or a key ring. Required. */
   publicKeys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
@@ -51,7 +58,7 @@ export interface ReceiverOptions<Db = undefined> {
   onSuccess?: EventHandler<SuccessEvent, Db>;
   /** Runs for `status: "fail"` events. */
   onFail?: EventHandler<FailEvent, Db>;
-  /** Runs for every event, after `onSuccess`/`onFail`. At least one of the three is required. */
+  /** Runs for every event, after `onSuccess`/`onFail`. Required unless both of those are given. */
   onEvent?: EventHandler<AsyncJobCompletedEvent, Db>;
   /**
    * Where claims live. Default: a memory store (one process only; use Redis for several instances).
@@ -65,8 +72,23 @@ export interface ReceiverOptions<Db = undefined> {
    * {@link DEFAULT_LEASE_MS} (20,000): how long a job stays blocked when the instance holding it dies.
    */
   leaseMs?: number;
-  /** How long a handled `job_id` is remembered. Default 7 days. */
+  /**
+   * How long a handled `job_id` is remembered. Default 7 days. The receiver keeps it at least
+   * `maxEventAgeMs + clockSkewMs`, so every delivery young enough to pass the age check finds it.
+   */
   doneTtlMs?: number;
+  /**
+   * Verified events whose signed `finished_at` is older than this (plus `clockSkewMs`) are refused,
+   * 400 `ERR_EVENT_TOO_OLD`: a captured delivery replayed after its `job_id` left the store (TTL, LRU
+   * eviction, a restarted memory store) is not handled twice. Default `doneTtlMs`. `false` turns the
+   * check off. Trade-off: a manual redelivery of a job older than this is refused too.
+   */
+  maxEventAgeMs?: number | false;
+  /**
+   * How far this host's clock may run ahead of the service's before fresh events look too old.
+   * Default {@link DEFAULT_CLOCK_SKEW_MS} (5 minutes). At most one hour.
+   */
+  clockSkewMs?: number;
   /** Bodies above this are refused with 413. Default 1 MiB. */
   maxBodyBytes?: number;
   /** Nesting above this is refused with 400. Default 512. */
@@ -82,7 +104,11 @@ export interface ReceiverOptions<Db = undefined> {
   retryAfterSeconds?: number;
   /** Header names. Default the spec's `X-Service-Signature`, `X-Service-Hash-Algorithm`, `X-Service-Webhook`. */
   headerNames?: Partial<WebhookHeaderNames>;
-  /** pino-compatible logger. Default silent. */
+  /**
+   * pino-compatible logger. Default: {@link createJsonLogger} at level `warn` on stderr (handler
+   * failures with their stack, store outages, setup mistakes; refusals of bad requests at most one
+   * line per error code per minute). `silentLogger` logs nothing.
+   */
   logger?: Logger;
   /** Called once per request with what happened; errors it throws are logged, not raised. */
   onOutcome?: (outcome: ReceiverOutcome) => void;
@@ -91,7 +117,10 @@ export interface ReceiverOptions<Db = undefined> {
 /** Options after defaults and checks. @internal */
 export interface ResolvedReceiverOptions {
   leaseMs: number;
+  /** The done marks' TTL: `doneTtlMs`, raised to cover the age window. */
   doneTtlMs: number;
+  /** The replay window, or `undefined` when `maxEventAgeMs: false`. */
+  eventAge: EventAgeLimit | undefined;
   /** Body, depth and canonical-size limits. */
   limits: ResolvedParseOptions;
   handlerTimeoutMs: number;
@@ -136,10 +165,18 @@ function positiveInteger(name: string, value: number, max = Number.MAX_SAFE_INTE
 export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): ResolvedReceiverOptions {
   if (typeof options !== 'object' || options === null) fail('options must be an object');
   if (options.publicKeys === undefined) fail('publicKeys is required (the service public key PEM)');
-  const handlers = [options.onSuccess, options.onFail, options.onEvent];
-  if (handlers.every((h) => h === undefined)) fail('give at least one handler: onSuccess, onFail or onEvent');
   for (const [name, h] of [['onSuccess', options.onSuccess], ['onFail', options.onFail], ['onEvent', options.onEvent]] as const) {
     if (h !== undefined && typeof h !== 'function') fail(`${name} must be a function`);
+  }
+  if (options.onEvent === undefined) {
+    // An event no handler sees would still be acknowledged and marked done: it would vanish.
+    const missing = (['onSuccess', 'onFail'] as const).filter((name) => options[name] === undefined);
+    if (missing.length === 2) fail('no handler: give onEvent, or both onSuccess and onFail');
+    const [name] = missing;
+    if (name !== undefined) {
+      const status = name === 'onFail' ? '"fail"' : '"success"';
+      fail(`${status} events would be acknowledged without running anything: give ${name} or onEvent (${name}: () => {} drops them on purpose)`);
+    }
   }
   if (options.onOutcome !== undefined && typeof options.onOutcome !== 'function') fail('onOutcome must be a function');
   const {
@@ -147,14 +184,21 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     doneTtlMs = DEFAULT_DONE_TTL_MS,
     handlerTimeoutMs = 25_000,
     retryAfterSeconds = 30,
-    logger = silentLogger,
+    clockSkewMs = DEFAULT_CLOCK_SKEW_MS,
+    logger = createJsonLogger(),
   } = options;
+  const maxEventAgeMs = options.maxEventAgeMs ?? doneTtlMs;
   // Both become timers (the lease is renewed every leaseMs / 3), and Node fires a timer of more
   // than 2^31-1 ms after 1 ms. doneTtlMs is a store expiry, not a timer, so it may be longer.
   positiveInteger('leaseMs', leaseMs, MAX_TIMER_MS);
   positiveInteger('doneTtlMs', doneTtlMs);
   positiveInteger('handlerTimeoutMs', handlerTimeoutMs, MAX_TIMER_MS);
   positiveInteger('retryAfterSeconds', retryAfterSeconds, 3600);
+  if (!Number.isSafeInteger(clockSkewMs) || clockSkewMs < 0 || clockSkewMs > 3_600_000) {
+    fail(`clockSkewMs must be an integer from 0 to 3600000 (one hour), got ${String(clockSkewMs)}`);
+  }
+  if (maxEventAgeMs !== false) positiveInteger('maxEventAgeMs', maxEventAgeMs);
+  const eventAge = maxEventAgeMs === false ? undefined : { maxEventAgeMs, clockSkewMs };
   // The lease is renewed every leaseMs / 3 while the handler runs; below 30 ms that is a busy loop.
   if (leaseMs < 30) fail(`leaseMs must be at least 30, got ${leaseMs}`);
   if (doneTtlMs < leaseMs) fail(`doneTtlMs (${doneTtlMs}) must not be shorter than leaseMs (${leaseMs})`);
@@ -172,5 +216,10 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     }
   }
   const limits = resolveParseOptions(options, 'createReceiver');
-  return { leaseMs, doneTtlMs, limits, handlerTimeoutMs, retryAfterSeconds, headerNames, logger };
+  // A done mark shorter than the age window would let a replay pass both checks; a longer one is harmless.
+  const doneTtl =
+    eventAge === undefined
+      ? doneTtlMs
+      : Math.min(Math.max(doneTtlMs, eventAge.maxEventAgeMs + eventAge.clockSkewMs), Number.MAX_SAFE_INTEGER);
+  return { leaseMs, doneTtlMs: doneTtl, eventAge, limits, handlerTimeoutMs, retryAfterSeconds, headerNames, logger };
 }

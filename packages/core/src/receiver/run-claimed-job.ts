@@ -34,7 +34,7 @@ export interface ClaimedJob {
  */
 export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
   const { event, token, store, log } = job;
-  const jobId = event.job_id;
+  const { jobId } = job.context;
   const { context, stop } = withLazySignal(job.context);
 
   const beatEveryMs = Math.max(10, Math.floor(job.leaseMs / 3));

@@ -32,7 +32,7 @@ export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
   // it gets an already aborted signal.
   let timeoutError: Error | undefined;
   const ended = store
-    .runInTransaction(event.job_id, { doneTtlMs: job.doneTtlMs }, async (db) => {
+    .runInTransaction(job.context.jobId, { doneTtlMs: job.doneTtlMs }, async (db) => {
       const { context, stop } = withLazySignal({ ...job.context, db });
       stopSignal = stop;
       if (timeoutError !== undefined) stop(timeoutError);

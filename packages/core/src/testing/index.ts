@@ -6,7 +6,7 @@
  * ```ts
  * import { createTestKeyPair, buildSignedRequest } from '@jobhook/core/testing';
  * const keys = createTestKeyPair();
- * const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onSuccess });
+ * const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onEvent });
  * const res = await receiver.handle(buildSignedRequest({ status: 'success' }, { privateKey: keys.privateKey }));
  * ```
  * @packageDocumentation

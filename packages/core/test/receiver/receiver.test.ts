@@ -40,7 +40,7 @@ function receiver(options: Partial<ReceiverOptions> = {}, recordingOnEvent = tru
 describe('receive pipeline: the response table', () => {
   it('200 for a verified success event, handler called once with the verified payload', async () => {
     const onSuccess = vi.fn();
-    const { r } = receiver({ onSuccess }, false);
+    const { r } = receiver({ onSuccess, onFail: () => {} }, false);
     const req = buildSignedRequest({ status: 'success', user_parameters: { n: 123456789012345678901234567890n } });
     const res = await r.handle(req);
     expect(res.status).toBe(200);
@@ -328,7 +328,10 @@ describe('receive pipeline: details', () => {
     const { r } = receiver({ logger });
     await r.handle(buildSignedRequest());
     await r.handle({ ...buildSignedRequest(), method: 'GET' });
-    expect(lines.map(([level, , msg]) => `${level} ${msg}`)).toEqual(['info jobhook: webhook handled', 'warn jobhook: webhook rejected']);
+    expect(lines.map(([level, , msg]) => `${level} ${msg}`)).toEqual([
+      'info jobhook: webhook handled',
+      'warn jobhook: webhook refused (ERR_METHOD_NOT_ALLOWED); one line per code per minute',
+    ]);
   });
 
   it('answers reject() for bodies an adapter refused', () => {
@@ -348,7 +351,11 @@ describe('receive pipeline: details', () => {
   it('refuses bad options at construction, naming them', () => {
     const base = { publicKeys: keys.publicKeyPem, onEvent: () => {} };
     expect(() => createReceiver({ ...base, publicKeys: undefined as never })).toThrow(/publicKeys is required/);
-    expect(() => createReceiver({ publicKeys: keys.publicKeyPem })).toThrow(/at least one handler/);
+    expect(() => createReceiver({ publicKeys: keys.publicKeyPem })).toThrow(/no handler: give onEvent, or both onSuccess and onFail/);
+    expect(() => createReceiver({ publicKeys: keys.publicKeyPem, onSuccess: () => {} })).toThrow(
+      /"fail" events would be acknowledged without running anything: give onFail or onEvent/,
+    );
+    expect(() => createReceiver({ publicKeys: keys.publicKeyPem, onFail: () => {} })).toThrow(/"success" events would be acknowledged/);
     expect(() => createReceiver({ ...base, leaseMs: 0 })).toThrow(/leaseMs must be an integer/);
     expect(() => createReceiver({ ...base, handlerTimeoutMs: 1.5 })).toThrow(/handlerTimeoutMs/);
     // Timers past 2^31-1 ms fire after 1 ms in Node: every delivery would time out, the lease renew in a loop.
