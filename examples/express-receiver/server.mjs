@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import express from 'express';
 import { createMemoryStore } from '@jobhook/core';
+import { createReceiverMetrics } from '@jobhook/core/metrics';
 import { createExpressMiddleware } from '@jobhook/express';
 
 const port = Number(process.env.PORT ?? 3000);
@@ -15,6 +16,9 @@ const log = (fields) => console.log(JSON.stringify({ level: 'info', time: new Da
 const store = process.env.REDIS_URL
   ? (await import('@jobhook/core/redis')).createRedisStore({ redis: process.env.REDIS_URL })
   : createMemoryStore();
+
+// Prometheus metrics of every request (handled, duplicate, rejected, ...), answered at GET /metrics.
+const metrics = createReceiverMetrics();
 
 const app = express();
 
@@ -28,12 +32,16 @@ app.post(
     onEvent: async (event, { profile }) => {
       log({ msg: 'job handled', job_id: event.job_id, status: event.status, profile });
     },
+    onOutcome: metrics.observe,
   }),
 );
 
 app.use(express.json());
 app.get('/healthz', (_req, res) => {
   res.json({ ok: true });
+});
+app.get('/metrics', async (_req, res) => {
+  res.set('content-type', metrics.registry.contentType).send(await metrics.registry.metrics());
 });
 
 const server = app.listen(port, (err) => {

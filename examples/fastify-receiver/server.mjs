@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import { createMemoryStore } from '@jobhook/core';
+import { createReceiverMetrics } from '@jobhook/core/metrics';
 import { jobhookFastify } from '@jobhook/fastify';
 
 const port = Number(process.env.PORT ?? 3000);
@@ -17,6 +18,9 @@ const log = (fields) => console.log(JSON.stringify({ level: 'info', time: new Da
 const store = process.env.REDIS_URL
   ? (await import('@jobhook/core/redis')).createRedisStore({ redis: process.env.REDIS_URL })
   : createMemoryStore();
+
+// Prometheus metrics of every request (handled, duplicate, rejected, ...), answered at GET /metrics.
+const metrics = createReceiverMetrics();
 
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn', formatters: { level: (level) => ({ level }) } } });
 
@@ -31,11 +35,13 @@ app.register(
       onEvent: async (event, { profile }) => {
         log({ msg: 'job handled', job_id: event.job_id, status: event.status, profile });
       },
+      onOutcome: metrics.observe,
     },
     { path: webhookPath },
   ),
 );
 app.get('/healthz', async () => ({ ok: true }));
+app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
 
 let closing = false;
 async function shutdown(signal) {

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import Router from '@koa/router';
 import Koa from 'koa';
 import { createMemoryStore } from '@jobhook/core';
+import { createReceiverMetrics } from '@jobhook/core/metrics';
 import { jobhookRoute } from '@jobhook/koa';
 
 const port = Number(process.env.PORT ?? 3000);
@@ -17,6 +18,9 @@ const store = process.env.REDIS_URL
   ? (await import('@jobhook/core/redis')).createRedisStore({ redis: process.env.REDIS_URL })
   : createMemoryStore();
 
+// Prometheus metrics of every request (handled, duplicate, rejected, ...), answered at GET /metrics.
+const metrics = createReceiverMetrics();
+
 const router = new Router();
 // POST runs the pipeline; other methods on the path get its 405 + Allow: POST.
 jobhookRoute(router, webhookPath, {
@@ -26,9 +30,14 @@ jobhookRoute(router, webhookPath, {
   onEvent: async (event, { profile }) => {
     log({ msg: 'job handled', job_id: event.job_id, status: event.status, profile });
   },
+  onOutcome: metrics.observe,
 });
 router.get('/healthz', (ctx) => {
   ctx.body = { ok: true };
+});
+router.get('/metrics', async (ctx) => {
+  ctx.body = await metrics.registry.metrics();
+  ctx.set('content-type', metrics.registry.contentType);
 });
 
 const app = new Koa();

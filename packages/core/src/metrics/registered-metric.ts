@@ -1,0 +1,70 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+import { JobhookError } from '../errors.js';
+
+/** Prometheus metric name rule (the prefix is checked with it too). */
+const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
+
+/**
+ * Throws `ERR_OPTION_INVALID` unless `prefix` can start a Prometheus metric name ('' allowed).
+ * @internal
+ */
+export function checkPrefix(prefix: unknown, owner: string): string {
+  if (typeof prefix !== 'string' || (prefix !== '' && !METRIC_NAME.test(prefix))) {
+    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: prefix must match ${String(METRIC_NAME)} (or be ''), got ${JSON.stringify(prefix)}`);
+  }
+  return prefix;
+}
+
+/** Label names of a registered metric; prom-client keeps them on the instance but does not type them. */
+function labelNamesOf(metric: object): readonly string[] {
+  const names = (metric as { labelNames?: unknown }).labelNames;
+  return Array.isArray(names) ? (names as string[]) : [];
+}
+
+function sameLabels(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().join() === [...b].sort().join();
+}
+
+type MetricClass = typeof Counter | typeof Histogram;
+
+/**
+ * The metric `name` of `registry` when it is already there with the same type and labels (a second
+ * receiver on the same registry adds to the first one's series); else a new one registered there.
+ * prom-client itself throws a bare "already been registered" on a second `new Counter` of a name.
+ * @throws JobhookError `ERR_OPTION_INVALID` when the name is taken by a metric of another type or labels.
+ */
+function registered<C extends MetricClass>(
+  kind: C,
+  registry: Registry,
+  owner: string,
+  config: { name: string; help: string; labelNames: readonly string[]; buckets?: number[] },
+): InstanceType<C> {
+  const existing = registry.getSingleMetric(config.name);
+  if (existing === undefined) {
+    return new kind({ ...config, labelNames: [...config.labelNames], registers: [registry] }) as InstanceType<C>;
+  }
+  if (existing instanceof kind && sameLabels(labelNamesOf(existing), config.labelNames)) return existing as InstanceType<C>;
+  throw new JobhookError(
+    'ERR_OPTION_INVALID',
+    `${owner}: the registry already has a metric named ${config.name} of another type or labels ` +
+      `(jobhook's is a ${kind.name} with labels ${config.labelNames.join(', ')}); give another prefix or registry`,
+  );
+}
+
+/** A counter of `registry`, reused when already registered. @internal */
+export function registeredCounter<L extends string>(
+  registry: Registry,
+  owner: string,
+  config: { name: string; help: string; labelNames: readonly L[] },
+): Counter<L> {
+  return registered(Counter, registry, owner, config) as Counter<L>;
+}
+
+/** A histogram of `registry`, reused when already registered (with its own buckets). @internal */
+export function registeredHistogram<L extends string>(
+  registry: Registry,
+  owner: string,
+  config: { name: string; help: string; labelNames: readonly L[]; buckets: number[] },
+): Histogram<L> {
+  return registered(Histogram, registry, owner, config) as Histogram<L>;
+}
