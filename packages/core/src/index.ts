@@ -24,9 +24,11 @@ export {
 export {
   toLosslessValue,
   toValue,
+  type BigIntegers,
   type JsonObject,
   type JsonValue,
   type LosslessJsonValue,
+  type ToValueOptions,
 } from './canonical/to-value.js';
 export { RawJson, rawJson, stringifyJson } from './canonical/value-json.js';
 export {
@@ -46,6 +48,7 @@ export {
   type VerifyInput,
   type VerifyResult,
 } from './signature/verifier.js';
+export { constructEvent, type ConstructEventOptions } from './signature/construct-event.js';
 export {
   loadPrivateKey,
   signPayload,

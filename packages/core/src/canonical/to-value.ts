@@ -1,3 +1,4 @@
+import { JobhookError } from '../errors.js';
 import { sharedKeyCache } from './ascii-key-cache.js';
 import { decodeString } from './strings.js';
 import { RawJson } from './value-json.js';
@@ -24,9 +25,10 @@ import {
 } from './tape.js';
 
 /**
- * A JSON value as jobhook hands it to your code: integers beyond `Number.MAX_SAFE_INTEGER` are
- * `bigint` (never rounded), every other number is a `number` (`NaN` and `±Infinity` included, since
- * Python's `json` writes them).
+ * A JSON value as jobhook hands it to your code: integers beyond ±`Number.MAX_SAFE_INTEGER` are
+ * `bigint` (never rounded) from {@link toValue} and verification, but strings of their digits in
+ * events (see `bigIntegers`); every other number is a `number` (`NaN` and `±Infinity` included,
+ * since Python's `json` writes them).
  */
 export type JsonValue = null | boolean | number | bigint | string | JsonValue[] | JsonObject;
 /** A JSON object as jobhook hands it to your code. */
@@ -65,10 +67,31 @@ export function toLosslessValue(doc: ParsedBody): LosslessJsonValue {
 }
 
 /**
+ * How a value holds integers beyond ±(2^53−1), which a `number` would round: `'bigint'` (exact, but
+ * `JSON.stringify` throws on it) or `'string'` (the integer's exact digits, e.g. `"-123456789012345678901"`,
+ * which `JSON.stringify` writes as a string).
+ */
+export type BigIntegers = 'bigint' | 'string';
+
+/** Options of {@link toValue}. */
+export interface ToValueOptions {
+  /** Integers beyond ±(2^53−1): `'bigint'` (default) or `'string'` of their exact digits. */
+  bigIntegers?: BigIntegers;
+}
+
+/**
  * Builds the JavaScript value of a parsed body. Objects are plain objects; a `__proto__` key becomes
  * an own property (as `JSON.parse` makes it), never the prototype; the last of duplicate keys wins.
+ * Integers beyond ±(2^53−1) are `bigint`, or strings of their digits with `{ bigIntegers: 'string' }`.
+ *
+ * @example
+ * ```ts
+ * toValue(parseBody(Buffer.from('{"n": 123456789012345678901234567890}')), { bigIntegers: 'string' })
+ * // { n: '123456789012345678901234567890' }
+ * ```
  */
-export function toValue(doc: ParsedBody): JsonValue {
+export function toValue(doc: ParsedBody, options: ToValueOptions = {}): JsonValue {
+  const bigAsString = resolveBigIntegers(options.bigIntegers, 'toValue', 'bigint') === 'string';
   const bytes = doc.bytes;
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if ((doc.features & NATIVE_DIFFERS) === 0) {
@@ -79,7 +102,18 @@ export function toValue(doc: ParsedBody): JsonValue {
     const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
     return JSON.parse(buf.toString('utf8', bom)) as JsonValue;
   }
-  return new ValueBuilder(buf, doc.tape).build(0);
+  return new ValueBuilder(buf, doc.tape, false, bigAsString).build(0);
+}
+
+/**
+ * Checks a `bigIntegers` option (a typo must not silently give the other form).
+ * @throws JobhookError `ERR_OPTION_INVALID`
+ * @internal
+ */
+export function resolveBigIntegers(value: unknown, owner: string, fallback: BigIntegers): BigIntegers {
+  if (value === undefined) return fallback;
+  if (value === 'bigint' || value === 'string') return value;
+  throw new JobhookError('ERR_OPTION_INVALID', `${owner}: bigIntegers must be 'string' or 'bigint', got ${JSON.stringify(value) ?? String(value)}`);
 }
 
 /** Where JSON.parse reads the body differently from Python's json.loads. */
@@ -94,6 +128,8 @@ class ValueBuilder {
     private readonly tape: Int32Array,
     /** Floats as RawJson (see toLosslessValue). */
     private readonly rawFloats = false,
+    /** Integers beyond ±(2^53−1) as strings of their digits instead of bigint (see ToValueOptions). */
+    private readonly bigAsString = false,
   ) {}
 
   build(i: number): JsonValue {
@@ -141,7 +177,9 @@ class ValueBuilder {
         const text = this.b.toString('latin1', start, end);
         if (end - start <= 15) return Number(text) + 0; // + 0 turns -0 into 0, as Python's int('-0')
         const big = BigInt(text);
-        return big >= Number.MIN_SAFE_INTEGER && big <= Number.MAX_SAFE_INTEGER ? Number(big) : big;
+        if (big >= Number.MIN_SAFE_INTEGER && big <= Number.MAX_SAFE_INTEGER) return Number(big);
+        // A JSON integer's lexeme is already its exact decimal digits (no '+', no leading zeros).
+        return this.bigAsString ? text : big;
       }
       case T_FLT: {
         const text = this.b.toString('latin1', tape[i + 1]!, tape[i + 2]!);

@@ -54,7 +54,16 @@ export interface FailEvent extends EventBase {
   output?: null;
 }
 
-/** The one event the service sends: `async_job_completed`, a union on `status`. */
+/**
+ * The one event the service sends: `async_job_completed`, a union on `status`.
+ *
+ * Its values are JSON-safe as the receiver and `constructEvent` hand them over: integers beyond
+ * ±(2^53−1) are strings of their exact digits (option `bigIntegers: 'bigint'` keeps them `bigint`),
+ * so `JSON.stringify(event)` never throws and loses no digit. Floats are numbers (`1.0` is `1`);
+ * `NaN` and `±Infinity`, which Python may write, stay numbers and `JSON.stringify` writes them as
+ * `null`. The value types say `JsonValue`, which admits `bigint` too: the same types serve both
+ * forms and {@link validateEvent} over a `createVerifier` payload.
+ */
 export type AsyncJobCompletedEvent = SuccessEvent | FailEvent;
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;

@@ -10,7 +10,7 @@ import {
 } from '../canonical/parse.js';
 import { digestCanonical, resolveProfiles, serializeCanonicalAs, type CanonicalProfile } from '../canonical/profiles.js';
 import { F_DEL, F_DOC_BIGINT, F_DOC_FLOAT, F_DOC_NONFINITE, F_ESC, F_NONASCII, F_RAWSURR, type ParsedBody } from '../canonical/tape.js';
-import { toValue, type JsonObject } from '../canonical/to-value.js';
+import { resolveBigIntegers, toValue, type BigIntegers, type JsonObject } from '../canonical/to-value.js';
 import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
 import { matchDigest, recoverDigests, type RecoveredDigest } from './recover-digest.js';
 import { decodeSignatureHex } from './signature-hex.js';
@@ -40,7 +40,7 @@ export interface VerifierBaseOptions extends ParseOptions {
 
 /** What a successful verification tells. */
 export interface VerifyResult {
-  /** The verified payload, parsed once from the body (big integers as `bigint`). */
+  /** The verified payload, parsed once from the body (big integers as `bigint`, or strings: `bigIntegers`). */
   payload: JsonObject;
   /** The canonical profile whose bytes the signature covers. */
   profile: CanonicalProfile;
@@ -61,6 +61,11 @@ export interface VerifyInput {
   body: Uint8Array | string;
   /** The signature header value (hex). */
   signature: string | readonly string[] | null | undefined;
+  /**
+   * How the payload holds integers beyond ±(2^53−1): `'bigint'` (default, exact) or `'string'` of
+   * their exact digits (what `constructEvent` and the receiver hand over, so `JSON.stringify` works).
+   */
+  bigIntegers?: BigIntegers;
 }
 
 /** A reusable verifier: keys parsed and options checked once. */
@@ -109,11 +114,15 @@ export function createVerifier(options: VerifierOptions): Verifier {
     profiles,
     verify(input: VerifyInput): VerifyResult {
       const signature = decodeSignatureHex(input.signature);
+      const bigIntegers = resolveBigIntegers(input.bigIntegers, 'verify', 'bigint');
       const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
-      return verifyBody(body, signature, keyRing, profiles, run);
+      return verifyBody(body, signature, keyRing, profiles, run, bigIntegers);
     },
   });
 }
+
+/** Limits for re-reading bytes already parsed under the caller's limits (the body, its canonical form). */
+const TRUSTED_INPUT_DEEP = { ...TRUSTED_INPUT, maxDepth: MAX_MAX_DEPTH };
 
 /** Profiles whose canonical form keeps every value of the body (its parse is the signed payload). */
 const LOSSLESS_PROFILES: ReadonlySet<CanonicalProfile> = new Set(['python', 'python-ascii']);
@@ -126,6 +135,7 @@ const LOSSLESS_PROFILES: ReadonlySet<CanonicalProfile> = new Set(['python', 'pyt
  * 3. the parse, which bounds every profile's canonical size and refuses a body over `maxCanonicalBytes`;
  * 4. candidate canonical forms, cheapest first, each hashed as it is written and compared with the
  *    recovered hashes: the python profile with numbers as written, then only what can differ.
+ * `bigIntegers` is how the payload holds integers beyond ±(2^53−1) (see {@link VerifyInput}).
  * @throws JobhookError `ERR_BODY_TOO_LARGE`, `ERR_SIGNATURE_INVALID`, `ERR_CANONICAL_TOO_LARGE`, `ERR_BODY_*`.
  * @internal
  */
@@ -135,6 +145,7 @@ export function verifyBody(
   keyRing: KeyRing,
   profiles: readonly CanonicalProfile[],
   run: ParseRun,
+  bigIntegers: BigIntegers = 'bigint',
 ): VerifyResult {
   if (body.length > run.maxBodyBytes) {
     throw new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${run.maxBodyBytes}`, {
@@ -164,10 +175,10 @@ export function verifyBody(
   let canonical: Buffer | undefined;
   let payload: JsonObject;
   if (LOSSLESS_PROFILES.has(profile) && (doc.features & F_RAWSURR) === 0) {
-    payload = toValue(doc) as JsonObject;
+    payload = toValue(doc, { bigIntegers }) as JsonObject;
   } else {
     canonical = serializeCanonicalAs(doc, profile, floatMode);
-    payload = toValue(parseBodyUnchecked(canonical, { ...TRUSTED_INPUT, maxDepth: MAX_MAX_DEPTH })) as JsonObject;
+    payload = toValue(parseBodyUnchecked(canonical, TRUSTED_INPUT_DEEP), { bigIntegers }) as JsonObject;
   }
   return new VerifiedBody(payload, profile, match.key.id, digest, body, floatMode, canonical);
 }
@@ -189,8 +200,6 @@ class VerifiedBody implements VerifyResult {
     return this.signed;
   }
 }
-
-const TRUSTED_INPUT_DEEP = { ...TRUSTED_INPUT, maxDepth: MAX_MAX_DEPTH };
 
 interface SignedCandidate {
   profile: CanonicalProfile;

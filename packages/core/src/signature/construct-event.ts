@@ -1,0 +1,107 @@
+import { JobhookError } from '../errors.js';
+import type { ParseOptions } from '../canonical/parse.js';
+import type { CanonicalProfile } from '../canonical/profiles.js';
+import { resolveBigIntegers, type BigIntegers } from '../canonical/to-value.js';
+import { validateEvent, type AsyncJobCompletedEvent } from '../events/async-job-event.js';
+import { isKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
+import { readHeader, type RequestHeaders } from '../receiver/request-headers.js';
+import { resolveHeaderNames, type WebhookHeaderNames } from './headers.js';
+import { readSignatureHeader } from './read-signature-header.js';
+import { createVerifier, type Verifier } from './verifier.js';
+
+/** Options of {@link constructEvent}. */
+export interface ConstructEventOptions extends ParseOptions {
+  /** Header names, as the receiver's `headerNames`. Default the spec's `X-Service-Signature`, `X-Service-Hash-Algorithm`. */
+  headerNames?: Partial<WebhookHeaderNames>;
+  /**
+   * Integers beyond ±(2^53−1) in the event: `'string'` (default) of their exact digits, so
+   * `JSON.stringify(event)` works and loses nothing, or `'bigint'`.
+   */
+  bigIntegers?: BigIntegers;
+  /** Canonical profiles tried, in order. Default all four, `python` first. Set on the verifier when passing one. */
+  profiles?: readonly CanonicalProfile[];
+}
+
+/** The options a {@link Verifier} fixed at its creation, which `constructEvent` cannot change per call. */
+const VERIFIER_OPTIONS = ['profiles', 'maxBodyBytes', 'maxDepth', 'maxCanonicalBytes'] as const;
+
+/**
+ * Verifies one webhook delivery and returns its typed event, in one call: for code that reads the
+ * request itself (a serverless function, a queue consumer, a framework without an adapter).
+ * The same checks, order and error codes as the receive pipeline: the hash-algorithm header, the
+ * signature header (present, hex, of a configured key's length), the signature before the body is
+ * parsed, the body's limits, the event's shape.
+ *
+ * It does **not** deduplicate `job_id` nor refuse old events (replays): the receive pipeline
+ * (`createReceiver`) does both; code calling this must do them itself (the service retries, so the
+ * same job comes more than once).
+ *
+ * `publicKeys`: PEM(s), `KeyObject`(s), a `KeyRing`, or a `Verifier` from `createVerifier`. A PEM is
+ * parsed on every call; on a hot path pass a `KeyRing` or a `Verifier` (whose `profiles` and limits
+ * then apply, and must not be given here again).
+ *
+ * @example
+ * ```ts
+ * const event = constructEvent(rawBody, req.headers, process.env.SERVICE_PUBLIC_KEY!);
+ * await save(event.job_id, event.status === 'success' ? event.output : undefined);
+ * ```
+ * @throws JobhookError as the receiver answers: `ERR_HASH_ALGORITHM_UNSUPPORTED`, `ERR_SIGNATURE_*`
+ * (401), `ERR_BODY_*` (400/413), `ERR_CANONICAL_TOO_LARGE` (413), `ERR_PAYLOAD_INVALID` (400);
+ * `ERR_BODY_ALREADY_PARSED` for a body that is not bytes or a string; `ERR_KEY_INVALID` /
+ * `ERR_OPTION_INVALID` for bad keys or options.
+ */
+export function constructEvent(
+  body: Uint8Array | ArrayBuffer | string,
+  headers: RequestHeaders,
+  publicKeys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing | Verifier,
+  options: ConstructEventOptions = {},
+): AsyncJobCompletedEvent {
+  if (typeof options !== 'object' || options === null) {
+    throw new JobhookError('ERR_OPTION_INVALID', 'constructEvent: options must be an object');
+  }
+  if (typeof headers !== 'object' || headers === null) {
+    throw new JobhookError('ERR_OPTION_INVALID', 'constructEvent: headers must be the request headers (a record or a fetch Headers)');
+  }
+  const headerNames = resolveHeaderNames(options.headerNames, 'constructEvent');
+  const bigIntegers = resolveBigIntegers(options.bigIntegers, 'constructEvent', 'string');
+  const bytes = rawBytes(body);
+  const verifier = verifierFor(publicKeys, options);
+  // Throws the receiver's header refusals; verify decodes the (checked) signature again, which
+  // costs nothing next to the RSA operation, and keeps this on the Verifier's public interface.
+  readSignatureHeader(headers, headerNames, verifier.keyRing);
+  const { payload } = verifier.verify({ body: bytes, signature: readHeader(headers, headerNames.signature), bigIntegers });
+  return validateEvent(payload);
+}
+
+/** True for what {@link createVerifier} returns (a KeyRing, a KeyObject or a PEM has no `verify`). */
+function isVerifier(value: unknown): value is Verifier {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Partial<Verifier>;
+  return typeof candidate.verify === 'function' && isKeyRing(candidate.keyRing);
+}
+
+function verifierFor(publicKeys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing | Verifier, options: ConstructEventOptions): Verifier {
+  if (!isVerifier(publicKeys)) {
+    return createVerifier({ ...options, publicKeys });
+  }
+  const fixed = VERIFIER_OPTIONS.filter((name) => options[name] !== undefined);
+  if (fixed.length > 0) {
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `constructEvent: ${fixed.join(', ')} ${fixed.length > 1 ? 'are' : 'is'} the verifier's; give ${fixed.length > 1 ? 'them' : 'it'} to createVerifier`,
+    );
+  }
+  return publicKeys;
+}
+
+/** The body's bytes; anything else is a body a JSON parser already consumed. */
+function rawBytes(body: Uint8Array | ArrayBuffer | string): Uint8Array | string {
+  if (typeof body === 'string' || body instanceof Uint8Array) return body;
+  if (body instanceof ArrayBuffer) return new Uint8Array(body);
+  const got = body === null ? 'null' : Array.isArray(body) ? 'an array' : `a ${typeof body}`;
+  throw new JobhookError(
+    'ERR_BODY_ALREADY_PARSED',
+    `constructEvent needs the raw body bytes (Buffer, Uint8Array, ArrayBuffer or string), got ${got}: ` +
+      'read the request body as bytes, before any JSON body parser',
+  );
+}
