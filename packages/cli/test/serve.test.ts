@@ -172,6 +172,10 @@ describe('jobhook serve', () => {
     const polled = await fetch(`${baseUrl}/v3/universal-ai/async/${jobId}`, { headers });
     expect(polled.status).toBe(200);
     expect(await polled.json()).toMatchObject({ job_id: jobId, status: 'success' });
+    // The attempt is counted once the sender has read the answer, a moment after the handler ran.
+    const metricsUrl = field(serving.banner, 'metrics');
+    expect(metricsUrl).toBe(`${baseUrl}/metrics`);
+    await expect.poll(async () => (await fetch(metricsUrl)).text()).toContain('jobhook_sender_deliveries_total{result="delivered"} 1');
 
     const { code } = await stop(serving, 'SIGTERM');
     expect(code).toBe(0);

@@ -12,6 +12,7 @@ import {
 } from '@jobhook/delivery';
 import { receiverRefused, withDeadline } from '@jobhook/delivery/internal';
 import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
 import { buildAccountKeys, createAccountRegistry, type KeyUsage } from './accounts/account-registry.js';
 import { createMemoryCreditLedger, type CreditLedger } from './accounts/credit-ledger.js';
 import { createDevAccounts } from './accounts/dev-accounts.js';
@@ -24,6 +25,8 @@ import { createJobService } from './jobs/job-service.js';
 import { createMemoryJobStore } from './jobs/memory-job-store.js';
 import { createRedisJobStore } from './jobs/redis-job-store.js';
 import { buildWebhookPayload } from './jobs/webhook-payload.js';
+import { registerMetricsRoute } from './metrics/metrics-route.js';
+import { createSenderMetrics, observeDeliverer } from './metrics/sender-metrics.js';
 import { resolveSenderOptions, type ResolvedSenderOptions, type SenderOptions } from './sender-options.js';
 
 /** A running reference service. */
@@ -37,6 +40,11 @@ export interface Sender {
   listen(options?: { port?: number; host?: string }): Promise<string>;
   /** SPKI PEM of the signing key: what receivers verify with. */
   readonly publicKeyPem: string;
+  /**
+   * The delivery metrics (`jobhook_sender_deliveries_total{result}`, an attempt-duration histogram),
+   * a registry of this sender's own; the app answers them at `GET /metrics`.
+   */
+  readonly metrics: Registry;
   /** Tokens of the generated dev keys when no `accounts` were given, else null. */
   readonly devKeys: { inference: string; management: string } | null;
   /**
@@ -131,7 +139,8 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
     }
     const accounts = createAccountRegistry(keys, ledger);
     const headerNames = Object.fromEntries(Object.entries(o.headerNames).filter(([, v]) => v !== undefined));
-    const deliverer = createDeliverer({
+    const metrics = createSenderMetrics();
+    const deliverer = observeDeliverer(createDeliverer({
       jobs,
       payload: buildWebhookPayload,
       privateKey,
@@ -144,7 +153,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       now: () => o.now().getTime(),
       logger: o.logger,
       maxCanonicalBytes: o.maxCanonicalBytes,
-    });
+    }), metrics.observeAttempt);
     const service = createJobService({
       jobs,
       queue,
@@ -170,6 +179,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       maxCanonicalBytes: o.maxCanonicalBytes,
       logger: o.logger,
     }, o.http);
+    registerMetricsRoute(app, metrics.registry);
     await queue.start(service.handlers);
 
     const openJobs = jobs;
@@ -179,6 +189,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
     return {
       app,
       publicKeyPem,
+      metrics: metrics.registry,
       devKeys: dev === undefined ? null : { ...dev.keys },
       async listen(listenOptions = {}) {
         const { port = 8080, host = '127.0.0.1' } = listenOptions;

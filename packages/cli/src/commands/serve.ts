@@ -56,6 +56,8 @@ export const serveCommand = defineCommand({
     'Prints the base URL, the queue, the public key file and (without --config) the dev inference and\n' +
       'management keys, then serves until SIGINT (Ctrl-C) or SIGTERM: it stops taking requests, lets running\n' +
       'deliveries finish, and exits 0. A second signal exits at once (1). A temp public key file is removed on exit.',
+    'GET /metrics answers the delivery metrics in Prometheus text format (attempts by result, their\n' +
+      'durations), without a bearer token.',
     'Exit 2 for a command-line mistake (the message names the flag), an unusable key or accounts file,\n' +
       'a port that cannot be listened on, or an unreachable Redis.',
   ],
@@ -159,7 +161,12 @@ export const serveCommand = defineCommand({
       if (sender.devKeys !== null) {
         lines.push(`  inference key:  ${sender.devKeys.inference}`, `  management key: ${sender.devKeys.management}`);
       }
-      lines.push(`  receivers:      ${describeReceivers(options)}`, 'Stop with Ctrl-C (SIGINT) or SIGTERM.');
+      lines.push(
+        `  receivers:      ${describeReceivers(options)}`,
+        // Prometheus delivery counts; no bearer token, like a health check.
+        `  metrics:        ${baseUrl}/metrics`,
+        'Stop with Ctrl-C (SIGINT) or SIGTERM.',
+      );
       await write(io.stdout, `${lines.join('\n')}\n`);
 
       const signal = await stopped;
