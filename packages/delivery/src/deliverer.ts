@@ -73,6 +73,8 @@ export function createDeliverer<J extends DeliverySubject>(options: DelivererOpt
         error: null,
         errorMessage: null,
         nextDelayMs: null,
+        responseBytes: null,
+        responseBody: null,
         ...fields,
       });
       if (job === undefined) return record('', { outcome: 'rejected', error: 'job_not_found' });
@@ -128,13 +130,13 @@ export function createDeliverer<J extends DeliverySubject>(options: DelivererOpt
       }
       if (address === 'timeout') return settle(noAnswer('timeout', 'the host name did not resolve in time'), null);
       const result = await postWebhook({ url: checkedUrl, address, body, headers, timeoutMs: Math.max(1, Math.ceil(deadlineMs - now())), now, ...(o.ca === undefined ? {} : { ca: o.ca }) });
-      return settle(classifyAnswer(result), address.address, result.answeredAt);
+      return settle(classifyAnswer(result, job.jobId), address.address, result.answeredAt);
     },
   };
 }
 
 function noAnswer(error: string, errorMessage: string): AnswerClass {
-  return { kind: 'retryable', statusCode: null, error, errorMessage, retryAfterMs: null };
+  return { kind: 'retryable', statusCode: null, error, errorMessage, retryAfterMs: null, responseBytes: null, responseBody: null };
 }
 
 /** `promise`'s value, or `'timeout'` after `ms` (the promise keeps running; its result is dropped). @internal */

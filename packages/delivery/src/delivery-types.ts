@@ -1,3 +1,5 @@
+import type { JobhookAnswer } from './jobhook-answer.js';
+
 /** One webhook delivery attempt to make. Small on purpose: the payload is built from the job record. */
 export interface DeliveryTask {
   jobId: string;
@@ -36,4 +38,15 @@ export interface AttemptRecord {
   outcome: AttemptOutcome;
   /** Delay before the next attempt when `outcome` is `retry`, else null. */
   nextDelayMs: number | null;
+  /**
+   * Bytes of the answer's body read (reading stops at 64 KiB or the deadline), for every HTTP
+   * answer, 2xx included; null (or absent, in records written before it existed) without an answer.
+   */
+  responseBytes?: number | null;
+  /**
+   * The answer's body, only when it is a jobhook receiver's own answer (`{ok, job_id, duplicate}` or
+   * `{error: {code, message}}`, at most 1 KB, checked strictly); null for any other body, which is
+   * never kept: an internal service's answer must not be read back through the log.
+   */
+  responseBody?: JobhookAnswer | null;
 }

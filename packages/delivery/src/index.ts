@@ -13,6 +13,7 @@ export {
 } from './deliverer-options.js';
 export type { DeliveryLog, DeliveryState, DeliverySubject } from './delivery-log.js';
 export type { AttemptOutcome, AttemptRecord, DeliveryTask } from './delivery-types.js';
+export type { JobhookAnswer } from './jobhook-answer.js';
 export { createSsrfGuard, type HostResolver, type ResolvedAddress, type SsrfGuard, type SsrfGuardOptions } from './ssrf-guard.js';
 export { refusalReason, type ReceiverRefusalReason } from './receiver-refusal.js';
 export { createRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from './retry-policy.js';

@@ -5,6 +5,9 @@ import { JobhookError } from '@jobhook/core';
 import { MAX_TIMER_MS, parseRetryAfter } from '@jobhook/core/internal';
 import type { ResolvedAddress } from './ssrf-guard.js';
 
+/** Default `maxReadBytes` of {@link postWebhook}: an answer's body is read (counted) this far at most. */
+export const DEFAULT_MAX_READ_BYTES = 64 * 1024;
+
 /** One webhook POST. */
 export interface PostWebhookRequest {
   /** The receiver URL, already checked by the SSRF guard. */
@@ -15,8 +18,13 @@ export interface PostWebhookRequest {
   headers: Readonly<Record<string, string>>;
   /** Covers connect, TLS, sending, the answer's status line and headers, and reading its body; 1 to 2^31-1. */
   timeoutMs: number;
-  /** Bytes of the answer's body kept (for the attempt record); the rest is discarded. Default 1024. */
+  /** Bytes of the answer's body kept (for the attempt record); the rest is counted and discarded. Default 1024. */
   maxResponseBytes?: number;
+  /**
+   * Reading the answer's body stops after this many bytes (then `bodyComplete` is false): an
+   * endless answer costs neither memory nor time beyond it. At least `maxResponseBytes`. Default 65536.
+   */
+  maxReadBytes?: number;
   /** Clock (ms) of `answeredAt`. Default `Date.now`. */
   now?: () => number;
   /** Extra trusted CA certificates (PEM) for `https:` receivers, e.g. a private CA. Default Node's. */
@@ -32,8 +40,14 @@ export type PostWebhookResult =
       retryAfterMs: number | null;
       /** `Location` of a 3xx (not followed), else null. */
       location: string | null;
-      /** The start of the answer's body (UTF-8, at most `maxResponseBytes`). */
+      /** The start of the answer's body, at most `maxResponseBytes` bytes. */
+      body: Buffer;
+      /** `body` decoded as UTF-8 (invalid sequences replaced). */
       bodyText: string;
+      /** Bytes of the body read: all of it when `bodyComplete`, else what arrived before reading stopped. */
+      bodyBytes: number;
+      /** Whether the body ended within `maxReadBytes` and the deadline. */
+      bodyComplete: boolean;
       /** `now()` when the status line and headers arrived. */
       answeredAt: number;
     }
@@ -59,7 +73,10 @@ export type PostWebhookResult =
  * ```
  */
 export function postWebhook(req: PostWebhookRequest): Promise<PostWebhookResult> {
-  const { url, address, body, timeoutMs, maxResponseBytes = 1024, now = Date.now, ca } = req;
+  const { url, address, body, timeoutMs, maxResponseBytes = 1024, maxReadBytes = Math.max(DEFAULT_MAX_READ_BYTES, maxResponseBytes), now = Date.now, ca } = req;
+  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < 0 || !Number.isSafeInteger(maxReadBytes) || maxReadBytes < maxResponseBytes) {
+    throw new JobhookError('ERR_OPTION_INVALID', `postWebhook: maxResponseBytes and maxReadBytes must be integers with 0 <= maxResponseBytes <= maxReadBytes`);
+  }
   // The timer would fire at once beyond 2^31-1 ms, and never with NaN: both are caller bugs.
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS) {
     throw new JobhookError('ERR_OPTION_INVALID', `postWebhook: timeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got ${String(timeoutMs)}`);
@@ -109,37 +126,50 @@ export function postWebhook(req: PostWebhookRequest): Promise<PostWebhookResult>
       const statusCode = res.statusCode ?? 0;
       const location = statusCode >= 300 && statusCode < 400 ? (res.headers.location ?? null) : null;
       const retryAfterMs = parseRetryAfter(res.headers['retry-after'], answeredAt);
-      const got: Extract<PostWebhookResult, { kind: 'response' }> = { kind: 'response', statusCode, retryAfterMs, location, bodyText: '', answeredAt };
+      const empty = Buffer.alloc(0);
+      const got: Extract<PostWebhookResult, { kind: 'response' }> = { kind: 'response', statusCode, retryAfterMs, location, body: empty, bodyText: '', bodyBytes: 0, bodyComplete: false, answeredAt };
       answer = got;
-      readCapped(res, maxResponseBytes, (bodyText) => (got.bodyText = bodyText), () => finish(got));
+      readCapped(res, maxResponseBytes, maxReadBytes, got, () => finish(got));
     });
     client.end(body);
   });
 }
 
 /**
- * Collects up to `maxBytes` of the answer's body (`update` gets the text so far), then calls `done`
- * once: at the end of the body, at the cap, or on an error. The status is what counts, so a body
- * cut short is no failure; the attempt timer ends a body that never ends.
+ * Keeps the first `keepBytes` of the answer's body in `into` and counts the rest without keeping
+ * it, then calls `done` once: at the end of the body, after `readBytes`, or on an error. The status
+ * is what counts, so a body cut short is no failure; the attempt timer ends a body that never ends
+ * (`into` then holds what arrived).
  */
-function readCapped(res: IncomingMessage, maxBytes: number, update: (text: string) => void, done: () => void): void {
-  const chunks: Buffer[] = [];
-  let size = 0;
+function readCapped(
+  res: IncomingMessage,
+  keepBytes: number,
+  readBytes: number,
+  into: { body: Buffer; bodyText: string; bodyBytes: number; bodyComplete: boolean },
+  done: () => void,
+): void {
+  const kept: Buffer[] = [];
+  let keptBytes = 0;
   let called = false;
-  const end = (): void => {
+  const end = (complete: boolean): void => {
     if (called) return;
     called = true;
+    into.bodyComplete = complete;
     done();
   };
   res.on('data', (chunk: Buffer) => {
-    if (size < maxBytes) {
-      chunks.push(chunk);
-      update(Buffer.concat(chunks).subarray(0, maxBytes).toString('utf8'));
+    if (called) return;
+    if (keptBytes < keepBytes) {
+      const part = chunk.subarray(0, keepBytes - keptBytes);
+      kept.push(part);
+      keptBytes += part.length;
+      into.body = Buffer.concat(kept);
+      into.bodyText = into.body.toString('utf8');
     }
-    size += chunk.length;
-    if (size >= maxBytes) end();
+    into.bodyBytes += chunk.length;
+    if (into.bodyBytes > readBytes) end(false);
   });
-  res.on('end', end);
-  res.on('error', end);
-  res.on('close', end);
+  res.on('end', () => end(true));
+  res.on('error', () => end(false));
+  res.on('close', () => end(false));
 }

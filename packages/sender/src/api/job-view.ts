@@ -20,7 +20,10 @@ export function jobViewJson(job: JobRecord): string {
   return stringifyJson(view);
 }
 
-/** One delivery attempt as `GET .../deliveries` lists it (snake_case). */
+/**
+ * One delivery attempt as `GET .../deliveries` lists it (snake_case). `response_body` is a jobhook
+ * receiver's own answer or null: never another body (see `AttemptRecord.responseBody`).
+ */
 export function attemptView(a: AttemptRecord): Record<string, unknown> {
   return {
     round: a.round,
@@ -34,5 +37,8 @@ export function attemptView(a: AttemptRecord): Record<string, unknown> {
     error_message: a.errorMessage,
     outcome: a.outcome,
     next_delay_ms: a.nextDelayMs,
+    // Absent in records written before they existed: null, as for an attempt without an answer.
+    response_bytes: a.responseBytes ?? null,
+    response_body: a.responseBody ?? null,
   };
 }

@@ -101,9 +101,12 @@ describe('success path', () => {
     expect(json.attempts).toHaveLength(1);
     const [attempt] = json.attempts;
     expect(Object.keys(attempt!).sort()).toEqual(
-      ['round', 'attempt', 'started_at', 'duration_ms', 'url', 'address', 'status_code', 'error', 'error_message', 'outcome', 'next_delay_ms'].sort(),
+      ['round', 'attempt', 'started_at', 'duration_ms', 'url', 'address', 'status_code', 'error', 'error_message', 'outcome', 'next_delay_ms', 'response_bytes', 'response_body'].sort(),
     );
     expect(attempt).toMatchObject({ round: 0, attempt: 1, url: receiver.url, address: '127.0.0.1', status_code: 200, error: null, outcome: 'delivered', next_delay_ms: null });
+    // The jobhook receiver's own answer is kept (2xx included), with its length.
+    const body = { ok: true, job_id: jobId, duplicate: false };
+    expect(attempt).toMatchObject({ response_body: body, response_bytes: JSON.stringify(body).length });
   });
 
   test('redeliver sends the same job again as round 1 (202), visible in deliveries', async () => {
