@@ -63,6 +63,12 @@ export const ERROR_STATUS = {
    * of its own first.
    */
   ERR_RECEIVER_REFUSED: 400,
+  /**
+   * The reference sender's memory job store holds as many unfinished jobs (processing, or with a
+   * delivery pending) as it may keep (`maxStoredJobs`, `maxStoredJobBytes`): a new job is refused
+   * until some finish. A sender code, here for the same reason as `ERR_RECEIVER_REFUSED`.
+   */
+  ERR_STORE_FULL: 503,
   /** An unexpected failure inside jobhook (a bug): answered 500 so the sender retries, and logged. */
   ERR_INTERNAL: 500,
   /** A key given to jobhook is unusable (not RSA, under 2048 bits, not a PEM, ...). Thrown at construction. */

@@ -123,7 +123,9 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
   try {
     if (o.redisUrl === undefined) {
       ledger = createMemoryCreditLedger();
-      jobs = createMemoryJobStore();
+      // The TTL runs on the injected clock when one is given (tests), else on a monotonic one.
+      const clock = options?.now === undefined ? {} : { now: () => o.now().getTime() };
+      jobs = createMemoryJobStore({ ...o.memoryStore, ...clock });
       queue = createMemoryWorkQueue({ concurrency: o.deliveryConcurrency, logger: o.logger });
     } else {
       // Credits in Redis too: sender processes sharing the work share the balances, and a restart keeps them.

@@ -1,10 +1,11 @@
 import ipaddr from 'ipaddr.js';
 import { JobhookError, silentLogger, type BodyStyle, type Logger, type PrivateKeyInput, type WebhookHeaderNames } from '@jobhook/core';
-import { isBodyStyle, isHeaderName, isLogger, parseRedisUrl } from '@jobhook/core/internal';
+import { isBodyStyle, isHeaderName, isLogger, MAX_TIMER_MS, parseRedisUrl } from '@jobhook/core/internal';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from './api/http-timeouts.js';
 import type { AccountsConfig } from './accounts/accounts-config.js';
 import { DEFAULT_MAX_CANONICAL_BYTES, type HostResolver } from '@jobhook/delivery';
 import { DEFAULT_MAX_REDELIVERIES, DEFAULT_REDELIVER_COOLDOWN_MS } from './jobs/job-service.js';
+import { DEFAULT_MAX_STORED_JOB_BYTES, DEFAULT_MAX_STORED_JOBS, DEFAULT_STORED_JOB_TTL_MS } from './jobs/memory-job-store.js';
 
 /** Smallest `maxCanonicalBytes`: a payload's fixed members alone take a few hundred bytes. */
 export const MIN_MAX_CANONICAL_BYTES = 1024;
@@ -68,6 +69,16 @@ export interface SenderOptions {
   /** Most redeliveries of one job (then 409). Default 20. */
   maxRedeliveries?: number;
   /**
+   * Without `redisUrl`: most jobs kept in memory. Unfinished ones (processing, or a delivery
+   * pending) are never dropped; when they alone reach this, a submission gets 503 (`ERR_STORE_FULL`).
+   * Finished ones are dropped least recently used first (then 404, as an unknown job). Default 10000.
+   */
+  maxStoredJobs?: number;
+  /** Without `redisUrl`: most bytes of jobs and delivery logs kept in memory (estimated), the same rules. Default 256 MiB. */
+  maxStoredJobBytes?: number;
+  /** Without `redisUrl`: a finished job (no delivery pending) is forgotten this long after it finished (then 404). 1 to 2^31-1; default 24 h. */
+  storedJobTtlMs?: number;
+  /**
    * The HTTP server: a request's line, headers and body must all arrive within this, else 408 and
    * the connection is closed (a body trickled a byte at a time cannot hold a connection). 100 to
    * 600000; default 30000.
@@ -112,6 +123,7 @@ export interface ResolvedSenderOptions {
   redeliverCooldownMs: number;
   maxRedeliveries: number;
   http: HttpTimeouts;
+  memoryStore: { maxJobs: number; maxBytes: number; settledTtlMs: number };
   random: (() => number) | undefined;
   now: () => Date;
   logger: Logger;
@@ -142,6 +154,9 @@ const KNOWN = new Set([
   'maxCanonicalBytes',
   'redeliverCooldownMs',
   'maxRedeliveries',
+  'maxStoredJobs',
+  'maxStoredJobBytes',
+  'storedJobTtlMs',
   'requestTimeoutMs',
   'headersTimeoutMs',
   'keepAliveTimeoutMs',
@@ -225,6 +240,9 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
   const redeliverCooldownMs = integer('redeliverCooldownMs', o.redeliverCooldownMs, DEFAULT_REDELIVER_COOLDOWN_MS, 0, 86_400_000);
   const maxRedeliveries = integer('maxRedeliveries', o.maxRedeliveries, DEFAULT_MAX_REDELIVERIES, 0, 1_000_000);
 
+  const maxStoredJobs = integer('maxStoredJobs', o.maxStoredJobs, DEFAULT_MAX_STORED_JOBS, 1, 10_000_000);
+  const maxStoredJobBytes = integer('maxStoredJobBytes', o.maxStoredJobBytes, DEFAULT_MAX_STORED_JOB_BYTES, 1024 * 1024, Number.MAX_SAFE_INTEGER);
+  const storedJobTtlMs = integer('storedJobTtlMs', o.storedJobTtlMs, DEFAULT_STORED_JOB_TTL_MS, 1, MAX_TIMER_MS);
   const requestTimeoutMs = integer('requestTimeoutMs', o.requestTimeoutMs, DEFAULT_HTTP_TIMEOUTS.requestTimeoutMs, 100, 600_000);
   // Node refuses a headersTimeout above requestTimeout: the headers are part of the request.
   const headersTimeoutMs = integer('headersTimeoutMs', o.headersTimeoutMs, Math.min(DEFAULT_HTTP_TIMEOUTS.headersTimeoutMs, requestTimeoutMs), 100, requestTimeoutMs);
@@ -270,6 +288,7 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
     maxCanonicalBytes,
     redeliverCooldownMs,
     maxRedeliveries,
+    memoryStore: { maxJobs: maxStoredJobs, maxBytes: maxStoredJobBytes, settledTtlMs: storedJobTtlMs },
     http: { requestTimeoutMs, headersTimeoutMs, keepAliveTimeoutMs, connectionTimeoutMs },
     random,
     now,

@@ -8,6 +8,8 @@ import { isJsonObject, type LosslessObject } from './json-values.js';
 export const MAX_REQUEST_BODY_BYTES = 1024 * 1024;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+/** `Retry-After` (seconds) of a 503 for a full memory job store. */
+const STORE_FULL_RETRY_AFTER_S = 5;
 
 function detailBody(detail: string): string {
   return JSON.stringify({ detail });
@@ -85,6 +87,11 @@ export function installErrorHandlers(app: FastifyInstance, logger: Logger): void
     }
     if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       reply.code(415).type(JSON_TYPE).send(detailBody('the body must be JSON: Content-Type: application/json'));
+      return;
+    }
+    // A full memory job store: 503 with a hint of when to try again (jobs finish within seconds by default).
+    if (isJobhookError(error, 'ERR_STORE_FULL')) {
+      reply.code(503).header('retry-after', String(STORE_FULL_RETRY_AFTER_S)).type(JSON_TYPE).send(detailBody(error.message));
       return;
     }
     // A store outage is the service's, not the caller's, and passes: 503 says "try again".

@@ -105,7 +105,7 @@ export interface JobStore extends DeliveryLog<JobRecord> {
    * a newer round's state nor a round already ended.
    */
   endRound(jobId: string, round: number, state: Exclude<DeliveryState, 'pending'>): Promise<boolean>;
-  /** Appends one attempt to the job's delivery log. */
+  /** Appends one attempt to the job's delivery log (the memory store drops it when it no longer holds the job). */
   appendAttempt(jobId: string, attempt: AttemptRecord): Promise<void>;
   /** The job's delivery log, oldest first. */
   listAttempts(jobId: string): Promise<AttemptRecord[]>;

@@ -1,60 +1,183 @@
+import { JobhookError } from '@jobhook/core';
+import { MAX_TIMER_MS } from '@jobhook/core/internal';
 import type { AttemptRecord } from '@jobhook/delivery';
+import { LRUCache } from 'lru-cache';
 import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
 
+/** Limits of {@link createMemoryJobStore}. */
+export interface MemoryJobStoreOptions {
+  /** Most jobs kept, unfinished ones included. Default 10000. */
+  maxJobs?: number;
+  /** Most bytes of jobs and delivery logs kept (estimated from their text). Default 256 MiB. */
+  maxBytes?: number;
+  /** A settled job (final, no delivery pending) is forgotten this long after it settled. 1 to 2^31-1; default 24 h. */
+  settledTtlMs?: number;
+  /** Clock of the TTL, in ms. Default `performance.now`. */
+  now?: () => number;
+}
+
+/** Default `maxJobs` of the memory job store. */
+export const DEFAULT_MAX_STORED_JOBS = 10_000;
+/** Default `maxBytes` of the memory job store: 256 MiB. */
+export const DEFAULT_MAX_STORED_JOB_BYTES = 256 * 1024 * 1024;
+/** Default `settledTtlMs` of the memory job store: 24 h. */
+export const DEFAULT_STORED_JOB_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** A job with its delivery log, and the bytes counted for both. */
+interface Entry {
+  job: JobRecord;
+  attempts: AttemptRecord[];
+  bytes: number;
+}
+
+/** Bytes counted per job and per attempt on top of their text: object headers, numbers, map entries. */
+const JOB_OVERHEAD_BYTES = 1024;
+const ATTEMPT_OVERHEAD_BYTES = 512;
+
+/** Strings are UTF-16 in memory: 2 bytes a character (a fair upper estimate for the JSON held here). */
+function textBytes(...texts: ReadonlyArray<string | null | undefined>): number {
+  return texts.reduce((sum, t) => sum + 2 * (t?.length ?? 0), 0);
+}
+
+function jobBytes(job: JobRecord): number {
+  return (
+    JOB_OVERHEAD_BYTES +
+    textBytes(job.inputJson, job.outputJson, job.originalResponseJson, job.userParametersJson, job.webhookReceiver, job.simulate.outputJson, job.error?.message)
+  );
+}
+
+function attemptBytes(a: AttemptRecord): number {
+  return ATTEMPT_OVERHEAD_BYTES + textBytes(a.url, a.errorMessage, a.responseBody === null || a.responseBody === undefined ? '' : JSON.stringify(a.responseBody));
+}
+
+/** Unfinished work the store must keep: a processing job, or one whose delivery round is pending. */
+const isUnsettled = (job: JobRecord): boolean => job.status === 'processing' || job.delivery === 'pending';
+
+function limit(name: string, value: unknown, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
+    throw new JobhookError('ERR_OPTION_INVALID', `createMemoryJobStore: ${name} must be an integer from 1 to ${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
 /**
- * Jobs and delivery logs in this process's memory: the default, lost on restart.
+ * Jobs and delivery logs in this process's memory: the default, lost on restart, and bounded.
+ *
+ * Unsettled jobs (processing, or a delivery round pending) are never evicted: the queue still works
+ * on them. Settled ones sit in an LRU cache (lru-cache) and are forgotten `settledTtlMs` after they
+ * settled, or earlier, least recently used first, when the jobs (all of them) exceed `maxJobs` or
+ * their estimated bytes `maxBytes`. A forgotten job is unknown: its poll answers 404 as for any
+ * unknown job. When unsettled jobs alone fill the limits, `create` throws `ERR_STORE_FULL` (503)
+ * until some settle, so memory stays bounded even under a flood of slow jobs. A redeliver moves a
+ * settled job back to the unsettled ones (without growing the total).
+ *
  * Records are copied in and out so callers never share mutable state with the store, as with Redis.
  *
  * @example
  * ```ts
- * const jobs = createMemoryJobStore();
+ * const jobs = createMemoryJobStore({ maxJobs: 1000, settledTtlMs: 3_600_000 });
  * ```
+ * @throws JobhookError `ERR_OPTION_INVALID` on a wrong option.
  */
-export function createMemoryJobStore(): JobStore {
-  const jobs = new Map<string, JobRecord>();
-  const attempts = new Map<string, AttemptRecord[]>();
+export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobStore {
+  const maxJobs = limit('maxJobs', options.maxJobs, DEFAULT_MAX_STORED_JOBS, 10_000_000);
+  const maxBytes = limit('maxBytes', options.maxBytes, DEFAULT_MAX_STORED_JOB_BYTES, Number.MAX_SAFE_INTEGER);
+  // lru-cache keeps the TTL without a timer, but it is a time span like the others: bounded alike.
+  const settledTtlMs = limit('settledTtlMs', options.settledTtlMs, DEFAULT_STORED_JOB_TTL_MS, MAX_TIMER_MS);
+  const now = options.now ?? (() => performance.now());
+  if (typeof now !== 'function') throw new JobhookError('ERR_OPTION_INVALID', 'createMemoryJobStore: now must be a function returning ms');
+
+  const unsettled = new Map<string, Entry>();
+  let unsettledBytes = 0;
+  const settled = new LRUCache<string, Entry>({
+    max: maxJobs,
+    maxSize: maxBytes,
+    sizeCalculation: (entry) => Math.max(1, entry.bytes),
+    ttl: settledTtlMs,
+    // Read the clock at every check: lru-cache otherwise caches it for 1 ms with a timer per read.
+    ttlResolution: 0,
+    perf: { now },
+  });
+
+  const find = (jobId: string): Entry | undefined => unsettled.get(jobId) ?? settled.get(jobId);
+
+  /** Drops settled jobs, least recently used first, until every job fits both limits. */
+  function trim(): void {
+    while (settled.size > 0 && (unsettled.size + settled.size > maxJobs || unsettledBytes + settled.calculatedSize > maxBytes)) settled.pop();
+  }
+
+  /** Files `entry` after a change: with the unsettled jobs or in the cache (its TTL starting again). */
+  function place(entry: Entry): void {
+    const id = entry.job.jobId;
+    const wasUnsettled = unsettled.get(id) === entry;
+    if (wasUnsettled) unsettledBytes -= entry.bytes;
+    entry.bytes = jobBytes(entry.job) + entry.attempts.reduce((sum, a) => sum + attemptBytes(a), 0);
+    if (isUnsettled(entry.job)) {
+      if (!wasUnsettled) settled.delete(id);
+      unsettled.set(id, entry);
+      unsettledBytes += entry.bytes;
+    } else {
+      unsettled.delete(id);
+      settled.set(id, entry);
+    }
+    trim();
+  }
+
   return {
     async create(job) {
-      jobs.set(job.jobId, structuredClone(job));
+      const existing = find(job.jobId);
+      if (existing === undefined && isUnsettled(job) && (unsettled.size >= maxJobs || unsettledBytes + jobBytes(job) > maxBytes)) {
+        throw new JobhookError('ERR_STORE_FULL', `the job store holds ${unsettled.size} unfinished jobs, as many as it may; retry when some have finished`);
+      }
+      const entry = existing ?? { job, attempts: [], bytes: 0 };
+      entry.job = structuredClone(job);
+      place(entry);
     },
     async get(jobId) {
-      const job = jobs.get(jobId);
-      return job && structuredClone(job);
+      const entry = find(jobId);
+      return entry && structuredClone(entry.job);
     },
     async finish(jobId, result: JobResult) {
-      const job = jobs.get(jobId);
-      if (job === undefined || job.status !== 'processing') return undefined;
-      Object.assign(job, structuredClone(result));
-      return structuredClone(job);
+      const entry = find(jobId);
+      if (entry === undefined || entry.job.status !== 'processing') return undefined;
+      Object.assign(entry.job, structuredClone(result));
+      place(entry);
+      return structuredClone(entry.job);
     },
     async setDelivery(jobId, state: DeliveryState, round?: number) {
-      const job = jobs.get(jobId);
-      if (job === undefined) return;
-      job.delivery = state;
-      if (round !== undefined) job.deliveryRound = round;
+      const entry = find(jobId);
+      if (entry === undefined) return;
+      entry.job.delivery = state;
+      if (round !== undefined) entry.job.deliveryRound = round;
+      place(entry);
     },
     // Check and set run without an await in between: atomic in this single-threaded process.
     async startRound(jobId, round, redeliveredAt?: string) {
-      const job = jobs.get(jobId);
-      if (job === undefined || !canStartRound(job, round)) return false;
-      job.delivery = 'pending';
-      job.deliveryRound = round;
-      if (redeliveredAt !== undefined) job.redeliveredAt = redeliveredAt;
+      const entry = find(jobId);
+      if (entry === undefined || !canStartRound(entry.job, round)) return false;
+      entry.job.delivery = 'pending';
+      entry.job.deliveryRound = round;
+      if (redeliveredAt !== undefined) entry.job.redeliveredAt = redeliveredAt;
+      place(entry);
       return true;
     },
     async endRound(jobId, round, state) {
-      const job = jobs.get(jobId);
-      if (job === undefined || job.delivery !== 'pending' || job.deliveryRound !== round) return false;
-      job.delivery = state;
+      const entry = find(jobId);
+      if (entry === undefined || entry.job.delivery !== 'pending' || entry.job.deliveryRound !== round) return false;
+      entry.job.delivery = state;
+      place(entry);
       return true;
     },
     async appendAttempt(jobId, attempt) {
-      const list = attempts.get(jobId);
-      if (list === undefined) attempts.set(jobId, [{ ...attempt }]);
-      else list.push({ ...attempt });
+      const entry = find(jobId);
+      // The log lives with its job: an attempt of a forgotten job has nowhere to go.
+      if (entry === undefined) return;
+      entry.attempts.push(structuredClone(attempt));
+      place(entry);
     },
     async listAttempts(jobId) {
-      return (attempts.get(jobId) ?? []).map((a) => ({ ...a }));
+      return (find(jobId)?.attempts ?? []).map((a) => structuredClone(a));
     },
     async close() {},
   };

@@ -162,6 +162,8 @@ describe.each(kinds)('JobStore conformance: $name', ({ make }) => {
     store = await make();
     const job = buildJob();
     const other = buildJob();
+    await store.create(job);
+    await store.create(other);
     const attempts = [buildAttempt(1), buildAttempt(2), buildAttempt(3, { statusCode: 200, outcome: 'delivered', nextDelayMs: null })];
     for (const attempt of attempts) await store.appendAttempt(job.jobId, attempt);
     await store.appendAttempt(other.jobId, buildAttempt(1, { error: 'timeout', errorMessage: 'no answer in 30 s \u23f1', statusCode: null, address: null }));
