@@ -199,7 +199,7 @@ async function runDemo() {
   );
   const res = await fetch(receiverUrl, { method: 'POST', body: tampered, headers });
   const refusal = await res.json();
-  await receiver.waitFor((e) => e.msg === 'jobhook: webhook rejected' && e.code === refusal.error?.code, 'the rejection of the tampered body');
+  await receiver.waitFor((e) => e.kind === 'rejected' && e.code === refusal.error?.code, 'the rejection of the tampered body');
   report.check(
     !tampered.equals(firstA.body) && res.status === 401 && refusal.error?.code === 'ERR_SIGNATURE_INVALID',
     `"order": "A-17" → "A-71": ${res.status} ${refusal.error?.code}: ${refusal.error?.message}`,

@@ -77,7 +77,8 @@ export {
 export { DEFAULT_DONE_TTL_MS, DEFAULT_LEASE_MS, type EventHandler, type HandlerContext, type ReceiverOptions } from './receiver/receiver-options.js';
 export type { OutcomeKind, ReceiverOutcome, ReceiverStats, VerifiedWebhook } from './receiver/receiver-outcome.js';
 export type { RequestHeaders } from './receiver/request-headers.js';
-export { silentLogger, type Logger } from './receiver/logger.js';
+export { createJsonLogger, silentLogger, type JsonLoggerOptions, type LogLevel, type Logger } from './receiver/logger.js';
+export { DEFAULT_CLOCK_SKEW_MS } from './receiver/event-age.js';
 export type { ReceiverOrOptions } from './adapter/resolve-receiver.js';
 export type { AdapterOptions } from './adapter/adapter-options.js';
 export { createFetchHandler, type FetchWebhookHandler } from './adapter/fetch-handler.js';

@@ -1,7 +1,6 @@
 import { JobhookError, type ErrorCode } from '../errors.js';
 import { validateEvent, type AsyncJobCompletedEvent, type FailEvent, type SuccessEvent } from '../events/async-job-event.js';
-import { HASH_ALGORITHM } from '../signature/headers.js';
-import { decodeSignatureHex } from '../signature/signature-hex.js';
+import { readSignatureHeader } from '../signature/read-signature-header.js';
 import { resolveProfiles } from '../canonical/profiles.js';
 import { createKeyRing } from '../keys/key-ring.js';
 import { verifyBody, type VerifyResult } from '../signature/verifier.js';
@@ -9,7 +8,7 @@ import { isTransactionalStore, type IdempotencyStore } from '../store/idempotenc
 import { createMemoryStore } from '../store/memory-store.js';
 import { resolveReceiverOptions, type HandlerContext, type ReceiverOptions } from './receiver-options.js';
 import type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver-outcome.js';
-import { firstHeader, isJsonContentType, readHeader, type RequestHeaders } from './request-headers.js';
+import { firstHeader, isJsonContentType, type RequestHeaders } from './request-headers.js';
 import { runClaimedJob } from './run-claimed-job.js';
 import { runInTransaction, type TransactionEnd } from './run-in-transaction.js';
 import { checkEventAge } from './event-age.js';
@@ -193,8 +192,6 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     });
   }
 
-  const signatureBytes = new Set(keyRing.keys.map((k) => (k.bits + 7) >> 3));
-
   /** The head checks, cheapest first: a refusal, or the decoded signature. */
   function checkHead(started: number, { method, headers }: RequestHead): ReceiverResponse | Buffer {
     if (method.toUpperCase() !== 'POST') {
@@ -208,22 +205,12 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     if (declared > limits.maxBodyBytes) {
       return rejection(started, 'ERR_BODY_TOO_LARGE', `Content-Length is ${declared} bytes; the limit is ${limits.maxBodyBytes}`);
     }
-    const hashAlgorithm = firstHeader(headers, headerNames.hashAlgorithm);
-    if (hashAlgorithm !== undefined && hashAlgorithm.trim().toUpperCase() !== HASH_ALGORITHM) {
-      return rejection(started, 'ERR_HASH_ALGORITHM_UNSUPPORTED', `${headerNames.hashAlgorithm} must be ${HASH_ALGORITHM}, got ${hashAlgorithm}`);
-    }
-    let signature: Buffer;
     try {
-      signature = decodeSignatureHex(readHeader(headers, headerNames.signature));
+      return readSignatureHeader(headers, headerNames, keyRing);
     } catch (err) {
       if (err instanceof JobhookError) return errorAnswer(started, 'rejected', err);
       throw err;
     }
-    if (!signatureBytes.has(signature.length)) {
-      const expected = [...signatureBytes].map((n) => n * 2).join(' or ');
-      return rejection(started, 'ERR_SIGNATURE_MALFORMED', `the signature has ${signature.length * 2} hex digits; the configured keys make ${expected}`);
-    }
-    return signature;
   }
 
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
@@ -240,7 +227,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     let event: AsyncJobCompletedEvent;
     try {
       // Signature first: nothing of the body is parsed until a configured key decodes the signature.
-      verified = verifyBody(body, head, keyRing, profiles, parseRun);
+      verified = verifyBody(body, head, keyRing, profiles, parseRun, resolved.bigIntegers);
       stats.verified++;
       event = validateEvent(verified.payload);
     } catch (err) {

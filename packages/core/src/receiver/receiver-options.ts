@@ -4,7 +4,8 @@ import { resolveParseOptions, type ResolvedParseOptions } from '../canonical/par
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/async-job-event.js';
 import type { KeyRing, PublicKeyInput } from '../keys/key-ring.js';
-import { DEFAULT_HEADER_NAMES, isHeaderName, type WebhookHeaderNames } from '../signature/headers.js';
+import { resolveBigIntegers, type BigIntegers } from '../canonical/to-value.js';
+import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
 import type { IdempotencyStore, TransactionalStore } from '../store/idempotency-store.js';
 import { DEFAULT_CLOCK_SKEW_MS, type EventAgeLimit } from './event-age.js';
 import { createJsonLogger, isLogger, type Logger } from './logger.js';
@@ -105,6 +106,11 @@ export interface ReceiverOptions<Db = undefined> {
   /** Header names. Default the spec's `X-Service-Signature`, `X-Service-Hash-Algorithm`, `X-Service-Webhook`. */
   headerNames?: Partial<WebhookHeaderNames>;
   /**
+   * Integers beyond ±(2^53−1) in events: `'string'` (default) of their exact digits, so handlers can
+   * `JSON.stringify` what they get, or `'bigint'`.
+   */
+  bigIntegers?: BigIntegers;
+  /**
    * pino-compatible logger. Default: {@link createJsonLogger} at level `warn` on stderr (handler
    * failures with their stack, store outages, setup mistakes; refusals of bad requests at most one
    * line per error code per minute). `silentLogger` logs nothing.
@@ -126,6 +132,7 @@ export interface ResolvedReceiverOptions {
   handlerTimeoutMs: number;
   retryAfterSeconds: number;
   headerNames: WebhookHeaderNames;
+  bigIntegers: BigIntegers;
   logger: Logger;
 }
 
@@ -203,12 +210,8 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
   if (leaseMs < 30) fail(`leaseMs must be at least 30, got ${leaseMs}`);
   if (doneTtlMs < leaseMs) fail(`doneTtlMs (${doneTtlMs}) must not be shorter than leaseMs (${leaseMs})`);
   if (!isLogger(logger)) fail('logger must have debug, info, warn and error methods (pino-compatible)');
-  const headerNames = { ...DEFAULT_HEADER_NAMES, ...options.headerNames };
-  for (const [key, value] of Object.entries(headerNames)) {
-    if (!isHeaderName(value)) {
-      fail(`headerNames.${key} must be an HTTP header name, got ${JSON.stringify(value)}`);
-    }
-  }
+  const headerNames = resolveHeaderNames(options.headerNames, 'createReceiver');
+  const bigIntegers = resolveBigIntegers(options.bigIntegers, 'createReceiver', 'string');
   const store = options.store as Partial<IdempotencyStore> | undefined;
   if (store !== undefined) {
     for (const method of ['claim', 'complete', 'release', 'extend'] as const) {
@@ -221,5 +224,5 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     eventAge === undefined
       ? doneTtlMs
       : Math.min(Math.max(doneTtlMs, eventAge.maxEventAgeMs + eventAge.clockSkewMs), Number.MAX_SAFE_INTEGER);
-  return { leaseMs, doneTtlMs: doneTtl, eventAge, limits, handlerTimeoutMs, retryAfterSeconds, headerNames, logger };
+  return { leaseMs, doneTtlMs: doneTtl, eventAge, limits, handlerTimeoutMs, retryAfterSeconds, headerNames, bigIntegers, logger };
 }

@@ -147,7 +147,7 @@ export function buildDeliveryPool(privateKey: KeyObject, copies = 4): PoolEntry[
         body: signed.body,
         signature: signed.signature,
         canonical: signed.canonical,
-        signedValue: toValue(parseBody(signed.canonical)),
+        signedValue: toValue(parseBody(signed.canonical), { bigIntegers: 'string' }),
       });
     }
   }

@@ -48,9 +48,19 @@ describe('receive pipeline: the response table', () => {
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(onSuccess).toHaveBeenCalledTimes(1);
     const [event, ctx] = onSuccess.mock.calls[0]!;
-    expect(event.user_parameters.n).toBe(123456789012345678901234567890n);
+    // JSON-safe by default: the digits, as a string JSON.stringify keeps whole.
+    expect(event.user_parameters.n).toBe('123456789012345678901234567890');
     expect(ctx).toMatchObject({ jobId: req.event.job_id, profile: 'python', keyId: expect.stringMatching(/^[0-9a-f]{64}$/) });
     expect(res.outcome).toMatchObject({ kind: 'handled', status: 200, jobId: req.event.job_id, eventStatus: 'success' });
+  });
+
+  it("bigIntegers: 'bigint' hands big integers over as bigint", async () => {
+    const onEvent = vi.fn();
+    const { r } = receiver({ onEvent, bigIntegers: 'bigint' }, false);
+    const res = await r.handle(buildSignedRequest({ user_parameters: { n: 123456789012345678901234567890n } }));
+    expect(res.status).toBe(200);
+    expect(onEvent.mock.calls[0]![0].user_parameters.n).toBe(123456789012345678901234567890n);
+    expect(() => receiver({ onEvent, bigIntegers: 'number' as 'string' })).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID' }));
   });
 
   it('routes fail events to onFail, then onEvent', async () => {
