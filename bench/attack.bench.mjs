@@ -29,10 +29,14 @@ export const BUDGET_DECODING_MS = 1000;
 export const BUDGET_RSS_MB = 300;
 
 const JOB_ID = '45ef7cef-bf17-4f78-a427-906ce7e8711c';
+// An hour ago, as a fresh delivery: a fixed date would fall out of the receivers' replay window
+// (a week) and the signed cases would measure the refusal instead of the pipeline.
+const FINISHED = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000);
+const CREATED = new Date(FINISHED.getTime() - 35_000);
 const ENVELOPE =
   `"event":"async_job_completed","job_id":"${JOB_ID}","status":"success",` +
   '"feature":"ocr","subfeature":"ocr_async","provider":"amazon","model":null,' +
-  '"created_at":"2026-11-21T14:03:27.000Z","finished_at":"2026-11-21T14:04:02.000Z","output":{}';
+  `"created_at":"${CREATED.toISOString()}","finished_at":"${FINISHED.toISOString()}","output":{}`;
 
 /** `unit` repeated, comma-separated, to about `bytes`. */
 function repeatTo(unit, bytes) {

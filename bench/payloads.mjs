@@ -52,6 +52,9 @@ function prng(seed) {
   };
 }
 
+/** Start of the payloads' timestamps: three whole hours before now. */
+const BENCH_EPOCH_MS = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3 * 3_600_000;
+
 /** Python's `datetime.isoformat()` of an aware UTC datetime with microseconds. */
 function isoUtc(ms, micros) {
   const iso = new Date(ms).toISOString(); // 2026-11-21T14:03:27.123Z
@@ -154,7 +157,9 @@ const SPEECH_WORDS = [
 // Payload builders. Each takes a size knob `n` and reseeds, so build(n) is a pure function of n.
 
 function envelope(rng, { feature, subfeature, provider, model, output, userParameters }) {
-  const created = Date.UTC(2026, 10, 21, 14, 3, 27) + rng.int(0, 3_600_000);
+  // Within the last few hours, whole hours back from now (same lengths, same layout every run): a fixed
+  // date would leave the receivers' replay window and the pipeline benches would time refusals.
+  const created = BENCH_EPOCH_MS + rng.int(0, 3_600_000);
   const finished = created + rng.int(800, 95_000);
   return {
     event: 'async_job_completed',

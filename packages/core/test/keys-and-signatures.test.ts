@@ -35,8 +35,8 @@ const event = {
   subfeature: 'ocr_async',
   provider: 'amazon',
   model: null,
-  created_at: '2026-11-22T10:00:00.000000+00:00',
-  finished_at: '2026-11-22T10:00:02.500000+00:00',
+  created_at: new Date(Date.now() - 2500).toISOString().replace('Z', '000+00:00'),
+  finished_at: new Date().toISOString().replace('Z', '000+00:00'),
   output: { raw_text: 'Grüße 😀' },
   user_parameters: { ratio: rawJson('1.0'), big: 123456789012345678901234567890n, tiny: 1e-7 },
 };
