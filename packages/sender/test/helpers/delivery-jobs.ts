@@ -13,8 +13,9 @@ export function finalJob(overrides: Partial<JobRecord> = {}): JobRecord {
     provider: 'amazon',
     model: null,
     status: 'success',
-    createdAt: '2024-05-01T10:00:00.000000+00:00',
-    finishedAt: '2024-05-01T10:00:01.500000+00:00',
+    // Just now, as isoformat() writes it: receivers refuse events older than their replay window.
+    createdAt: new Date(Date.now() - 1500).toISOString().replace('Z', '000+00:00'),
+    finishedAt: new Date().toISOString().replace('Z', '000+00:00'),
     inputJson: '{"file":"https://example.com/scan.png"}',
     webhookReceiver: 'https://hooks.example.com/jobhook',
     userParametersJson: null,
