@@ -80,7 +80,7 @@ describe('the receiver\'s log lines', () => {
       publicKeys: keys.publicKeyPem,
       onEvent: () => {},
       logger,
-      store: { claim: () => Promise.reject(down), complete: async () => {}, release: async () => {}, extend: async () => true, close: async () => {} },
+      store: { claim: () => Promise.reject(down), complete: async () => true, release: async () => true, extend: async () => true, close: async () => {} },
     });
     await broken.handle(request);
     expect(lines.map((l) => [l['level'], l['kind']])).toEqual([
