@@ -20,6 +20,7 @@ const ENTRIES: Record<string, { readme: string; load: () => Promise<object> }> =
   '@jobhook/express': { readme: 'packages/express/README.md', load: () => import('@jobhook/express') },
   '@jobhook/koa': { readme: 'packages/koa/README.md', load: () => import('@jobhook/koa') },
   '@jobhook/fastify': { readme: 'packages/fastify/README.md', load: () => import('@jobhook/fastify') },
+  '@jobhook/postgres': { readme: 'packages/postgres/README.md', load: () => import('@jobhook/postgres') },
   '@jobhook/client': { readme: 'packages/client/README.md', load: () => import('@jobhook/client') },
   '@jobhook/cli': { readme: 'packages/cli/README.md', load: () => import('@jobhook/cli') },
   '@jobhook/delivery': { readme: 'packages/delivery/README.md', load: () => import('@jobhook/delivery') },

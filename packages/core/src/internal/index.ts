@@ -1,5 +1,5 @@
 /**
- * @jobhook/core/internal: small checks that several jobhook packages (core, delivery, sender, cli)
+ * @jobhook/core/internal: small checks that several jobhook packages (core, delivery, sender, cli, postgres)
  * make alike, kept in one place so they answer alike. Not a public API: no semver promise.
  * @packageDocumentation
  * @internal
@@ -9,6 +9,7 @@ export { isHeaderName } from '../signature/headers.js';
 export { BODY_STYLES, isBodyStyle } from '../signature/sign.js';
 export { quitRedisClient } from './quit-redis-client.js';
 export { parseRetryAfter } from './retry-after.js';
+export { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from '../store/store-checks.js';
 
 /** `setTimeout` fires at once beyond 2^31-1 ms, so longer waits are taken in steps (or refused). */
 export const MAX_TIMER_MS = 2_147_483_647;

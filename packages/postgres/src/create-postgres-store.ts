@@ -1,0 +1,232 @@
+import { randomUUID } from 'node:crypto';
+import type { ClaimResult, TransactionResult } from '@jobhook/core';
+import { checkJobId, checkMs, checkToken, describeValue, MAX_TIMER_MS, MAX_TOKEN_LENGTH, optionError, readOption } from '@jobhook/core/internal';
+import pg, { type Pool, type PoolClient } from 'pg';
+import { poolTransaction } from './pool-transaction.js';
+import {
+  DEFAULT_OPERATION_TIMEOUT_MS,
+  DEFAULT_SWEEP_BATCH,
+  DEFAULT_SWEEP_INTERVAL_MS,
+  type PostgresConnection,
+  type PostgresLeaseStore,
+  type PostgresStore,
+  type PostgresStoreMethods,
+  type PostgresStoreOptions,
+} from './postgres-store-options.js';
+import { pgExecutor, type SqlExecutor, type TransactionRunner } from './sql-executor.js';
+import { closedError, unavailable, withTimeout, type StoreOperation } from './store-errors.js';
+import { storeSql } from './store-sql.js';
+import { tableName } from './table-name.js';
+
+/**
+ * `retryAfterMs` of a job whose transaction another receiver holds: a transaction has no known end,
+ * so this is a guess; the receiver answers its own `Retry-After` anyway.
+ */
+export const TRANSACTION_RETRY_AFTER_MS = 1000;
+/** Claim statements retried when a concurrent claim committed after the statement's snapshot. */
+const CLAIM_ATTEMPTS = 5;
+const DONE: ClaimResult = Object.freeze({ state: 'done' });
+const WHERE = 'createPostgresStore';
+
+/** One row of the claim or read statements. */
+interface StateRow {
+  claimed?: boolean;
+  found?: boolean;
+  done: boolean | null;
+  live: boolean | null;
+  ms_left: number | null;
+}
+
+/**
+ * Creates an idempotency store on PostgreSQL. Call `migrate()` once before use (it creates the
+ * table). In transactional mode (the default) the receiver runs each handler inside a transaction
+ * of this store and hands it over as `ctx.db`: the handler's writes and the job's done mark commit
+ * together, so a crash, a rollback or a failed commit leaves both or neither (exactly-once effects).
+ * A concurrent delivery of a job whose transaction is open is answered "in flight" at once (a
+ * `pg_try_advisory_xact_lock`, never a wait); a receiver that dies mid-handler has its transaction
+ * rolled back by the server when its connection drops, so the sender's next retry runs the job.
+ *
+ * Without a transaction (`claim`/`complete`/`release`/`extend`, and `transactional: false`) it
+ * behaves as the Redis store: leases on the server's clock, fencing tokens.
+ *
+ * @example
+ * ```ts
+ * const store = createPostgresStore({ pool });
+ * await store.migrate();
+ * createReceiver({ publicKeys, store, onEvent: async (event, ctx) => {
+ *   await ctx.db.query('INSERT INTO results (job_id) VALUES ($1)', [event.job_id]);
+ * } });
+ * ```
+ * @throws JobhookError `ERR_OPTION_INVALID` at construction when an option is wrong. Methods
+ * reject with `ERR_OPTION_INVALID` on a bad argument and `ERR_STORE_UNAVAILABLE` when PostgreSQL
+ * cannot be reached, errs, or does not answer in time.
+ */
+export function createPostgresStore(connection: PostgresConnection, options: PostgresStoreOptions<never> & { transactional: false }): PostgresLeaseStore;
+export function createPostgresStore(connection: PostgresConnection, options?: PostgresStoreOptions<PoolClient> & { transaction?: undefined }): PostgresStore<PoolClient>;
+export function createPostgresStore<Db>(connection: PostgresConnection, options: PostgresStoreOptions<Db> & { transaction: TransactionRunner<Db> }): PostgresStore<Db>;
+export function createPostgresStore<Db>(connection: PostgresConnection, options: PostgresStoreOptions<Db> = {}): PostgresStore<Db> | PostgresLeaseStore {
+  const table = tableName(readOption(options, 'table', WHERE), options.schema, WHERE);
+  const timeoutMs = checkMs(readOption(options, 'operationTimeoutMs', WHERE) ?? DEFAULT_OPERATION_TIMEOUT_MS, 'operationTimeoutMs', WHERE, MAX_TIMER_MS);
+  const sweepEvery = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
+  if (sweepEvery !== false) checkMs(sweepEvery, 'sweepIntervalMs', WHERE, MAX_TIMER_MS);
+  if (options.transactional !== undefined && typeof options.transactional !== 'boolean') {
+    throw optionError(WHERE, `transactional must be a boolean, got ${describeValue(options.transactional)}`);
+  }
+  if (options.transaction !== undefined && typeof options.transaction !== 'function') {
+    throw optionError(WHERE, `transaction must be a function (a TransactionRunner), got ${describeValue(options.transaction)}`);
+  }
+  const { pool, owned } = resolvePool(connection, timeoutMs);
+  const sql = storeSql(table);
+  const direct = pgExecutor(pool);
+  const runner = (options.transaction ?? poolTransaction(pool)) as TransactionRunner<Db>;
+
+  let closing: Promise<void> | undefined;
+  const checkOpen = (operation: StoreOperation): void => {
+    if (closing !== undefined) throw closedError(operation);
+  };
+  /** One statement on the pool, bounded by `timeoutMs`. */
+  const query = async (operation: StoreOperation, text: string, values: unknown[], jobId?: string) =>
+    (await withTimeout(direct.executeSql(text, values), timeoutMs, operation, jobId)).rows;
+  /** complete/release/extend: true when the statement changed the token's row. */
+  const fenced = async (operation: 'complete' | 'release' | 'extend', text: string, values: unknown[]): Promise<boolean> =>
+    (await query(operation, text, values, values[0] as string)).length === 1;
+  const lockKey = (jobId: string): string => `jobhook:${table.plain}:${jobId}`;
+
+  async function claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
+    checkOpen('claim');
+    checkJobId(jobId, 'postgresStore.claim');
+    const leaseMs = checkMs(readOption(claimOptions, 'leaseMs', 'postgresStore.claim'), 'leaseMs', 'postgresStore.claim');
+    const token = randomUUID();
+    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+      const [row] = (await query('claim', sql.claim, [jobId, token, leaseMs], jobId)) as unknown as StateRow[];
+      if (row?.claimed === true) return { state: 'claimed', token };
+      if (row?.found === true && row.live === true) {
+        return row.done === true ? DONE : { state: 'in-flight', retryAfterMs: Math.min(leaseMs, row.ms_left ?? 1) };
+      }
+      // Lost to a claim committed after this statement's snapshot: ask again, it is visible now.
+    }
+    throw unavailable('claim', new Error(`the claim lost ${CLAIM_ATTEMPTS} races in a row`), jobId);
+  }
+
+  /** The transaction's part: try-lock, read, run `work`, mark done. Rejects to roll back. */
+  async function transactionBody(jobId: string, doneTtlMs: number, db: Db, tx: SqlExecutor, work: (db: Db) => Promise<void>, failed: { error?: unknown; threw: boolean }): Promise<TransactionResult> {
+    const [lock] = (await tx.executeSql(sql.tryLock, [lockKey(jobId)])).rows;
+    if (lock?.['locked'] !== true) return { state: 'in-flight', retryAfterMs: TRANSACTION_RETRY_AFTER_MS };
+    // A statement after the lock's: its snapshot includes the done mark of the transaction that held it.
+    const [row] = (await tx.executeSql(sql.read, [jobId])).rows as unknown as StateRow[];
+    if (row?.live === true) {
+      if (row.done === true) return { state: 'done' };
+      if (row.claimed === true) return { state: 'in-flight', retryAfterMs: row.ms_left ?? 1 };
+    }
+    try {
+      await work(db);
+    } catch (error) {
+      failed.threw = true;
+      failed.error = error;
+      throw error;
+    }
+    await tx.executeSql(sql.markDone, [jobId, doneTtlMs]);
+    return { state: 'committed' };
+  }
+
+  async function sweep(sweepOptions: { limit?: number } = {}): Promise<number> {
+    checkOpen('sweep');
+    const limit = checkMs(readOption(sweepOptions, 'limit', 'postgresStore.sweep') ?? DEFAULT_SWEEP_BATCH, 'limit', 'postgresStore.sweep');
+    let total = 0;
+    for (;;) {
+      const [row] = await query('sweep', sql.sweep, [limit]);
+      const deleted = Number(row?.['deleted'] ?? 0);
+      total += deleted;
+      if (deleted < limit || closing !== undefined) return total;
+    }
+  }
+
+  const timer = sweepEvery === false ? undefined : setInterval(() => void sweep().catch(() => undefined), sweepEvery).unref();
+
+  const methods: PostgresStoreMethods & Omit<PostgresLeaseStore, keyof PostgresStoreMethods> = {
+    table: table.plain,
+    claim,
+    async complete(jobId, token, completeOptions) {
+      checkOpen('complete');
+      checkJobId(jobId, 'postgresStore.complete');
+      checkToken(token, 'postgresStore.complete');
+      const ttlMs = checkMs(readOption(completeOptions, 'ttlMs', 'postgresStore.complete'), 'ttlMs', 'postgresStore.complete');
+      return plausibleToken(token) && fenced('complete', sql.complete, [jobId, token, ttlMs]);
+    },
+    async release(jobId, token) {
+      checkOpen('release');
+      checkJobId(jobId, 'postgresStore.release');
+      checkToken(token, 'postgresStore.release');
+      return plausibleToken(token) && fenced('release', sql.release, [jobId, token]);
+    },
+    async extend(jobId, token, extendOptions) {
+      checkOpen('extend');
+      checkJobId(jobId, 'postgresStore.extend');
+      checkToken(token, 'postgresStore.extend');
+      const leaseMs = checkMs(readOption(extendOptions, 'leaseMs', 'postgresStore.extend'), 'leaseMs', 'postgresStore.extend');
+      return plausibleToken(token) && fenced('extend', sql.extend, [jobId, token, leaseMs]);
+    },
+    async migrate() {
+      checkOpen('migrate');
+      await poolTransaction(pool)(async (_client, tx) => {
+        await tx.executeSql(sql.migrateLock, [`jobhook:migrate:${table.plain}`]);
+        for (const statement of sql.migrate) await tx.executeSql(statement, []);
+      }).catch((err: unknown) => {
+        throw unavailable('migrate', err);
+      });
+    },
+    sweep,
+    close() {
+      if (timer !== undefined) clearInterval(timer);
+      closing ??= owned ? pool.end() : Promise.resolve();
+      return closing;
+    },
+  };
+  if (options.transactional === false) return Object.freeze(methods);
+
+  const store: PostgresStore<Db> = {
+    ...methods,
+    async runInTransaction(jobId, transactionOptions, work) {
+      checkOpen('transaction');
+      checkJobId(jobId, 'postgresStore.runInTransaction');
+      const doneTtlMs = checkMs(readOption(transactionOptions, 'doneTtlMs', 'postgresStore.runInTransaction'), 'doneTtlMs', 'postgresStore.runInTransaction');
+      const failed: { error?: unknown; threw: boolean } = { threw: false };
+      try {
+        return await runner((db, tx) => transactionBody(jobId, doneTtlMs, db, tx, work, failed));
+      } catch (err) {
+        // The handler's error rolled everything back; any other failure (connect, lock, done mark,
+        // COMMIT) means nothing of the handler's work was kept.
+        if (failed.threw) return { state: 'rolled-back', error: failed.error };
+        throw unavailable('transaction', err, jobId);
+      }
+    },
+  };
+  return Object.freeze(store);
+}
+
+/** The pool to use, and whether the store made it (and so ends it on close). */
+function resolvePool(connection: PostgresConnection, timeoutMs: number): { pool: Pool; owned: boolean } {
+  const pool = readOption(connection, 'pool', WHERE);
+  const connectionString = (connection as { connectionString?: unknown }).connectionString;
+  if (pool !== undefined) {
+    if (!isPool(pool)) throw optionError(WHERE, `pool must be a pg Pool, got ${describeValue(pool)}`);
+    return { pool, owned: false };
+  }
+  if (typeof connectionString !== 'string' || !/^postgres(ql)?:\/\//.test(connectionString)) {
+    throw optionError(WHERE, `give { pool } (a pg Pool) or { connectionString } (a postgres:// URL), got ${describeValue(connectionString ?? connection)}`);
+  }
+  const owned = new pg.Pool({ connectionString, connectionTimeoutMillis: timeoutMs });
+  // An idle client whose server went away emits 'error' on the pool: without a listener that
+  // would end the process. The next query reconnects, or fails with ERR_STORE_UNAVAILABLE.
+  owned.on('error', () => undefined);
+  return { pool: owned, owned: true };
+}
+
+function isPool(value: unknown): value is Pool {
+  return typeof value === 'object' && value !== null && typeof (value as Pool).connect === 'function' && typeof (value as Pool).query === 'function';
+}
+
+/** A token this store could have issued; any other cannot match, so no round trip is needed. */
+function plausibleToken(token: string): boolean {
+  return token.length > 0 && token.length <= MAX_TOKEN_LENGTH;
+}

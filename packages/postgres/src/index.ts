@@ -1,0 +1,20 @@
+/**
+ * `@jobhook/postgres`: the PostgreSQL idempotency store. In transactional mode the receiver runs
+ * each handler inside the store's transaction (`ctx.db`), and the job's done mark commits with the
+ * handler's writes: exactly-once effects across crashes.
+ * @packageDocumentation
+ */
+export { createPostgresStore, TRANSACTION_RETRY_AFTER_MS } from './create-postgres-store.js';
+export {
+  DEFAULT_OPERATION_TIMEOUT_MS,
+  DEFAULT_SWEEP_BATCH,
+  DEFAULT_SWEEP_INTERVAL_MS,
+  type PostgresConnection,
+  type PostgresLeaseStore,
+  type PostgresStore,
+  type PostgresStoreMethods,
+  type PostgresStoreOptions,
+} from './postgres-store-options.js';
+export { pgExecutor, type SqlExecutor, type TransactionRunner } from './sql-executor.js';
+export { DEFAULT_TABLE } from './table-name.js';
+export { SCHEMA_VERSION } from './store-sql.js';

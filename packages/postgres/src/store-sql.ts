@@ -1,0 +1,86 @@
+import type { TableName } from './table-name.js';
+
+/** The version `migrate()` writes as the table's comment; a later schema change reads it to migrate. */
+export const SCHEMA_VERSION = 1;
+
+/**
+ * The statements of the store, for one table. One row per job id: `token` set while claimed (a
+ * lease of `claim()`), `done` once handled; `expires_at` ends either (the lease, or how long the
+ * done mark is kept). A row whose `expires_at` passed counts as absent: expiry never depends on the
+ * sweep, which only deletes such rows to keep the table small. Times are the server's
+ * (`clock_timestamp()`), so receivers on hosts with different clocks agree.
+ */
+export interface StoreSql {
+  /** DDL, run in one transaction by `migrate()` (serialized by an advisory lock). */
+  migrate: string[];
+  /** `[lockKey]` → migrate's advisory lock. */
+  migrateLock: string;
+  /** `[jobId, token, leaseMs]` → `{ claimed, found, done, live, ms_left }`. */
+  claim: string;
+  /** `[jobId, token, ttlMs]` → one row when the token held a live claim (now done). */
+  complete: string;
+  /** `[jobId, token]` → one row when the token held a live claim (now deleted). */
+  release: string;
+  /** `[jobId, token, leaseMs]` → one row when the token held a live claim (lease now leaseMs from now). */
+  extend: string;
+  /** `[lockKey]` → `{ locked }`: the transaction's try-lock on a job. */
+  tryLock: string;
+  /** `[jobId]` → `{ done, claimed, live, ms_left }`, or no row. */
+  read: string;
+  /** `[jobId, ttlMs]`: writes the done mark. */
+  markDone: string;
+  /** `[limit]` → `{ deleted }`: deletes up to `limit` expired rows, skipping rows a transaction holds. */
+  sweep: string;
+}
+
+const NOW = 'clock_timestamp()';
+/** `$n` milliseconds from now. */
+const fromNow = (param: string): string => `${NOW} + ${param}::float8 * interval '1 millisecond'`;
+/** Milliseconds until `expires_at`, at least 1, as a JS number. */
+const MS_LEFT = `greatest(1, ceil(extract(epoch from (j.expires_at - ${NOW})) * 1000))::float8 AS ms_left`;
+
+/** The statements for `table`. */
+export function storeSql(table: TableName): StoreSql {
+  const t = table.sql;
+  return {
+    migrate: [
+      ...(table.schemaSql === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS ${table.schemaSql}`]),
+      `CREATE TABLE IF NOT EXISTS ${t} (
+        job_id text PRIMARY KEY,
+        token text,
+        done boolean NOT NULL DEFAULT false,
+        expires_at timestamptz NOT NULL
+      )`,
+      `CREATE INDEX IF NOT EXISTS ${table.indexSql} ON ${t} (expires_at)`,
+      `COMMENT ON TABLE ${t} IS 'jobhook idempotency store, schema v${SCHEMA_VERSION}'`,
+    ],
+    migrateLock: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
+    // The upsert takes the row only when it is absent or expired. The outer SELECT reads the row as
+    // the statement's snapshot saw it: when the upsert lost to a claim committed after that
+    // snapshot, it shows no row or an expired one, and the caller asks again.
+    claim: `WITH taken AS (
+        INSERT INTO ${t} AS j (job_id, token, done, expires_at) VALUES ($1, $2, false, ${fromNow('$3')})
+        ON CONFLICT (job_id) DO UPDATE SET token = EXCLUDED.token, done = false, expires_at = EXCLUDED.expires_at
+        WHERE j.expires_at <= ${NOW}
+        RETURNING 1
+      )
+      SELECT EXISTS (SELECT 1 FROM taken) AS claimed, j.job_id IS NOT NULL AS found, j.done,
+        j.expires_at > ${NOW} AS live, ${MS_LEFT}
+      FROM (SELECT 1) AS one LEFT JOIN ${t} AS j ON j.job_id = $1`,
+    complete: `UPDATE ${t} SET token = NULL, done = true, expires_at = ${fromNow('$3')}
+      WHERE job_id = $1 AND token = $2 AND NOT done AND expires_at > ${NOW} RETURNING 1 AS ok`,
+    release: `DELETE FROM ${t} WHERE job_id = $1 AND token = $2 AND NOT done AND expires_at > ${NOW} RETURNING 1 AS ok`,
+    extend: `UPDATE ${t} SET expires_at = ${fromNow('$3')}
+      WHERE job_id = $1 AND token = $2 AND NOT done AND expires_at > ${NOW} RETURNING 1 AS ok`,
+    tryLock: 'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked',
+    read: `SELECT j.done, j.token IS NOT NULL AS claimed, j.expires_at > ${NOW} AS live, ${MS_LEFT} FROM ${t} AS j WHERE j.job_id = $1`,
+    markDone: `INSERT INTO ${t} (job_id, token, done, expires_at) VALUES ($1, NULL, true, ${fromNow('$2')})
+      ON CONFLICT (job_id) DO UPDATE SET token = NULL, done = true, expires_at = EXCLUDED.expires_at`,
+    sweep: `WITH expired AS (
+        SELECT job_id FROM ${t} WHERE expires_at <= ${NOW} LIMIT $1 FOR UPDATE SKIP LOCKED
+      ), gone AS (
+        DELETE FROM ${t} AS j USING expired WHERE j.job_id = expired.job_id AND j.expires_at <= ${NOW} RETURNING 1
+      )
+      SELECT count(*)::int AS deleted FROM gone`,
+  };
+}
