@@ -17,7 +17,13 @@ export class UsageError extends Error {
 }
 
 /** Codes of the failures the CLI itself detects (core's `JobhookError` codes cover the rest). */
-export type CliErrorCode = 'ERR_FILE_UNREADABLE' | 'ERR_FILE_UNWRITABLE' | 'ERR_FILE_EXISTS' | 'ERR_INTERNAL';
+export type CliErrorCode =
+  | 'ERR_FILE_UNREADABLE'
+  | 'ERR_FILE_UNWRITABLE'
+  | 'ERR_FILE_EXISTS'
+  // An optional peer a command needs is not installed (`serve` without `@jobhook/sender`).
+  | 'ERR_PACKAGE_MISSING'
+  | 'ERR_INTERNAL';
 
 /** A failure outside core (a file that cannot be read, written, or would be overwritten), with a stable code. */
 export class CliError extends Error {

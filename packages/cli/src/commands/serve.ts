@@ -67,7 +67,8 @@ export const serveCommand = defineCommand({
     'GET /metrics answers the delivery metrics in Prometheus text format (attempts by result, their\n' +
       'durations), without a bearer token.',
     'Exit 2 for a command-line mistake (the message names the flag), an unusable key or accounts file,\n' +
-      'a port that cannot be listened on, or an unreachable Redis.',
+      'a port that cannot be listened on, an unreachable Redis, or @jobhook/sender (the reference service, an\n' +
+      'optional peer of @jobhook/cli) not installed: npm i @jobhook/sender.',
   ],
   options: {
     port: { type: 'string' },
@@ -129,9 +130,7 @@ export const serveCommand = defineCommand({
     if (values.redis !== undefined) options.redisUrl = checkRedisUrl(values.redis);
     if (values.verbose === true) options.logger = jsonLineLogger(io);
     if (values['private-key'] !== undefined) options.privateKey = await readFileArg(values['private-key'], '--private-key');
-    // Loaded here, not at the top: the sender pulls in Fastify and BullMQ, which every other
-    // command would otherwise pay for at startup.
-    const { createSender, loadAccountsConfig } = await import('@jobhook/sender');
+    const { createSender, loadAccountsConfig } = await loadSender();
     if (values.config !== undefined) options.accounts = await loadAccountsConfig(values.config);
 
     const sender = await startSender(() => createSender(options));
@@ -194,6 +193,28 @@ export const serveCommand = defineCommand({
     return 0;
   },
 });
+
+/**
+ * `@jobhook/sender`, imported when `serve` runs and never at the top of a module: it is an optional
+ * peer (Fastify, BullMQ, ioredis), so the other commands install and start without it. Only the
+ * package itself missing is `ERR_PACKAGE_MISSING`; a dependency missing inside an installed sender
+ * is a broken install and stays an internal error with Node's message.
+ */
+async function loadSender(): Promise<typeof import('@jobhook/sender')> {
+  try {
+    return await import('@jobhook/sender');
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'ERR_MODULE_NOT_FOUND' && String((err as Error).message).includes("package '@jobhook/sender'")) {
+      throw new CliError(
+        'ERR_PACKAGE_MISSING',
+        'serve runs the reference service, @jobhook/sender, which is not installed; install it next to @jobhook/cli: npm i @jobhook/sender',
+        { cause: err },
+      );
+    }
+    throw err;
+  }
+}
 
 /** createSender, with its option refusals turned into usage errors naming the flag. */
 async function startSender(create: () => Promise<Sender>): Promise<Sender> {
