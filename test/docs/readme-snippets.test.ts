@@ -1,6 +1,7 @@
 // The code in the READMEs is what users copy first, so it must compile against the packages as
 // published (their built .d.ts), with the project's strict settings. Every ```ts and ```js block of
-// the root README and of each package README is type-checked as its own ES module. The names a
+// the root README and of each package README is type-checked as its own ES module (a block that
+// require()s is a CommonJS form: checked as a .cjs file, where TypeScript types require()). The names a
 // snippet leaves to the reader ("your code": saveResult, req, rawBody, …) are declared once in the
 // prelude below; anything else a snippet uses must be imported in the snippet itself.
 // Needs the packages built (`npm test` runs `tsc -b` first).
@@ -56,6 +57,8 @@ function snippetsOf(file: string): Snippet[] {
 }
 
 const snippets = readmes().flatMap(snippetsOf);
+/** Where snippet `i` is written: `.cjs` for a CommonJS form (it calls require), else `.mts`. */
+const fileOf = (i: number): string => join(dir, `snippet-${i}.${/\brequire\(/.test(snippets[i]!.code) ? 'cjs' : 'mts'}`);
 // Inside the repository, so that `@jobhook/*`, express, koa and fastify resolve from node_modules.
 const dir = join(REPO_ROOT, 'test/docs', `.snippets-${process.pid}`);
 
@@ -65,7 +68,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function check(): Map<string, string[]> {
   mkdirSync(dir, { recursive: true });
   const files = snippets.map((s, i) => {
-    const file = join(dir, `snippet-${i}.mts`);
+    const file = fileOf(i);
     writeFileSync(file, s.code);
     return file;
   });
@@ -74,7 +77,7 @@ function check(): Map<string, string[]> {
   const base = ts.readConfigFile(join(REPO_ROOT, 'tsconfig.base.json'), (p) => ts.sys.readFile(p));
   const { options } = ts.parseJsonConfigFileContent(base.config, ts.sys, REPO_ROOT);
   // Snippets are fragments, not modules of this repo: unused names are fine, nothing is emitted.
-  const program = ts.createProgram([prelude, ...files], { ...options, noEmit: true, noUnusedLocals: false, declaration: false, declarationMap: false, sourceMap: false });
+  const program = ts.createProgram([prelude, ...files], { ...options, allowJs: true, checkJs: true, noEmit: true, noUnusedLocals: false, declaration: false, declarationMap: false, sourceMap: false });
   const byFile = new Map<string, string[]>(files.map((f) => [f, []]));
   for (const d of ts.getPreEmitDiagnostics(program)) {
     const message = ts.flattenDiagnosticMessageText(d.messageText, '\n');
@@ -96,6 +99,6 @@ describe('README code compiles against the packages (strict TypeScript)', () => 
   });
 
   test.each(snippets.map((s, i) => [`${s.readme}:${s.line} (${s.lang})`, i] as const))('%s', (_name, i) => {
-    expect(resultsOf().get(join(dir, `snippet-${i}.mts`))).toEqual([]);
+    expect(resultsOf().get(fileOf(i))).toEqual([]);
   });
 });
