@@ -50,6 +50,17 @@ export {
 } from './signature/verifier.js';
 export { constructEvent, type ConstructEventOptions } from './signature/construct-event.js';
 export {
+  DIAGNOSIS_CAUSES,
+  diagnoseDelivery,
+  isDiagnosisCause,
+  type DiagnoseOptions,
+  type Diagnosis,
+  type DiagnosisCause,
+  type DiagnosisRequest,
+  type CaptureFailuresOptions,
+  type RefusalCause,
+} from './diagnosis/index.js';
+export {
   loadPrivateKey,
   signPayload,
   signPayloadAsync,

@@ -14,6 +14,8 @@ import { runInTransaction, type TransactionEnd } from './run-in-transaction.js';
 import { checkEventAge } from './event-age.js';
 import { createRejectionLogLimit } from './rejection-log-limit.js';
 import { registerAdapterView, type RequestHead } from './adapter-view.js';
+import { refusalCause, type RefusalCauseFields } from '../diagnosis/refusal-cause.js';
+import { createFailureCapture, type FailedRequest } from '../diagnosis/failure-capture.js';
 
 /** One webhook request, as an adapter read it. */
 export interface ReceiverRequest {
@@ -103,13 +105,14 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   }
 
   const rejectionLogAllowed = createRejectionLogLimit();
+  const captureFailure = resolved.captureFailures === undefined ? undefined : createFailureCapture(resolved.captureFailures, headerNames, log);
 
   /**
    * One log line per answer, at the level a team would page on: failures (5xx but the two that are
    * routine retries) as errors with `err`; refusals of bad requests as warnings, at most one per
    * code per minute (anyone can send them); everything else at info.
    */
-  function logOutcome(outcome: ReceiverOutcome, error: JobhookError | undefined): void {
+  function logOutcome(outcome: ReceiverOutcome, error: JobhookError | undefined, cause: RefusalCauseFields | undefined): void {
     const { kind, status } = outcome;
     if (kind === 'handled' || kind === 'duplicate' || kind === 'in-flight') {
       log.info(outcome, `jobhook: webhook ${kind}`);
@@ -122,7 +125,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       const suppressed = rejectionLogAllowed(outcome.code ?? kind);
       if (suppressed === undefined) return;
       const reason = (error?.message ?? '').slice(0, 200);
-      const fields = { ...outcome, reason, ...(suppressed > 0 ? { suppressed } : {}), ...(error?.cause === undefined ? {} : { err: error.cause }) };
+      const fields = { ...outcome, reason, ...cause, ...(suppressed > 0 ? { suppressed } : {}), ...(error?.cause === undefined ? {} : { err: error.cause }) };
       log.warn(fields, `jobhook: webhook refused (${outcome.code ?? kind}); one line per code per minute`);
     }
   }
@@ -135,10 +138,11 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     detail: Partial<ReceiverOutcome> & { event?: AsyncJobCompletedEvent },
     extraHeaders: Record<string, string> = {},
     error?: JobhookError,
+    cause?: RefusalCauseFields,
   ): ReceiverResponse {
     const { event, ...outcomeDetail } = detail;
     const outcome: ReceiverOutcome = { kind, status, ...outcomeDetail, durationMs: performance.now() - started };
-    logOutcome(outcome, error);
+    logOutcome(outcome, error, cause);
     if (onOutcome !== undefined) {
       try {
         onOutcome(outcome);
@@ -164,6 +168,14 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   ): ReceiverResponse {
     if (kind === 'rejected') stats.rejected[error.code] = (stats.rejected[error.code] ?? 0) + 1;
     return answer(started, kind, error.status, error.toJSON(), { code: error.code, ...detail }, extraHeaders, error);
+  }
+
+  /** A refusal of the verify path: its log line carries the cheap cause, and `captureFailures` may save the request. */
+  function verifyRefusal(started: number, error: JobhookError, request: FailedRequest): ReceiverResponse {
+    stats.rejected[error.code] = (stats.rejected[error.code] ?? 0) + 1;
+    const cause = refusalCause(error, request.headers, headerNames, keyRing);
+    if (cause !== undefined && captureFailure !== undefined) captureFailure(request, { status: error.status, code: error.code, cause });
+    return answer(started, 'rejected', error.status, error.toJSON(), { code: error.code }, {}, error, cause);
   }
 
   function rejection(started: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): ReceiverResponse {
@@ -192,8 +204,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     });
   }
 
-  /** The head checks, cheapest first: a refusal, or the decoded signature. */
-  function checkHead(started: number, { method, headers }: RequestHead): ReceiverResponse | Buffer {
+  /** The head checks, cheapest first: a refusal, or the decoded signature. `body` when already read (for captures). */
+  function checkHead(started: number, { method, headers }: RequestHead, body?: Uint8Array | string): ReceiverResponse | Buffer {
     if (method.toUpperCase() !== 'POST') {
       return rejection(started, 'ERR_METHOD_NOT_ALLOWED', `webhooks are POSTed; got ${method}`, { allow: 'POST' });
     }
@@ -208,7 +220,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     try {
       return readSignatureHeader(headers, headerNames, keyRing);
     } catch (err) {
-      if (err instanceof JobhookError) return errorAnswer(started, 'rejected', err);
+      if (err instanceof JobhookError) return verifyRefusal(started, err, { method, headers, body });
       throw err;
     }
   }
@@ -216,7 +228,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
     const started = performance.now();
     stats.received++;
-    const head = checkHead(started, request);
+    const head = checkHead(started, request, request.rawBody);
     if (!Buffer.isBuffer(head)) return head;
     const { headers } = request;
     const body = typeof request.rawBody === 'string' ? Buffer.from(request.rawBody, 'utf8') : request.rawBody;
@@ -228,6 +240,11 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     try {
       // Signature first: nothing of the body is parsed until a configured key decodes the signature.
       verified = verifyBody(body, head, keyRing, profiles, parseRun, resolved.bigIntegers);
+    } catch (err) {
+      if (err instanceof JobhookError) return verifyRefusal(started, err, { method: request.method, headers, body });
+      throw err;
+    }
+    try {
       stats.verified++;
       event = validateEvent(verified.payload);
     } catch (err) {

@@ -6,6 +6,7 @@ import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/
 import type { KeyRing, PublicKeyInput } from '../keys/key-ring.js';
 import { resolveBigIntegers, type BigIntegers } from '../canonical/to-value.js';
 import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
+import { resolveCaptureFailures, type CaptureFailuresOptions, type ResolvedCaptureFailures } from '../diagnosis/failure-capture.js';
 import type { IdempotencyStore, TransactionalStore } from '../store/idempotency-store.js';
 import { DEFAULT_CLOCK_SKEW_MS, type EventAgeLimit } from './event-age.js';
 import { createJsonLogger, isLogger, type Logger } from './logger.js';
@@ -118,6 +119,12 @@ export interface ReceiverOptions<Db = undefined> {
   logger?: Logger;
   /** Called once per request with what happened; errors it throws are logged, not raised. */
   onOutcome?: (outcome: ReceiverOutcome) => void;
+  /**
+   * Opt-in: write each request refused for a signature or body cause to `dir`, as a request file
+   * `jobhook doctor --request` diagnoses. The files hold customer payloads. At most `max` files
+   * (default 100; the oldest are kept), secret-bearing headers redacted. See the README.
+   */
+  captureFailures?: CaptureFailuresOptions;
 }
 
 /** Options after defaults and checks. @internal */
@@ -134,6 +141,8 @@ export interface ResolvedReceiverOptions {
   headerNames: WebhookHeaderNames;
   bigIntegers: BigIntegers;
   logger: Logger;
+  /** Where refused requests are written, or `undefined` (the default: nowhere). */
+  captureFailures: ResolvedCaptureFailures | undefined;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -224,5 +233,6 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     eventAge === undefined
       ? doneTtlMs
       : Math.min(Math.max(doneTtlMs, eventAge.maxEventAgeMs + eventAge.clockSkewMs), Number.MAX_SAFE_INTEGER);
-  return { leaseMs, doneTtlMs: doneTtl, eventAge, limits, handlerTimeoutMs, retryAfterSeconds, headerNames, bigIntegers, logger };
+  const captureFailures = resolveCaptureFailures(options.captureFailures, 'createReceiver');
+  return { leaseMs, doneTtlMs: doneTtl, eventAge, limits, handlerTimeoutMs, retryAfterSeconds, headerNames, bigIntegers, logger, captureFailures };
 }

@@ -136,6 +136,7 @@ export function buildSignedRequest(
   return { method: 'POST', headers, rawBody: signed.body, body: signed.body, event: signed.event, signature: signed.signature };
 }
 
+export { BREAK_VARIANTS, breakDelivery, type BreakCause, type BreakOptions, type BrokenDelivery } from './break-delivery.js';
 export {
   createFakeClock,
   describeStoreConformance,

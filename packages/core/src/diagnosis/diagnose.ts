@@ -1,0 +1,220 @@
+import { JobhookError } from '../errors.js';
+import { parseBodyUnchecked, resolveParseOptions, type ParseOptions, type ParseRun } from '../canonical/parse.js';
+import { resolveProfiles, type CanonicalProfile } from '../canonical/profiles.js';
+import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
+import type { RequestHeaders } from '../receiver/request-headers.js';
+import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
+import { recoverDigests } from '../signature/recover-digest.js';
+import { verifyBody } from '../signature/verifier.js';
+import { CAUSE_FIX, type DiagnosisCause } from './causes.js';
+import { reserializationSigns } from './reserialized.js';
+import { checkSignatureHeaders } from './signature-header.js';
+import { undoCharacterChanges } from './transcoding.js';
+
+/** One delivery to diagnose, as it reached you (or as `captureFailures` wrote it). */
+export interface DiagnosisRequest {
+  /** HTTP method. Not part of the signature; a webhook is a POST. */
+  method?: string;
+  /** Request headers (a record, Node's `req.headers`, or a fetch `Headers`). */
+  headers: RequestHeaders;
+  /** The body bytes exactly as received. A string is taken as its UTF-8 bytes. */
+  body: Uint8Array | string;
+}
+
+/** Options of {@link diagnoseDelivery}. */
+export interface DiagnoseOptions extends ParseOptions {
+  /** The public key(s) you verify with: PEM, KeyObject, a list, or a key ring (parse once when diagnosing many). */
+  publicKeys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
+  /** Header names, as the receiver's `headerNames`. Default the spec's `X-Service-*`. */
+  headerNames?: Partial<WebhookHeaderNames>;
+  /** Canonical profiles tried, as the receiver's `profiles`. Default all four. */
+  profiles?: readonly CanonicalProfile[];
+}
+
+/** Why a delivery verifies or not, and what to change. */
+export interface Diagnosis {
+  /** True only for `cause: 'verified'`. */
+  verified: boolean;
+  cause: DiagnosisCause;
+  /** What happened to this delivery, specifically (names headers, keys, the change found). */
+  message: string;
+  /** What to change (the same advice for every delivery of a cause). */
+  fix: string;
+  /** The canonical profile the signature matched (verified, or after undoing the change found). */
+  profile?: CanonicalProfile;
+  /** Id of the key that made the signature, when one of yours did. */
+  keyId?: string;
+  /** Machine-readable specifics: `keyIdsTried`, `header`, `shape`, `change`, `numbers`, `code`, ... */
+  detail?: Record<string, unknown>;
+}
+
+/** Offline, the body limit is the doctor's, not a receiver's: large enough for any real delivery. */
+const DIAGNOSIS_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Says why a delivery's signature fails (or that it verifies): the header causes, `unknown-key`
+ * (what the public operation recovers tells "signed by none of your keys" from "signed by yours,
+ * over other bytes"), `body-malformed`, `verified`, and for a body one of your keys signed but that
+ * does not match, the change that explains it: `body-transcoded` (undoing a charset or Unicode
+ * normalization change makes it verify), `body-reserialized` (a heuristic: the body is what
+ * `JSON.parse` + `JSON.stringify` make and holds numbers JavaScript writes differently from
+ * Python), else `body-modified`.
+ *
+ * Meant for offline use (`jobhook doctor`, a support tool, a test): it tries up to a dozen candidate
+ * bodies, each a full verification. Anyone who once received a signed delivery can make a signature
+ * decode, so a receiver must not run this on every unauthenticated request; its log lines carry the
+ * cheap causes instead.
+ *
+ * @example
+ * ```ts
+ * const d = diagnoseDelivery({ headers: req.headers, body: rawBody }, { publicKeys: readFileSync('service.pem') });
+ * if (!d.verified) console.log(`${d.cause}: ${d.message}\n${d.fix}`);
+ * ```
+ * @throws JobhookError `ERR_KEY_INVALID` / `ERR_OPTION_INVALID` for bad options; never for a bad delivery.
+ */
+export function diagnoseDelivery(request: DiagnosisRequest, options: DiagnoseOptions): Diagnosis {
+  if (typeof options !== 'object' || options === null || options.publicKeys === undefined) {
+    throw new JobhookError('ERR_OPTION_INVALID', 'diagnoseDelivery: options.publicKeys is required (the service public key PEM)');
+  }
+  const keyRing = createKeyRing(options.publicKeys);
+  const names = resolveHeaderNames(options.headerNames, 'diagnoseDelivery');
+  const profiles = resolveProfiles(options.profiles, 'diagnoseDelivery');
+  const run: ParseRun = {
+    ...resolveParseOptions({ ...options, maxBodyBytes: options.maxBodyBytes ?? DIAGNOSIS_MAX_BODY_BYTES }, 'diagnoseDelivery'),
+    scratch: false,
+  };
+  const body = typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
+
+  const head = checkSignatureHeaders(request.headers, names, keyRing);
+  if (!head.ok) return failure(head.cause, head.message, { detail: { ...head.detail } });
+  const signature = head.signature;
+
+  const recovered = recoverDigests(signature, keyRing);
+  if (recovered.length === 0) {
+    const ids = keyRing.keys.map((k) => k.id);
+    return failure(
+      'unknown-key',
+      `the signature decodes under none of the ${ids.length} configured key${ids.length === 1 ? '' : 's'} (${ids.map(shortId).join(', ')}): the service signed with a key you do not have (a rotation?), or this environment has the wrong key (a test key in production, or the other way round)`,
+      { detail: { keyIdsTried: ids } },
+    );
+  }
+  const keyId = recovered[0]!.key.id;
+
+  /** The profile and key under which `bytes` verify, or undefined. */
+  const verifies = (bytes: Uint8Array): { profile: CanonicalProfile; keyId: string } | undefined => {
+    try {
+      const result = verifyBody(bytes, signature, keyRing, profiles, run, 'string');
+      return { profile: result.profile, keyId: result.keyId };
+    } catch (err) {
+      if (err instanceof JobhookError) return undefined;
+      throw err;
+    }
+  };
+
+  try {
+    parseBodyUnchecked(body, run);
+  } catch (err) {
+    if (!(err instanceof JobhookError)) throw err;
+    // A body re-encoded in a single-byte charset is not UTF-8: the change explains it better than "malformed".
+    const transcoded = findTranscoding(body, verifies);
+    if (transcoded !== undefined) return transcoded;
+    return malformedBody(body, err, keyId);
+  }
+
+  const ok = verifies(body);
+  if (ok !== undefined) {
+    return {
+      verified: true,
+      cause: 'verified',
+      message: `verified: signed by key ${shortId(ok.keyId)} over the ${ok.profile} canonical form`,
+      fix: CAUSE_FIX.verified,
+      profile: ok.profile,
+      keyId: ok.keyId,
+    };
+  }
+  const transcoded = findTranscoding(body, verifies);
+  if (transcoded !== undefined) return transcoded;
+
+  const signs = reserializationSigns(body);
+  if (signs !== undefined) {
+    return failure(
+      'body-reserialized',
+      `signed by key ${shortId(keyId)}, but this body is what JSON.parse + JSON.stringify make (compact, JavaScript's number forms) and it holds numbers JavaScript writes differently from Python (${signs.numbers.join(', ')}${signs.bigIntegers > 0 ? `; ${signs.bigIntegers} beyond 2^53, which JavaScript holds as doubles` : ''}): a JSON body parser ran before verification and the payload was re-serialized`,
+      { keyId, detail: { numbers: signs.numbers, bigIntegers: signs.bigIntegers } },
+    );
+  }
+  return failure(
+    'body-modified',
+    `signed by key ${shortId(keyId)}, but not over this body, and no known change (charset, Unicode normalization, re-serialization) explains the difference: the content was changed after signing`,
+    { keyId },
+  );
+}
+
+/** The first undone character change under which the body verifies, as a diagnosis. */
+function findTranscoding(
+  body: Uint8Array,
+  verifies: (bytes: Uint8Array) => { profile: CanonicalProfile; keyId: string } | undefined,
+): Diagnosis | undefined {
+  for (const candidate of undoCharacterChanges(body)) {
+    const ok = verifies(candidate.body);
+    if (ok === undefined) continue;
+    return failure(
+      'body-transcoded',
+      `signed by key ${shortId(ok.keyId)} over this body before a character-level change: ${candidate.description}; undoing it makes the signature verify`,
+      { keyId: ok.keyId, profile: ok.profile, detail: { change: candidate.change } },
+    );
+  }
+  return undefined;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** What is wrong with a body that does not parse, in the words a support question needs. */
+function malformedBody(body: Uint8Array, err: JobhookError, keyId: string): Diagnosis {
+  const head = Buffer.from(body.subarray(0, 512)).toString('latin1').trimStart();
+  let kind: string;
+  let text: string;
+  let isUtf8 = true;
+  try {
+    utf8.decode(body);
+  } catch {
+    isUtf8 = false;
+  }
+  const offset = err.detail?.['offset'];
+  if (head.trim() === '') {
+    kind = 'empty';
+    text = 'the body is empty: it was not read (a middleware consumed the stream?) or not sent';
+  } else if (head.startsWith('<')) {
+    kind = 'html';
+    text = 'the body is HTML, not JSON: an error or login page of a proxy or gateway, not the service\'s delivery';
+  } else if (!isUtf8) {
+    kind = 'not-utf8';
+    text = 'the body is not UTF-8: it was decoded or re-encoded in another charset on the way';
+  } else if (err.code === 'ERR_BODY_NOT_OBJECT') {
+    kind = 'not-object';
+    text = 'the body is JSON but not an object: the service sends one JSON object';
+  } else if (typeof offset === 'number' && offset >= body.length) {
+    kind = 'truncated';
+    text = `the body ends in the middle of its JSON (${body.length} bytes): it was cut short (a size limit, a partial read)`;
+  } else if (/^[\w.%-]+=/.test(head)) {
+    kind = 'form-encoded';
+    text = 'the body is form-encoded, not JSON: something re-encoded it';
+  } else {
+    kind = 'not-json';
+    text = 'the body is not JSON';
+  }
+  return failure('body-malformed', `${text} (${err.code}: ${err.message})`, { keyId, detail: { kind, code: err.code } });
+}
+
+function failure(
+  cause: Exclude<DiagnosisCause, 'verified'>,
+  message: string,
+  extra: { keyId?: string; profile?: CanonicalProfile; detail?: Record<string, unknown> } = {},
+): Diagnosis {
+  return { verified: false, cause, message, fix: CAUSE_FIX[cause], ...extra };
+}
+
+/** A key id as messages show it: its first 12 hex digits. */
+function shortId(id: string): string {
+  return id.slice(0, 12);
+}

@@ -1,0 +1,66 @@
+import type { JobhookError } from '../errors.js';
+import type { KeyRing } from '../keys/key-ring.js';
+import type { RequestHeaders } from '../receiver/request-headers.js';
+import type { WebhookHeaderNames } from '../signature/headers.js';
+import { checkSignatureHeaders } from './signature-header.js';
+
+/**
+ * The causes a receiver can tell while refusing a request within its verify-path bounds: the header
+ * causes, `unknown-key`, `body-malformed`, and `body-mismatch` (a configured key signed, the body
+ * differs). Telling a mismatch apart (transcoded, re-serialized, modified) takes candidate bodies,
+ * which only the offline diagnosis tries.
+ */
+export type RefusalCause =
+  | 'hash-algorithm'
+  | 'signature-missing'
+  | 'signature-elsewhere'
+  | 'signature-malformed'
+  | 'unknown-key'
+  | 'body-malformed'
+  | 'body-mismatch';
+
+/** The log fields of a refusal's cause: `cause` and what names it (`header`, `shape`, `keyIdsTried`, `keyId`). @internal */
+export interface RefusalCauseFields {
+  cause: RefusalCause;
+  [field: string]: unknown;
+}
+
+const HEADER_CODES: ReadonlySet<string> = new Set(['ERR_HASH_ALGORITHM_UNSUPPORTED', 'ERR_SIGNATURE_MISSING', 'ERR_SIGNATURE_MALFORMED']);
+const BODY_CODES: ReadonlySet<string> = new Set(['ERR_BODY_MALFORMED', 'ERR_BODY_NOT_OBJECT', 'ERR_BODY_TOO_DEEP']);
+const BY_CODE: Readonly<Record<string, RefusalCause>> = {
+  ERR_HASH_ALGORITHM_UNSUPPORTED: 'hash-algorithm',
+  ERR_SIGNATURE_MISSING: 'signature-missing',
+  ERR_SIGNATURE_MALFORMED: 'signature-malformed',
+};
+
+/**
+ * The cheap cause of a refusal, from the error the verify path threw and the request's headers
+ * (string work on headers Node already bounds; no RSA, nothing of the body), or undefined when the
+ * refusal is not a signature or body failure (method, content type, size, payload shape, replay).
+ * @internal
+ */
+export function refusalCause(
+  error: JobhookError,
+  headers: RequestHeaders,
+  names: WebhookHeaderNames,
+  keyRing: KeyRing,
+): RefusalCauseFields | undefined {
+  if (HEADER_CODES.has(error.code)) {
+    const found = checkSignatureHeaders(headers, names, keyRing);
+    if (found.ok) return { cause: BY_CODE[error.code]! };
+    const { header, shape, keyIdsTried } = found.detail as { header?: string; shape?: string; keyIdsTried?: string[] };
+    return {
+      cause: found.cause,
+      ...(header === undefined ? {} : { header }),
+      ...(shape === undefined ? {} : { shape }),
+      ...(keyIdsTried === undefined ? {} : { keyIdsTried }),
+    };
+  }
+  if (error.code === 'ERR_SIGNATURE_INVALID') {
+    const { cause, keyIds } = (error.detail ?? {}) as { cause?: string; keyIds?: string[] };
+    if (cause === 'unknown-key') return { cause: 'unknown-key', keyIdsTried: keyIds ?? [] };
+    return { cause: 'body-mismatch', ...(keyIds?.[0] === undefined ? {} : { keyId: keyIds[0] }) };
+  }
+  if (BODY_CODES.has(error.code)) return { cause: 'body-malformed' };
+  return undefined;
+}

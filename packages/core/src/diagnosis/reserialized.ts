@@ -1,0 +1,52 @@
+/** What makes a body look like `JSON.stringify(JSON.parse(body))` of a signed one. @internal */
+export interface ReserializationSigns {
+  /** Up to five numbers of the body that JavaScript writes as integers (a Python float `1.0`, `1e+16`, or an integer beyond 2^53 rounded). */
+  readonly numbers: readonly string[];
+  /** How many integers beyond ±(2^53−1) the body holds: JavaScript has rounded them. */
+  readonly bigIntegers: number;
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * The re-serialization heuristic: the body is exactly JavaScript's compact form (`JSON.stringify`
+ * of its own `JSON.parse` gives the same text) and holds numbers whose JavaScript form may differ
+ * from Python's: integer-valued numbers (Python writes a float `1.0` where JavaScript writes `1`,
+ * `1e+16` where it writes `10000000000000000`) and integers JavaScript rounded. Other numbers read
+ * back to the same value, and whitespace, key order and escapes are ignored by the canonical form,
+ * so without such numbers a re-serialization cannot have broken the signature.
+ * @returns the signs, or undefined when the body is not that.
+ * @internal
+ */
+export function reserializationSigns(body: Uint8Array): ReserializationSigns | undefined {
+  let text: string;
+  let value: unknown;
+  try {
+    text = utf8.decode(body);
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (JSON.stringify(value) !== text) return undefined;
+  const numbers: string[] = [];
+  let bigIntegers = 0;
+  let integers = 0;
+  const walk = (v: unknown): void => {
+    if (typeof v === 'number') {
+      if (!Number.isInteger(v)) return;
+      integers++;
+      const big = !Number.isSafeInteger(v);
+      if (big) bigIntegers++;
+      // Rounded integers explain most; list them first.
+      if (big) numbers.unshift(String(v));
+      else numbers.push(String(v));
+    } else if (Array.isArray(v)) {
+      for (const item of v) walk(item);
+    } else if (typeof v === 'object' && v !== null) {
+      for (const item of Object.values(v)) walk(item);
+    }
+  };
+  walk(value);
+  if (integers === 0) return undefined;
+  return { numbers: numbers.slice(0, 5), bigIntegers };
+}

@@ -1,0 +1,173 @@
+import type { KeyRing } from '../keys/key-ring.js';
+import { firstHeader, readHeader, type RequestHeaders } from '../receiver/request-headers.js';
+import { HASH_ALGORITHM, type WebhookHeaderNames } from '../signature/headers.js';
+import { listHeaders } from './header-list.js';
+
+/** What the headers alone tell: the decoded signature, or a header cause. @internal */
+export type HeaderFinding =
+  | { readonly ok: true; readonly signature: Buffer }
+  | {
+      readonly ok: false;
+      readonly cause: 'hash-algorithm' | 'signature-missing' | 'signature-elsewhere' | 'signature-malformed' | 'unknown-key';
+      readonly message: string;
+      readonly detail: Readonly<Record<string, unknown>>;
+    };
+
+/** How a present but unusable signature header value is wrong. */
+export type SignatureShape =
+  | 'repeated'
+  | 'empty'
+  | 'prefixed'
+  | 'quoted'
+  | 'base64'
+  | 'separators'
+  | 'digest'
+  | 'odd-length'
+  | 'truncated'
+  | 'too-long'
+  | 'not-hex';
+
+/** RSA modulus sizes in use (2048 to 8192 bits), in bytes: a hex value of one of these is a signature by a key of that size. */
+const RSA_SIGNATURE_BYTES: ReadonlySet<number> = new Set([256, 384, 512, 768, 1024]);
+/** Longest value looked at: an RSA-16384 signature in base64 or hex with a prefix; anything longer is not a signature. */
+const MAX_VALUE_CHARS = 4200;
+const HEX = /^[0-9a-f]+$/i;
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+/** `sha256=…`, `sha1=…`, `v1,…`, `rsa-sha256:…`: how other providers label their signatures. */
+const LABEL = /^([a-z][a-z0-9-]{0,15})[=:,]\s*/i;
+const SEPARATORS = /[\s:,.-]+/g;
+
+const bytesOf = (bits: number): number => (bits + 7) >> 3;
+
+/**
+ * The header checks of the diagnosis, in the receiver's order (cheap: string work on the headers,
+ * no RSA): the hash-algorithm header, then the signature header's presence (and, when absent,
+ * another header holding a value shaped like a signature), then its shape against the ring's key
+ * sizes. A well-formed signature of a size no configured key makes is `unknown-key` (a key of
+ * another size signed it), not malformed.
+ * @internal
+ */
+export function checkSignatureHeaders(
+  headers: RequestHeaders,
+  names: Pick<WebhookHeaderNames, 'signature' | 'hashAlgorithm' | 'webhook'>,
+  keyRing: KeyRing,
+): HeaderFinding {
+  const hashAlgorithm = firstHeader(headers, names.hashAlgorithm);
+  if (hashAlgorithm !== undefined && hashAlgorithm.trim().toUpperCase() !== HASH_ALGORITHM) {
+    return {
+      ok: false,
+      cause: 'hash-algorithm',
+      message: `${names.hashAlgorithm} says ${JSON.stringify(hashAlgorithm.slice(0, 64))}; the service signs with ${HASH_ALGORITHM} only`,
+      detail: { header: names.hashAlgorithm, value: hashAlgorithm.slice(0, 64) },
+    };
+  }
+  const keyBytes = new Set(keyRing.keys.map((k) => bytesOf(k.bits)));
+  const raw = readHeader(headers, names.signature);
+  if (raw === undefined || (Array.isArray(raw) && raw.length === 0)) {
+    const elsewhere = findSignatureElsewhere(headers, names, keyBytes);
+    if (elsewhere !== undefined) {
+      return {
+        ok: false,
+        cause: 'signature-elsewhere',
+        message: `no ${names.signature} header, but ${elsewhere} holds a value shaped like a signature: a proxy renamed the header, or the signature is read from the wrong one`,
+        detail: { header: elsewhere, expected: names.signature },
+      };
+    }
+    return {
+      ok: false,
+      cause: 'signature-missing',
+      message: `the request has no ${names.signature} header, and no other header holds a signature`,
+      detail: { expected: names.signature },
+    };
+  }
+  if (Array.isArray(raw) && raw.length > 1) {
+    return malformed('repeated', `${names.signature} was sent ${raw.length} times; a delivery carries one signature`, names);
+  }
+  const text = (typeof raw === 'string' ? raw : (raw[0] ?? '')).trim();
+  return classifyValue(text, keyBytes, keyRing, names);
+}
+
+function classifyValue(
+  text: string,
+  keyBytes: ReadonlySet<number>,
+  keyRing: KeyRing,
+  names: Pick<WebhookHeaderNames, 'signature'>,
+): HeaderFinding {
+  const expected = [...keyBytes].map((b) => b * 2).join(' or ');
+  if (text === '') return malformed('empty', `${names.signature} is empty`, names);
+  if (text.length > MAX_VALUE_CHARS) {
+    return malformed('too-long', `${names.signature} has ${text.length} characters; a signature of the configured keys has ${expected} hex digits`, names);
+  }
+  if (HEX.test(text)) {
+    const bytes = text.length / 2;
+    if (text.length % 2 === 0 && keyBytes.has(bytes)) return { ok: true, signature: Buffer.from(text, 'hex') };
+    if (text.length === 64) {
+      return malformed('digest', `${names.signature} holds 64 hex digits: a SHA-256 digest (an HMAC?), not the RSA signature (${expected} hex digits)`, names);
+    }
+    if (text.length % 2 !== 0) {
+      return malformed('odd-length', `${names.signature} has an odd number of hex digits (${text.length}); the configured keys make ${expected}`, names);
+    }
+    if (RSA_SIGNATURE_BYTES.has(bytes)) {
+      const tried = keyRing.keys.map((k) => ({ keyId: k.id, bits: k.bits }));
+      return {
+        ok: false,
+        cause: 'unknown-key',
+        message: `the signature was made by a ${bytes * 8}-bit key; the configured keys are ${[...new Set(keyRing.keys.map((k) => k.bits))].join(', ')}-bit`,
+        detail: { keyIdsTried: tried.map((t) => t.keyId), signatureBits: bytes * 8 },
+      };
+    }
+    const shorter = [...keyBytes].every((b) => bytes < b);
+    return malformed(
+      shorter ? 'truncated' : 'too-long',
+      `${names.signature} has ${text.length} hex digits; the configured keys make ${expected}${shorter ? ' (cut short on the way?)' : ''}`,
+      names,
+    );
+  }
+  const usable = (candidate: string): boolean => HEX.test(candidate) && candidate.length % 2 === 0 && keyBytes.has(candidate.length / 2);
+  const label = LABEL.exec(text);
+  if (label !== null && usable(text.slice(label[0].length).trim())) {
+    return malformed('prefixed', `${names.signature} starts with "${label[0].trim()}"; the service sends the hex alone (the rest is a well-formed signature)`, names);
+  }
+  const unquoted = text.replace(/^["']|["']$/g, '');
+  if (unquoted !== text && usable(unquoted)) {
+    return malformed('quoted', `${names.signature} is wrapped in quotes; the hex inside is a well-formed signature`, names);
+  }
+  const joined = text.replace(SEPARATORS, '');
+  if (joined !== text && usable(joined)) {
+    return malformed('separators', `${names.signature} has separators (spaces, colons, dashes) between its hex digits`, names);
+  }
+  if (BASE64.test(text) && keyBytes.has(Buffer.from(text, 'base64').length)) {
+    return malformed('base64', `${names.signature} is base64 of a signature; the service sends hex (${expected} digits)`, names);
+  }
+  return malformed('not-hex', `${names.signature} is not hex (${text.length} characters); the configured keys make ${expected} hex digits`, names);
+}
+
+function malformed(shape: SignatureShape, message: string, names: Pick<WebhookHeaderNames, 'signature'>): HeaderFinding {
+  return { ok: false, cause: 'signature-malformed', message, detail: { shape, header: names.signature } };
+}
+
+/**
+ * The first other header whose value is shaped like a signature of a configured key's size: hex,
+ * optionally labelled (`sha256=`) or quoted, or base64. The name is given in lower case.
+ */
+function findSignatureElsewhere(
+  headers: RequestHeaders,
+  names: Pick<WebhookHeaderNames, 'signature' | 'hashAlgorithm' | 'webhook'>,
+  keyBytes: ReadonlySet<number>,
+): string | undefined {
+  const own = new Set([names.signature, names.hashAlgorithm, names.webhook].map((n) => n.toLowerCase()));
+  for (const [name, value] of listHeaders(headers)) {
+    if (own.has(name)) continue;
+    const first = (typeof value === 'string' ? value : (value[0] ?? '')).trim();
+    if (first.length < 64 || first.length > MAX_VALUE_CHARS) continue;
+    if (looksLikeSignature(first, keyBytes)) return name;
+  }
+  return undefined;
+}
+
+function looksLikeSignature(value: string, keyBytes: ReadonlySet<number>): boolean {
+  const label = LABEL.exec(value);
+  const bare = (label === null ? value : value.slice(label[0].length)).trim().replace(/^["']|["']$/g, '');
+  if (HEX.test(bare)) return bare.length % 2 === 0 && (keyBytes.has(bare.length / 2) || RSA_SIGNATURE_BYTES.has(bare.length / 2));
+  return BASE64.test(bare) && keyBytes.has(Buffer.from(bare, 'base64').length);
+}

@@ -1,0 +1,127 @@
+/**
+ * The receiver's side of the diagnosis: each refusal's log line carries the cheap cause (header
+ * causes, unknown-key with the key ids tried, body-malformed, body-mismatch with the key that
+ * signed), and captureFailures writes refused requests as request files, bounded (the oldest kept),
+ * redacted and whole, that diagnoseDelivery reads back to the same cause.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createJsonLogger, createReceiver, diagnoseDelivery, type Logger } from '../../src/index.js';
+import { breakDelivery, buildTestEvent, createTestKeyPair, type BreakCause } from '../../src/testing/index.js';
+
+const keys = createTestKeyPair();
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'jobhook-captures-'));
+  dirs.push(dir);
+  return dir;
+}
+
+function logLines(): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  return { logger: createJsonLogger({ write: (line) => void lines.push(JSON.parse(line)) }), lines };
+}
+
+function receiverWith(logger: Logger, extra: object = {}) {
+  return createReceiver({ publicKeys: keys.publicKeyPem, onEvent: () => {}, logger, ...extra });
+}
+
+/** A broken delivery as receiver.handle takes it, with lower-case headers and a secret one. */
+function brokenRequest(cause: BreakCause, variant = 0) {
+  const broken = breakDelivery(buildTestEvent(), cause, { privateKey: keys.privateKey, variant });
+  const headers: Record<string, string> = { authorization: 'Bearer sk_live_secret', 'x-api-key': 'k-123', cookie: 'session=abc' };
+  for (const [name, value] of Object.entries(broken.headers)) headers[name.toLowerCase()] = value;
+  return { method: 'POST', headers, rawBody: broken.body };
+}
+
+describe('refusal log lines carry the cheap cause', () => {
+  const expected: Array<[BreakCause, number, Record<string, unknown>]> = [
+    ['hash-algorithm', 0, { code: 'ERR_HASH_ALGORITHM_UNSUPPORTED', cause: 'hash-algorithm' }],
+    ['signature-missing', 0, { code: 'ERR_SIGNATURE_MISSING', cause: 'signature-missing' }],
+    ['signature-elsewhere', 1, { code: 'ERR_SIGNATURE_MISSING', cause: 'signature-elsewhere', header: 'x-hub-signature-256' }],
+    ['signature-malformed', 0, { code: 'ERR_SIGNATURE_MALFORMED', cause: 'signature-malformed', shape: 'prefixed' }],
+    ['unknown-key', 0, { code: 'ERR_SIGNATURE_INVALID', cause: 'unknown-key', keyIdsTried: [expect.stringMatching(/^[0-9a-f]{64}$/)] }],
+    ['unknown-key', 2, { code: 'ERR_SIGNATURE_MALFORMED', cause: 'unknown-key', keyIdsTried: [expect.any(String)] }],
+    ['body-malformed', 0, { code: 'ERR_BODY_MALFORMED', cause: 'body-malformed' }],
+    ['body-reserialized', 0, { code: 'ERR_SIGNATURE_INVALID', cause: 'body-mismatch', keyId: expect.stringMatching(/^[0-9a-f]{64}$/) }],
+    ['body-transcoded', 0, { code: 'ERR_SIGNATURE_INVALID', cause: 'body-mismatch' }],
+    ['body-modified', 0, { code: 'ERR_SIGNATURE_INVALID', cause: 'body-mismatch' }],
+  ];
+  it.each(expected)('%s (variant %i)', async (cause, variant, fields) => {
+    const { logger, lines } = logLines();
+    const receiver = receiverWith(logger);
+    const res = await receiver.handle(brokenRequest(cause, variant));
+    expect(res.status).toBeGreaterThanOrEqual(400);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ level: 40, kind: 'rejected', ...fields });
+    // The answer to the sender says nothing of the cause.
+    expect(res.body).not.toMatch(/cause|keyId/);
+  });
+
+  it('refusals that are not signature or body failures carry no cause', async () => {
+    const { logger, lines } = logLines();
+    const receiver = receiverWith(logger);
+    await receiver.handle({ ...brokenRequest('body-modified'), method: 'GET' });
+    expect(lines[0]).toMatchObject({ code: 'ERR_METHOD_NOT_ALLOWED' });
+    expect(lines[0]).not.toHaveProperty('cause');
+  });
+});
+
+describe('captureFailures', () => {
+  it('writes each refused request as a request file the diagnosis reads back to its cause', async () => {
+    const dir = tempDir();
+    const receiver = receiverWith(logLines().logger, { captureFailures: { dir } });
+    const causes: BreakCause[] = ['signature-elsewhere', 'unknown-key', 'body-reserialized', 'body-transcoded', 'body-malformed'];
+    for (const cause of causes) await receiver.handle(brokenRequest(cause));
+    await expect.poll(() => readdirSync(dir).filter((f) => f.endsWith('.json')).length).toBe(causes.length);
+    const files = readdirSync(dir).sort();
+    expect(files.every((f) => /^failure-.+\.json$/.test(f))).toBe(true); // no temporary file left
+    const diagnosed = files.map((f) => {
+      expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
+      const record = JSON.parse(readFileSync(join(dir, f), 'utf8')) as { method: string; headers: Record<string, string>; body_b64: string; cause: string };
+      expect(record.headers['authorization']).toBe('[redacted]');
+      expect(record.headers['x-api-key']).toBe('[redacted]');
+      expect(record.headers['cookie']).toBe('[redacted]');
+      expect(JSON.stringify(record)).not.toMatch(/sk_live_secret|k-123|session=abc/);
+      return diagnoseDelivery({ method: record.method, headers: record.headers, body: Buffer.from(record.body_b64, 'base64') }, { publicKeys: keys.publicKeyPem }).cause;
+    });
+    expect(diagnosed.sort()).toEqual([...causes].sort());
+  });
+
+  it('keeps the oldest: at most max files, later failures dropped with one warning', async () => {
+    const dir = tempDir();
+    const { logger, lines } = logLines();
+    const receiver = receiverWith(logger, { captureFailures: { dir, max: 3 } });
+    const order: BreakCause[] = ['hash-algorithm', 'signature-missing', 'body-malformed', 'body-modified', 'unknown-key', 'signature-malformed'];
+    for (const cause of order) await receiver.handle(brokenRequest(cause));
+    await expect.poll(() => lines.some((l) => String(l['msg']).includes('captureFailures'))).toBe(true);
+    const kept = readdirSync(dir).map((f) => (JSON.parse(readFileSync(join(dir, f), 'utf8')) as { cause: string }).cause);
+    expect(kept.sort()).toEqual(['body-malformed', 'hash-algorithm', 'signature-missing']);
+    expect(lines.filter((l) => String(l['msg']).includes('captureFailures'))).toHaveLength(1);
+  });
+
+  it('counts files already in the directory, and leaves out bodies over maxBodyBytes', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'failure-earlier.json'), '{}');
+    const receiver = receiverWith(logLines().logger, { captureFailures: { dir, max: 2, maxBodyBytes: 10 } });
+    await receiver.handle(brokenRequest('body-modified'));
+    await receiver.handle(brokenRequest('body-modified'));
+    await expect.poll(() => readdirSync(dir).length).toBe(2);
+    const [mine] = readdirSync(dir).filter((f) => f !== 'failure-earlier.json');
+    const record = JSON.parse(readFileSync(join(dir, mine!), 'utf8')) as Record<string, unknown>;
+    expect(record).toMatchObject({ body_b64: '', body_omitted: expect.any(Number), status: 401, code: 'ERR_SIGNATURE_INVALID', cause: 'body-mismatch' });
+  });
+
+  it('refuses bad options at construction', () => {
+    const bad = [null, {}, { dir: '' }, { dir: '/tmp/x', max: 0 }, { dir: '/tmp/x', max: 1.5 }, { dir: '/tmp/x', maxBodyBytes: -1 }];
+    for (const captureFailures of bad) {
+      expect(() => receiverWith(logLines().logger, { captureFailures })).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID' }));
+    }
+  });
+});
