@@ -74,9 +74,10 @@ let cliApp: string;
 let signed: Signed;
 
 /**
- * npm's environment without what `npm test` sets for the repository (`npm_package_*`,
- * `npm_config_local_prefix`, …), which would point the child npm back at the workspace; the registry,
- * cache and user config stay.
+ * The environment without the `npm_*` variables a parent `npm test` passes down: its command-line
+ * config would become the child npm's (`npm test -w packages/core` hands down `npm_config_workspace`,
+ * and the app's install then looks for that workspace). The registry, cache and user config stay;
+ * the child reads the rest of npm's config files itself.
  */
 function npmEnv(): NodeJS.ProcessEnv {
   const keep = new Set(['npm_config_registry', 'npm_config_cache', 'npm_config_userconfig']);
@@ -84,8 +85,7 @@ function npmEnv(): NodeJS.ProcessEnv {
 }
 
 async function npm(cwd: string, args: readonly string[]): Promise<string> {
-  const npmCli = process.platform === 'win32' ? 'npm.cmd' : 'npm';
-  const { stdout } = await run(npmCli, [...args], { cwd, env: npmEnv(), maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run('npm', [...args], { cwd, env: npmEnv(), maxBuffer: 64 * 1024 * 1024 });
   return stdout;
 }
 
