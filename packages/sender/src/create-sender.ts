@@ -1,12 +1,13 @@
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import { JobhookError, loadPrivateKey } from '@jobhook/core';
+import { JobhookError, loadPrivateKey, signPayloadAsync } from '@jobhook/core';
 import {
   createBullmqWorkQueue,
   createDeliverer,
   createMemoryWorkQueue,
   createRetryPolicy,
   createSsrfGuard,
+  DEFAULT_USER_AGENT,
   type SsrfGuard,
   type WorkQueue,
 } from '@jobhook/delivery';
@@ -20,6 +21,7 @@ import { createRedisCreditLedger } from './accounts/redis-credit-ledger.js';
 import { validateAccountsConfig } from './accounts/validate-accounts-config.js';
 import { createApi } from './api/create-api.js';
 import { createAuthenticator } from './auth/authenticate.js';
+import { registerDashboard } from './dashboard/serve-dashboard.js';
 import type { JobStore } from './jobs/job-record.js';
 import { createJobService } from './jobs/job-service.js';
 import { createMemoryJobStore } from './jobs/memory-job-store.js';
@@ -179,9 +181,21 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       now: o.now,
       jobDelayMs: o.jobDelayMs,
       maxCanonicalBytes: o.maxCanonicalBytes,
+      // Signed as the deliverer signs (same key, options and headers): RSA PKCS#1 v1.5 is
+      // deterministic, so these are the bytes its attempts sent.
+      signWebhook: async (job) => {
+        const signed = await signPayloadAsync(Buffer.from(buildWebhookPayload(job), 'utf8'), privateKey, {
+          profile: 'python',
+          bodyStyle: o.bodyStyle,
+          headerNames,
+          maxCanonicalBytes: o.maxCanonicalBytes,
+        });
+        return { body: signed.body, headers: { ...signed.headers, 'User-Agent': o.userAgent ?? DEFAULT_USER_AGENT } };
+      },
       logger: o.logger,
     }, o.http);
     registerMetricsRoute(app, metrics.registry);
+    if (o.dashboard) registerDashboard(app, o.logger);
     await queue.start(service.handlers);
 
     const openJobs = jobs;

@@ -45,6 +45,8 @@ export interface SenderOptions {
   allowPrivateReceivers?: boolean;
   /** CIDRs accepted although non-public, e.g. `['127.0.0.0/8']`. Default none. */
   receiverAllowlist?: readonly string[];
+  /** Serve the web page (jobs, attempts, payloads, redeliver) at `/dashboard/` (and `/` redirecting there). Default true. */
+  dashboard?: boolean;
   /** DNS resolution of receiver hosts. Default `dns.promises.lookup(host, { all: true })`. */
   resolveHost?: HostResolver;
   /** Delivery attempts running at once. Default 16. */
@@ -115,6 +117,7 @@ export interface ResolvedSenderOptions {
   allowInsecureReceivers: boolean;
   allowPrivateReceivers: boolean;
   receiverAllowlist: readonly string[];
+  dashboard: boolean;
   resolveHost: HostResolver | undefined;
   deliveryConcurrency: number;
   jobDelayMs: number;
@@ -147,6 +150,7 @@ const KNOWN = new Set([
   'allowInsecureReceivers',
   'allowPrivateReceivers',
   'receiverAllowlist',
+  'dashboard',
   'resolveHost',
   'deliveryConcurrency',
   'jobDelayMs',
@@ -281,6 +285,7 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
     allowInsecureReceivers,
     allowPrivateReceivers,
     receiverAllowlist,
+    dashboard: o.dashboard === undefined ? true : boolean('dashboard', o.dashboard),
     resolveHost,
     deliveryConcurrency,
     jobDelayMs,

@@ -2,7 +2,7 @@ import type { Logger } from '@jobhook/core';
 import type { FastifyRequest } from 'fastify';
 import type { AccountRegistry, ApiKey } from '../accounts/account-registry.js';
 import type { Audience, Authenticate } from '../auth/authenticate.js';
-import type { JobStore } from '../jobs/job-record.js';
+import type { JobRecord, JobStore } from '../jobs/job-record.js';
 import type { JobService } from '../jobs/job-service.js';
 
 /** What the routes share. @internal */
@@ -18,6 +18,8 @@ export interface ApiContext {
   jobDelayMs: number;
   /** Largest canonical size of a job's webhook payload accepted at submission. */
   maxCanonicalBytes: number;
+  /** The final job's webhook as the deliverer signs it: the body and its headers, signature included. */
+  signWebhook(job: JobRecord): Promise<{ body: Buffer; headers: Readonly<Record<string, string>> }>;
   logger: Logger;
 }
 

@@ -3,8 +3,10 @@ import type { ApiContext } from './api-context.js';
 import { registerChatRoutes } from './chat-routes.js';
 import { httpTimeoutOptions, type HttpTimeouts } from './http-timeouts.js';
 import { clientErrorHandler, installErrorHandlers, installJsonParser, MAX_REQUEST_BODY_BYTES } from './http-setup.js';
+import { registerJobListRoute } from './job-list-route.js';
 import { registerJobRoutes } from './job-routes.js';
 import { registerManageRoutes } from './manage-routes.js';
+import { registerWebhookRoute } from './webhook-route.js';
 
 /**
  * The `/v3` HTTP API as a Fastify instance (routes registered, not listening): universal AI jobs,
@@ -24,6 +26,8 @@ export function createApi(context: ApiContext, timeouts: HttpTimeouts): FastifyI
   installJsonParser(app);
   installErrorHandlers(app, context.logger);
   registerJobRoutes(app, context);
+  registerJobListRoute(app, context);
+  registerWebhookRoute(app, context);
   registerManageRoutes(app, context);
   registerChatRoutes(app, context);
   return app;

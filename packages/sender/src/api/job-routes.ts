@@ -15,8 +15,8 @@ import { validateSubmission } from './validate-submission.js';
 const JSON_TYPE = 'application/json; charset=utf-8';
 const INFERENCE = { kind: 'inference' } as const;
 
-/** The caller organization's job `job_id`, or the one 404 for unknown, malformed and foreign ids. */
-async function ownJob(context: ApiContext, request: FastifyRequest): Promise<JobRecord> {
+/** The caller organization's job `job_id`, or the one 404 for unknown, malformed and foreign ids. @internal */
+export async function ownJob(context: ApiContext, request: FastifyRequest): Promise<JobRecord> {
   const { job_id: jobId } = request.params as { job_id: string };
   if (!UUID_PATTERN.test(jobId)) throw notFound('job');
   const job = await context.jobs.get(jobId.toLowerCase());

@@ -1,4 +1,5 @@
 import type { AttemptRecord, DeliveryLog, DeliveryState } from '@jobhook/delivery';
+import type { JobListQuery, JobPage } from './job-list.js';
 
 export type { DeliveryState };
 
@@ -109,6 +110,13 @@ export interface JobStore extends DeliveryLog<JobRecord> {
   appendAttempt(jobId: string, attempt: AttemptRecord): Promise<void>;
   /** The job's delivery log, oldest first. */
   listAttempts(jobId: string): Promise<AttemptRecord[]>;
+  /**
+   * A page of `organizationId`'s jobs, newest first, read from a per-organization index (the memory
+   * store's ordered per-organization list, the Redis store's sorted set per organization), so an
+   * organization's list never walks the other organizations' jobs. Jobs the store has forgotten
+   * leave the index with them.
+   */
+  listJobs(organizationId: string, query: JobListQuery): Promise<JobPage>;
   close(): Promise<void>;
 }
 

@@ -3,6 +3,8 @@ import { MAX_TIMER_MS } from '@jobhook/core/internal';
 import type { AttemptRecord } from '@jobhook/delivery';
 import { LRUCache } from 'lru-cache';
 import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
+import { matchesJobQuery, MAX_SCANNED_PER_PAGE, parseJobCursor, type JobPage } from './job-list.js';
+import { createOrgJobIndex } from './org-job-index.js';
 
 /** Limits of {@link createMemoryJobStore}. */
 export interface MemoryJobStoreOptions {
@@ -90,7 +92,10 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
 
   const unsettled = new Map<string, Entry>();
   let unsettledBytes = 0;
-  const settled = new LRUCache<string, Entry>({
+  // Peeks: a list must not make the jobs it shows the most recently used.
+  const peek = (jobId: string): Entry | undefined => unsettled.get(jobId) ?? settled.peek(jobId);
+  const index = createOrgJobIndex((jobId) => peek(jobId) !== undefined);
+  const settled: LRUCache<string, Entry> = new LRUCache<string, Entry>({
     max: maxJobs,
     maxSize: maxBytes,
     sizeCalculation: (entry) => Math.max(1, entry.bytes),
@@ -98,6 +103,11 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
     // Read the clock at every check: lru-cache otherwise caches it for 1 ms with a timer per read.
     ttlResolution: 0,
     perf: { now },
+    // Evicted or expired: the job is gone, and leaves its organization's index. ('delete' and 'set'
+    // are this store moving an entry between the unsettled jobs and the cache.)
+    dispose: (entry, _jobId, reason) => {
+      if (reason === 'evict' || reason === 'expire') index.dropped(entry.job.organizationId);
+    },
   });
 
   const find = (jobId: string): Entry | undefined => unsettled.get(jobId) ?? settled.get(jobId);
@@ -132,6 +142,7 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
       }
       const entry = existing ?? { job, attempts: [], bytes: 0 };
       entry.job = structuredClone(job);
+      if (existing === undefined) index.add(job.organizationId, job.jobId);
       place(entry);
     },
     async get(jobId) {
@@ -178,6 +189,22 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
     },
     async listAttempts(jobId) {
       return (find(jobId)?.attempts ?? []).map((a) => structuredClone(a));
+    },
+    async listJobs(organizationId, query): Promise<JobPage> {
+      const before = query.cursor === undefined ? undefined : parseJobCursor(query.cursor);
+      const jobs: JobRecord[] = [];
+      let scanned = 0;
+      let last: number | undefined;
+      for (const { position, jobId } of index.newestFirst(organizationId, before)) {
+        // Full page, or scanned enough: the next page starts after the last entry read.
+        if (jobs.length >= query.limit || scanned >= MAX_SCANNED_PER_PAGE) return { jobs, nextCursor: String(last) };
+        scanned++;
+        last = position;
+        const entry = peek(jobId);
+        // A job from another organization cannot be filed here; checked all the same, as the API's 404 is.
+        if (entry !== undefined && entry.job.organizationId === organizationId && matchesJobQuery(entry.job, query)) jobs.push(structuredClone(entry.job));
+      }
+      return { jobs, nextCursor: null };
     },
     async close() {},
   };

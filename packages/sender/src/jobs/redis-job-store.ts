@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { AttemptRecord } from '@jobhook/delivery';
 import { checkJobId, quitRedis, redisCall, redisFromOption } from '@jobhook/delivery/internal';
 import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
+import { matchesJobQuery, MAX_SCANNED_PER_PAGE, type JobPage } from './job-list.js';
 
 /** Options of {@link createRedisJobStore}. */
 export interface RedisJobStoreOptions {
@@ -24,6 +25,14 @@ const WHERE = 'createRedisJobStore';
 export const DEFAULT_JOB_TTL_MS = 7 * 24 * 3600 * 1000;
 /** A compare-and-set that keeps losing (the record keeps changing) is given up after this many tries. */
 const MAX_CAS_TRIES = 20;
+/** Index entries read per round trip of a job list. */
+const LIST_CHUNK = 100;
+/**
+ * An index score is the creation time in ms times this, plus a shared counter modulo it: unique
+ * across sender processes unless they create this many jobs in one millisecond, and below 2^53
+ * (an exact double) until the year 2255.
+ */
+const SCORE_SLOTS = 1000;
 
 /**
  * `KEYS[1]` = job key, `ARGV[1]` = the record text as read, `ARGV[2]` = the new text: writes the new
@@ -49,7 +58,10 @@ interface CasClient {
  * The job store on Redis: one JSON string per job at `${prefix}job:{jobId}` and the delivery log as
  * a list at `${prefix}attempts:{jobId}` (the braces make the job id the Redis Cluster hash tag, so a
  * job's keys share a slot). Jobs expire `jobTtlMs` after creation, logs `attemptsTtlMs` after the
- * last attempt. `finish`, `setDelivery`, `startRound` and `endRound` are atomic read-check-writes
+ * last attempt. Each organization's jobs are indexed in a sorted set at `${prefix}org-jobs:{orgId}`
+ * scored by creation time (the list reads it newest first); entries leave it with their jobs: those
+ * older than `jobTtlMs` at each creation, any whose job a list finds gone at once, and the whole set
+ * `jobTtlMs` after the organization's last job. `finish`, `setDelivery`, `startRound` and `endRound` are atomic read-check-writes
  * (a Lua compare-and-set), so two sender processes cannot both finish one job, both start one
  * redelivery round, nor lose each other's update.
  *
@@ -71,6 +83,8 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
   const cas = client as unknown as CasClient;
   const jobKey = (jobId: string): string => `${prefix}job:{${jobId}}`;
   const attemptsKey = (jobId: string): string => `${prefix}attempts:{${jobId}}`;
+  const orgKey = (organizationId: string): string => `${prefix}org-jobs:{${organizationId}}`;
+  const sequenceKey = `${prefix}job-sequence`;
   let closed = false;
 
   const call = <T>(operation: string, send: () => Promise<T>): Promise<T> => redisCall(`redisJobStore.${operation}`, closed, send);
@@ -95,7 +109,20 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
   return {
     async create(job: JobRecord) {
       checkJobId('redisJobStore.create', job?.jobId);
-      await call('create', () => client.set(jobKey(job.jobId), JSON.stringify(job), 'PX', jobTtlMs));
+      const index = orgKey(job.organizationId);
+      const sequence = await call('create', () => client.incr(sequenceKey));
+      const nowMs = Date.now();
+      const replies = await call('create', () =>
+        client
+          .multi()
+          .set(jobKey(job.jobId), JSON.stringify(job), 'PX', jobTtlMs)
+          // NX: a record written again keeps its place in the list.
+          .zadd(index, 'NX', nowMs * SCORE_SLOTS + (sequence % SCORE_SLOTS), job.jobId)
+          .zremrangebyscore(index, '-inf', `(${(nowMs - jobTtlMs) * SCORE_SLOTS}`)
+          .pexpire(index, jobTtlMs)
+          .exec(),
+      );
+      checkReplies('create', replies);
     },
     async get(jobId) {
       checkJobId('redisJobStore.get', jobId);
@@ -140,15 +167,49 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
       checkJobId('redisJobStore.appendAttempt', jobId);
       const key = attemptsKey(jobId);
       const replies = await call('appendAttempt', () => client.multi().rpush(key, JSON.stringify(attempt)).pexpire(key, attemptsTtlMs).exec());
-      const failure = replies?.find(([err]) => err !== null)?.[0];
-      if (failure != null || replies === null) {
-        throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisJobStore.appendAttempt: Redis failed: ${failure?.message ?? 'transaction aborted'}`, { cause: failure });
-      }
+      checkReplies('appendAttempt', replies);
     },
     async listAttempts(jobId) {
       checkJobId('redisJobStore.listAttempts', jobId);
       const items = await call('listAttempts', () => client.lrange(attemptsKey(jobId), 0, -1));
       return items.map((text) => JSON.parse(text) as AttemptRecord);
+    },
+    async listJobs(organizationId, query): Promise<JobPage> {
+      const index = orgKey(organizationId);
+      const jobs: JobRecord[] = [];
+      const gone: string[] = [];
+      let max = query.cursor === undefined ? '+inf' : `(${query.cursor}`;
+      let scanned = 0;
+      let nextCursor: string | null = null;
+      while (jobs.length < query.limit && scanned < MAX_SCANNED_PER_PAGE) {
+        const want = Math.min(LIST_CHUNK, MAX_SCANNED_PER_PAGE - scanned);
+        const flat = await call('listJobs', () => client.zrevrangebyscore(index, max, '-inf', 'WITHSCORES', 'LIMIT', 0, want));
+        const ids = flat.filter((_, i) => i % 2 === 0);
+        if (ids.length === 0) {
+          nextCursor = null;
+          break;
+        }
+        const texts = await call('listJobs', () => client.mget(ids.map(jobKey)));
+        let read = 0;
+        for (; read < ids.length && jobs.length < query.limit; read++) {
+          const text = texts[read];
+          if (text === null || text === undefined) {
+            gone.push(ids[read] as string);
+            continue;
+          }
+          const job = JSON.parse(text) as JobRecord;
+          if (job.organizationId === organizationId && matchesJobQuery(job, query)) jobs.push(job);
+        }
+        scanned += read;
+        nextCursor = flat[2 * read - 1] as string;
+        max = `(${nextCursor}`;
+        // The index ended inside this chunk, and every entry of it was read: no older job.
+        if (ids.length < want && read === ids.length) nextCursor = null;
+        if (nextCursor === null) break;
+      }
+      // Expired jobs leave the index as soon as a list meets them.
+      if (gone.length > 0) await call('listJobs', () => client.zrem(index, ...gone));
+      return { jobs, nextCursor };
     },
     async close() {
       if (closed) return;
@@ -156,6 +217,14 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
       if (owned) await quitRedis(client);
     },
   };
+}
+
+/** Throws the first failure of a MULTI's replies (or its abort). */
+function checkReplies(operation: string, replies: [Error | null, unknown][] | null): void {
+  const failure = replies?.find(([err]) => err !== null)?.[0];
+  if (failure != null || replies === null) {
+    throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisJobStore.${operation}: Redis failed: ${failure?.message ?? 'transaction aborted'}`, { cause: failure });
+  }
 }
 
 function invalid(message: string): JobhookError {

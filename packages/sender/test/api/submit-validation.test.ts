@@ -172,7 +172,7 @@ describe('request-level errors, each a {detail} body', () => {
       ['GET', '/v3/nothing'],
       ['GET', '/v2/universal-ai/async'],
       ['DELETE', '/v3/universal-ai/async'],
-      ['GET', '/'],
+      ['GET', '/nothing'],
     ] as const) {
       const res = await sender.app.inject({ method, url });
       expect(res.statusCode, `${method} ${url}`).toBe(404);

@@ -1,0 +1,187 @@
+// The web page in a real browser (Debian's Chromium driven by playwright-core), against a sender
+// with the memory and with the Redis job store, and a receiver of the test's own that fails the
+// first delivery attempt (500) and then answers as a jobhook receiver (core's createReceiver).
+import { existsSync, mkdirSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createReceiver } from '@jobhook/core';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
+import type { Sender } from '../../src/index.js';
+import { DASHBOARD_CSP, DASHBOARD_DIST } from '../../src/dashboard/serve-dashboard.js';
+import { startTestSender, TOKENS } from '../sender/sender-fixtures.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '../../../../test-artifacts');
+
+let browser: Browser;
+let redis: RedisServer;
+beforeAll(async () => {
+  // A missing browser or page build fails here, loudly: never a silent skip.
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
+  if (!existsSync(join(DASHBOARD_DIST, 'index.html'))) throw new Error('the page is not built: npm run build:dashboard -w @jobhook/sender (turbo builds it before npm test)');
+  mkdirSync(ARTIFACTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  redis = await startRedisServer();
+});
+afterAll(async () => {
+  await browser?.close();
+  await redis?.dispose();
+});
+
+interface FlakyReceiver {
+  url: string;
+  answers: number[];
+  close(): Promise<void>;
+}
+
+/** Answers its first request 500, then every request as a jobhook receiver verifying with `publicKeyPem`. */
+async function startFlakyReceiver(publicKeyPem: string): Promise<FlakyReceiver> {
+  const receiver = createReceiver({ publicKeys: publicKeyPem, onEvent: () => {} });
+  const answers: number[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (answers.length === 0) {
+        answers.push(500);
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('not yet');
+        return;
+      }
+      void receiver.handle({ method: req.method ?? 'POST', headers: req.headers, rawBody: Buffer.concat(chunks) }).then((answer) => {
+        answers.push(answer.status);
+        res.writeHead(answer.status, { 'content-type': 'application/json' }).end(answer.body);
+      });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no address');
+  return {
+    url: `http://127.0.0.1:${address.port}/hooks/jobs`,
+    answers,
+    close: async () => {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await receiver.close();
+    },
+  };
+}
+
+/** Opens the page in a fresh context (its own session storage) and enters `token`. */
+async function openWithKey(baseUrl: string, token: string, problems: string[]): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  // A CSP violation, a failed module or an uncaught error shows here: the test fails on any.
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text());
+  });
+  page.on('pageerror', (err) => problems.push(err.message));
+  await page.goto(`${baseUrl}/`);
+  await page.getByTestId('api-key').fill(token);
+  await page.getByTestId('use-key').click();
+  await page.locator('#signed-in').waitFor({ state: 'visible' });
+  return page;
+}
+
+const stores = [
+  { name: 'memory', options: () => ({}) },
+  { name: 'redis', options: () => ({ redisUrl: redis.url, redisPrefix: `dash${process.pid}x${Date.now()}` }) },
+];
+
+describe.each(stores)('the dashboard in Chromium, $name job store', ({ name, options }) => {
+  let sender: Sender;
+  let baseUrl: string;
+  let receiver: FlakyReceiver;
+
+  beforeAll(async () => {
+    ({ sender, baseUrl } = await startTestSender({ redeliverCooldownMs: 0, ...options() }));
+    receiver = await startFlakyReceiver(sender.publicKeyPem);
+  });
+  afterAll(async () => {
+    await sender?.close();
+    await receiver?.close();
+  });
+
+  test('the page is served under a strict CSP and holds no secret', async () => {
+    const res = await fetch(`${baseUrl}/dashboard/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toBe(DASHBOARD_CSP);
+    expect(DASHBOARD_CSP).toContain("default-src 'self'");
+    expect(DASHBOARD_CSP).not.toContain('unsafe-inline');
+    const html = await res.text();
+    expect(html).not.toMatch(/<script(?![^>]*\bsrc=)/); // no inline script
+    for (const token of Object.values(TOKENS)) expect(html).not.toContain(token);
+    expect((await fetch(`${baseUrl}/`, { redirect: 'manual' })).headers.get('location')).toBe('/dashboard/');
+  });
+
+  test('submit a job, watch it turn delivered after a retry, open its timeline, redeliver, see the duplicate answer', async () => {
+    const problems: string[] = [];
+    const page = await openWithKey(baseUrl, TOKENS.uncapped, problems);
+    expect(await page.evaluate('sessionStorage.getItem("jobhook.apiKey")')).toBe(TOKENS.uncapped);
+
+    await page.getByTestId('receiver-url').fill(receiver.url);
+    await page.getByTestId('submit-job').click();
+    await expect.poll(() => page.getByTestId('submit-message').textContent()).toMatch(/^submitted /);
+    const jobId = ((await page.getByTestId('submit-message').textContent()) ?? '').replace('submitted ', '');
+
+    // It appears in the list, then turns delivered once the retry went through.
+    const row = page.locator(`[data-testid=job-row][data-job-id="${jobId}"]`);
+    await row.waitFor();
+    await page.locator(`[data-testid=job-row][data-job-id="${jobId}"][data-delivery=delivered]`).waitFor();
+    expect(receiver.answers).toEqual([500, 200]);
+
+    await row.click();
+    const detail = page.locator(`[data-testid=job-detail][data-job-id="${jobId}"]`);
+    await detail.waitFor();
+    await expect.poll(() => detail.getByTestId('timeline-attempt').count()).toBe(2);
+    const attempts = detail.getByTestId('attempt-row');
+    await expect.poll(() => attempts.count()).toBe(2);
+    expect(await attempts.nth(0).getAttribute('data-outcome')).toBe('retry');
+    expect(await attempts.nth(0).textContent()).toContain('500');
+    expect(await attempts.nth(1).getAttribute('data-outcome')).toBe('delivered');
+    expect(await attempts.nth(1).getByTestId('attempt-answer').textContent()).toBe(`{"ok":true,"job_id":"${jobId}","duplicate":false}`);
+    // The webhook as sent: body with the job id, the signature header, the canonical form.
+    await detail.getByTestId('webhook-body').waitFor();
+    expect(await detail.getByTestId('webhook-body').textContent()).toContain(`"job_id": "${jobId}"`);
+    expect(await detail.getByTestId('webhook-headers').textContent()).toMatch(/X-Service-Signature: [0-9a-f]{64,}/);
+    expect(await detail.getByTestId('webhook-canonical').textContent()).toContain(`  "job_id": "${jobId}",\n`);
+    await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}-delivered.png`), fullPage: true });
+
+    await detail.getByTestId('redeliver').click();
+    await expect.poll(() => detail.getByTestId('detail-message').textContent()).toBe('redelivery round 1 started');
+    await expect.poll(() => attempts.count()).toBe(3);
+    await expect.poll(() => attempts.nth(2).getByTestId('attempt-answer').textContent()).toBe(`{"ok":true,"job_id":"${jobId}","duplicate":true}`);
+    await expect.poll(() => detail.getByTestId('detail-delivery').textContent()).toBe('delivered, round 1');
+    await expect.poll(() => detail.getByTestId('timeline-attempt').count()).toBe(3);
+    expect(await page.getByTestId('total-delivered').locator('.value').textContent()).toBe('1');
+    expect(await page.getByTestId('total-retried').locator('.value').textContent()).toBe('1');
+    expect(await page.getByTestId('total-attempts').locator('.value').textContent()).toBe('3');
+    await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}-redelivered.png`), fullPage: true });
+
+    // Another organization's key sees none of it.
+    const other = await openWithKey(baseUrl, TOKENS.globexInference, problems);
+    await other.getByTestId('no-jobs').waitFor();
+    expect(await other.locator(`[data-job-id="${jobId}"]`).count()).toBe(0);
+    await other.screenshot({ path: join(ARTIFACTS, `dashboard-${name}-other-organization.png`) });
+    expect(problems).toEqual([]);
+    await page.context().close();
+    await other.context().close();
+  });
+
+  test('a refused key is said so and not kept', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${baseUrl}/dashboard/`);
+    await page.getByTestId('api-key').fill('acme_inf_notAKeyNotAKeyNot001');
+    await page.getByTestId('use-key').click();
+    await expect.poll(() => page.getByTestId('key-message').textContent()).toMatch(/^The key was refused: /);
+    expect(await page.evaluate('sessionStorage.getItem("jobhook.apiKey")')).toBeNull();
+    await context.close();
+  });
+});
