@@ -51,7 +51,8 @@ export function runningChildPids(): number[] {
 export async function spawnNode(options: SpawnOptions): Promise<{ child: ManagedChild; ready: RegExpExecArray }> {
   const proc = spawn(process.execPath, [...options.args], {
     cwd: options.cwd,
-    env: { ...process.env, ...options.env },
+    // A developer's own database is never touched: DATABASE_URL only when the test gives it.
+    env: { ...process.env, DATABASE_URL: undefined, JOBHOOK_STORE: undefined, HANDLER_DELAY_MS: undefined, ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   children.add(proc);

@@ -60,6 +60,9 @@ function childEnv(options: ExampleReceiverOptions): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // The apps must run as a user runs them: plain node on the built packages, memory store.
   delete env['REDIS_URL'];
+  delete env['DATABASE_URL'];
+  delete env['JOBHOOK_STORE'];
+  delete env['HANDLER_DELAY_MS'];
   delete env['NODE_OPTIONS'];
   delete env['WEBHOOK_PATH'];
   return {

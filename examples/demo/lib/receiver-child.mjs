@@ -17,6 +17,8 @@ export function startReceiverChild({ serverPath, publicKeyPath, startTimeoutMs =
   const env = { ...process.env, PORT: '0', HOST: '127.0.0.1', JOBHOOK_PUBLIC_KEY: publicKeyPath, LOG_LEVEL: 'info' };
   // One process, memory store, default path: whatever the caller's shell exports.
   delete env.REDIS_URL;
+  delete env.DATABASE_URL;
+  delete env.JOBHOOK_STORE;
   delete env.WEBHOOK_PATH;
   const child = spawn(process.execPath, [serverPath], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 

@@ -27,6 +27,7 @@ beforeAll(async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: '0', WEBHOOK_PATH: '/hooks/test' };
   delete env['JOBHOOK_PUBLIC_KEY'];
   delete env['REDIS_URL'];
+  delete env['DATABASE_URL'];
   child = spawn(process.execPath, [server], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const listening = new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`example exited early with ${code}`)));

@@ -36,7 +36,7 @@ async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 
 beforeAll(async () => {
   if (!existsSync(`${root}packages/fastify/dist/index.js`)) throw new Error('build first: npx tsc -b');
   child = spawn(process.execPath, [server], {
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', REDIS_URL: '', WEBHOOK_PATH: '/hooks/jobs' },
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', REDIS_URL: '', DATABASE_URL: '', WEBHOOK_PATH: '/hooks/jobs' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));

@@ -10,7 +10,7 @@ const privateKey = readFileSync(fileURLToPath(new URL('../../../examples/keys/de
 
 describe('examples/koa-receiver', () => {
   it('handles a job once, ignores its duplicate, refuses a tampered one, exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, [server], { env: { ...process.env, PORT: '0', WEBHOOK_PATH: '/hooks' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [server], { env: { ...process.env, PORT: '0', WEBHOOK_PATH: '/hooks', DATABASE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
