@@ -24,12 +24,22 @@ export function jobIdOf(payload: JsonObject): JsonValue {
 
 /**
  * Verifies a JSONL file (or stdin for `-`) line by line with ONE verifier, writing one JSON line per
- * input line in input order. The input is streamed and the output respects backpressure, so memory
- * stays flat whatever the number of lines. Blank lines are skipped (they are not JSONL records).
+ * input line in input order (see {@link forEachBatchLine}).
  * @returns 0 once every line is processed; per-line failures are in the output, not the exit code.
  * @throws CliError `ERR_FILE_UNREADABLE` when the batch file cannot be opened.
  */
 export async function verifyBatch(verifier: Verifier, source: string, io: CliIo): Promise<number> {
+  await forEachBatchLine(source, io, (text) => write(io.stdout, jsonLine(verifyLine(verifier, text))));
+  return 0;
+}
+
+/**
+ * Calls `onLine` for each non-blank line of a JSONL file (or stdin for `-`), in order, waiting for
+ * each: the input is streamed and `onLine` writes with backpressure, so memory stays flat whatever
+ * the number of lines. Blank lines are skipped (they are not JSONL records); a UTF-8 BOM is dropped.
+ * @throws CliError `ERR_FILE_UNREADABLE` when the batch file cannot be opened.
+ */
+export async function forEachBatchLine(source: string, io: CliIo, onLine: (text: string) => Promise<void>): Promise<void> {
   const input = source === '-' ? io.stdin : await openBatch(source);
   const lines = createInterface({ input, crlfDelay: Infinity });
   let first = true;
@@ -39,13 +49,12 @@ export async function verifyBatch(verifier: Verifier, source: string, io: CliIo)
       const text = first ? raw.replace(/^\uFEFF/, '') : raw;
       first = false;
       if (text.trim() === '') continue;
-      await write(io.stdout, jsonLine(verifyLine(verifier, text)));
+      await onLine(text);
     }
   } finally {
     // Our own file stream must not outlive an aborted run (in-process callers keep going).
     if (input !== io.stdin) input.destroy();
   }
-  return 0;
 }
 
 /** Opens the batch file first, so a missing file is reported before any output. */
