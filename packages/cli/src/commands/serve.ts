@@ -58,6 +58,7 @@ export const serveCommand = defineCommand({
     ['--stored-job-ttl-ms MS', 'without --redis: a finished job is forgotten (404) this long after it finished (default 86400000)'],
     ['--request-timeout-ms MS', 'a request (headers and body) must arrive within this, else 408 (default 30000)'],
     ['--headers-timeout-ms MS', 'a request\'s headers must arrive within this, at most --request-timeout-ms (default 10000)'],
+    ['--no-dashboard', 'serve no web page (by default /dashboard/ shows jobs, attempts, payloads and redeliver)'],
     ['--verbose', 'log jobs and delivery attempts to stderr, one JSON line each'],
   ],
   notes: [
@@ -95,6 +96,7 @@ export const serveCommand = defineCommand({
     'stored-job-ttl-ms': { type: 'string' },
     'request-timeout-ms': { type: 'string' },
     'headers-timeout-ms': { type: 'string' },
+    'no-dashboard': { type: 'boolean' },
     verbose: { type: 'boolean' },
   },
   maxPositionals: 0,
@@ -123,6 +125,7 @@ export const serveCommand = defineCommand({
       allowPrivateReceivers: values['allow-private-receivers'] === true,
       receiverAllowlist: (values['allow-receiver'] ?? []).map((cidr) => checkCidr(cidr)),
       apiKeys: values['api-key'] ?? [],
+      dashboard: values['no-dashboard'] !== true,
     };
     if (options.maxRetryDelayMs! < options.retryBaseMs!) {
       throw new UsageError(`--max-retry-delay-ms (${options.maxRetryDelayMs}) must be at least --retry-base-ms (${options.retryBaseMs})`, cmd);
@@ -181,6 +184,8 @@ export const serveCommand = defineCommand({
         `  receivers:      ${describeReceivers(options)}`,
         // Prometheus delivery counts; no bearer token, like a health check.
         `  metrics:        ${baseUrl}/metrics`,
+        // The page asks for an API key (the inference key above) and keeps it in the tab.
+        ...(options.dashboard === false ? [] : [`  dashboard:      ${baseUrl}/dashboard/`]),
         'Stop with Ctrl-C (SIGINT) or SIGTERM.',
       );
       await write(io.stdout, `${lines.join('\n')}\n`);
