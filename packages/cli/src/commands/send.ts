@@ -15,6 +15,7 @@ import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
 import { jsonLine, readFileArg, write, type CliIo } from '../io.js';
 import { BODY_STYLES, choiceFlag, integerFlag, urlFlag } from './flag-values.js';
+import { BREAK_FLAG_ROWS, BREAK_OPTIONS, breakSigned, readBreakFlags } from './send-break.js';
 
 /** One answer (or its absence) to one delivery, as printed. */
 interface DeliveryLine {
@@ -48,6 +49,7 @@ export const sendCommand = defineCommand({
     ['--concurrency C', 'events in flight at once (default 10)'],
     ['--body-style STYLE', 'body layout: python (default, as the service), canonical or compact'],
     ['--timeout-ms MS', 'time allowed for each answer (default 30000, the service\'s)'],
+    ...BREAK_FLAG_ROWS,
   ],
   notes: [
     'Prints one JSON line per delivery, as answers come:\n' +
@@ -57,6 +59,7 @@ export const sendCommand = defineCommand({
     'The copies of one event go one after the other (a redelivery follows the previous answer), events in\n' +
       'parallel. With --payload and --count > 1, the first event keeps the file\'s job_id and the others get a\n' +
       'fresh one each. Nothing is retried.',
+    'With --break every delivery is broken that way (a receiver should refuse each: 4xx, so exit 1).',
     'Exit 0 when every answer is 2xx, 1 otherwise; 2 for a command-line mistake or an unusable key or payload.',
   ],
   options: {
@@ -69,6 +72,7 @@ export const sendCommand = defineCommand({
     concurrency: { type: 'string' },
     'body-style': { type: 'string' },
     'timeout-ms': { type: 'string' },
+    ...BREAK_OPTIONS,
   },
   maxPositionals: 0,
   async execute(values, _positionals, io: CliIo): Promise<number> {
@@ -86,13 +90,16 @@ export const sendCommand = defineCommand({
     const concurrency = integerFlag(cmd, '--concurrency', values.concurrency, { min: 1, max: 10_000, fallback: 10 });
     const bodyStyle = choiceFlag(cmd, '--body-style', values['body-style'], BODY_STYLES, 'python');
     const timeoutMs = integerFlag(cmd, '--timeout-ms', values['timeout-ms'], { min: 1, max: 3_600_000, fallback: 30_000 });
+    const breakPlan = readBreakFlags(cmd, values.break, values['break-variant']);
 
     const key = loadPrivateKey(await readFileArg(keyFile, '--private-key'));
     const template = values.payload === undefined ? undefined : await readPayload(values.payload);
-    const eventAt = (index: number): Signed =>
+    const intactAt = (index: number): Signed =>
       template === undefined
         ? signed(buildTestEvent({ status }), key, bodyStyle)
         : signedFromTemplate(template, index, key, bodyStyle);
+    const eventAt = breakPlan === undefined ? intactAt : (index: number): Signed => breakSigned(intactAt(index), breakPlan, key, bodyStyle);
+    if (breakPlan !== undefined) await write(io.stderr, `jobhook send: every delivery broken: ${breakPlan.cause} (${breakPlan.name})\n`);
 
     const latencies: number[] = [];
     const byStatus: Record<string, number> = {};

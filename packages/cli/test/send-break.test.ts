@@ -1,0 +1,125 @@
+/**
+ * `jobhook send --break CAUSE` (the BUILT binary, spawned) against a real receiver (core's
+ * createReceiver behind node:http, the demo key pair, captureFailures on): every cause is refused
+ * with a 4xx, the receiver's log line carries its cheap cause, and `jobhook doctor` on the captured
+ * request names the exact cause.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createJsonLogger, createReceiver, type Receiver } from '@jobhook/core';
+import { BREAK_VARIANTS, type BreakCause } from '@jobhook/core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const BIN = resolve(HERE, '../dist/bin.js');
+const REPO = resolve(HERE, '../../..');
+const PRIVATE_KEY = join(REPO, 'examples/keys/demo.private.pem');
+const PUBLIC_KEY = join(REPO, 'examples/keys/demo.public.pem');
+
+function jobhook(args: readonly string[]): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolvePromise({ code, out, err }));
+  });
+}
+
+/** The cheap cause the receiver logs for each broken kind (the body changes are one: body-mismatch). */
+const LOGGED: Record<BreakCause, string> = {
+  'signature-missing': 'signature-missing',
+  'signature-elsewhere': 'signature-elsewhere',
+  'signature-malformed': 'signature-malformed',
+  'hash-algorithm': 'hash-algorithm',
+  'unknown-key': 'unknown-key',
+  'body-malformed': 'body-malformed',
+  'body-transcoded': 'body-mismatch',
+  'body-reserialized': 'body-mismatch',
+  'body-modified': 'body-mismatch',
+};
+
+/** A receiver of its own per cause: refusal lines are one per code per minute, and causes share codes. */
+function freshReceiver(): Receiver {
+  return createReceiver({
+    publicKeys: readFileSync(PUBLIC_KEY),
+    onEvent: () => {},
+    logger: createJsonLogger({ write: (line) => void logs.push(JSON.parse(line)) }),
+    captureFailures: { dir: captures() },
+  });
+}
+
+const captures = (): string => join(tmp, 'captures');
+const captureFiles = (): string[] => (existsSync(captures()) ? readdirSync(captures()).filter((f) => f.endsWith('.json')) : []);
+
+let tmp: string;
+let server: Server;
+let receiver: Receiver;
+let url: string;
+const logs: Array<Record<string, unknown>> = [];
+
+beforeAll(async () => {
+  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (npx tsc -b)`);
+  tmp = mkdtempSync(join(tmpdir(), 'jobhook-send-break-'));
+  receiver = freshReceiver();
+  server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      void receiver.handle({ method: req.method ?? '', headers: req.headers, rawBody: Buffer.concat(chunks) }).then((answer) => {
+        res.writeHead(answer.status, answer.headers).end(answer.body);
+      });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+  await receiver.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('jobhook send --break', () => {
+  it.each(Object.keys(BREAK_VARIANTS) as BreakCause[])('%s: refused, logged with its cause, diagnosed from the capture', async (cause) => {
+    await receiver.close();
+    receiver = freshReceiver();
+    const before = new Set(captureFiles());
+    const logsBefore = logs.length;
+    const sent = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break', cause]);
+    expect(sent.code).toBe(1);
+    expect(sent.err).toContain(`every delivery broken: ${cause} (${BREAK_VARIANTS[cause][0]})`);
+    const [line] = sent.out.trimEnd().split('\n').map((l) => JSON.parse(l) as { status: number; code: string });
+    expect(line!.status).toBeGreaterThanOrEqual(400);
+    expect(line!.status).toBeLessThan(500);
+    expect(logs.slice(logsBefore).filter((l) => l['kind'] === 'rejected')).toEqual([
+      expect.objectContaining({ code: line!.code, cause: LOGGED[cause] }),
+    ]);
+
+    await expect.poll(() => captureFiles().length).toBe(before.size + 1);
+    const [captured] = captureFiles().filter((f) => !before.has(f));
+    const doctor = await jobhook(['doctor', '--public-key', PUBLIC_KEY, '--request', join(captures(), captured!), '--json']);
+    expect(doctor.code).toBe(1);
+    expect(JSON.parse(doctor.out)).toMatchObject({ verified: false, cause });
+  });
+
+  it('--break-variant picks the way; a bad cause or variant is a usage error', async () => {
+    const sent = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break', 'signature-malformed', '--break-variant', '6']);
+    expect(sent.err).toContain('signature-malformed (digest)');
+    const badCause = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break', 'typo']);
+    expect(badCause).toMatchObject({ code: 2, err: expect.stringContaining('--break must be one of') });
+    const badVariant = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break', 'unknown-key', '--break-variant', '9']);
+    expect(badVariant).toMatchObject({ code: 2, err: expect.stringContaining('--break-variant must be a whole number from 0 to 3') });
+    const alone = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break-variant', '1']);
+    expect(alone).toMatchObject({ code: 2, err: expect.stringContaining('--break-variant needs --break') });
+  });
+});
