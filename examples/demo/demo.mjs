@@ -3,7 +3,8 @@
 // Fastify example receiver (examples/fastify-receiver, run as a child process). It shows each webhook
 // verified and handled once, a duplicate acknowledged, a tampered body refused, a job fetched by
 // polling, a delivery log with a retry, why a naive verifier fails, and the public signature vectors.
-// Exit 0 when every check holds, 1 otherwise; nothing is left running either way.
+// Exit 0 when every check holds, 1 otherwise; nothing is left running either way. With --keep-open
+// the service (and its web page) and the receiver stay up after the checks until Ctrl-C.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -34,11 +35,15 @@ const started = performance.now();
 const running = { sender: undefined, receiver: undefined, tap: undefined, tmpDir: undefined };
 /** cleanup()'s one run. */
 let cleaning;
+/** `--keep-open`: after the checks, wait for Ctrl-C (or SIGTERM) with everything up; set to the wait's resolver then. */
+const keepOpen = { asked: process.argv.slice(2).includes('--keep-open'), release: undefined };
 
 // A receiver child must not outlive the demo, however the demo ends.
 process.on('exit', () => running.receiver?.killNow());
 for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
   process.once(signal, () => {
+    // Kept open: the signal is the expected end; shut down as after any run (exit 0 when the checks held).
+    if (keepOpen.release !== undefined) return keepOpen.release();
     console.log(`\n${signal}: stopping the receiver and the service`);
     cleanup().finally(() => process.exit(code));
   });
@@ -56,6 +61,7 @@ try {
 } catch (err) {
   report.error(err);
 }
+if (keepOpen.asked && running.sender !== undefined) await stayOpen();
 const stopped = await cleanup();
 report.title(10, 'Shut down');
 const exit = stopped.receiverExit;
@@ -94,7 +100,7 @@ async function runDemo() {
     retryBaseMs: RETRY_BASE_MS,
     attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
   }));
-  const baseUrl = await sender.listen({ port: 0, host: '127.0.0.1' });
+  const baseUrl = (running.baseUrl = await sender.listen({ port: 0, host: '127.0.0.1' }));
   report.done(`reference service (@jobhook/sender) at ${baseUrl}: memory job store and queue, dev API keys, RSA-3072 signing key generated`);
   report.info('allowInsecureReceivers + receiverAllowlist ["127.0.0.0/8"], only because the receiver is local (http://127.0.0.1);');
   report.info('by default the sender, like the service, refuses receivers that are not public https:// URLs');
@@ -270,6 +276,18 @@ async function runDemo() {
       vectors.disagreeing.slice(0, 5).join('; '),
     );
   }
+}
+
+/** `--keep-open`: prints where the page is and waits for Ctrl-C or SIGTERM, the watchdog off. */
+async function stayOpen() {
+  clearTimeout(watchdog);
+  const waiting = new Promise((resolve) => (keepOpen.release = resolve));
+  console.log(`\nkept open (--keep-open): the service and the receiver stay up until Ctrl-C`);
+  console.log(`  dashboard:     ${running.baseUrl}/dashboard/`);
+  console.log(`  inference key: ${running.sender.devKeys.inference}  (enter it in the page)`);
+  if (running.tap !== undefined) console.log(`  receiver URL:  ${running.tap.url}/webhooks/jobs  (the Fastify receiver behind the wire tap: use it in "Submit a test job")`);
+  await waiting;
+  console.log('stopping the receiver and the service');
 }
 
 /** Polls `probe` every 20 ms until it returns a truthy value. */
