@@ -26,6 +26,7 @@ const GROUPS = {
   'verify-path': () => import('./verify-path.bench.mjs'),
   stores: () => import('./stores.bench.mjs'),
   receiver: () => import('./receiver.bench.mjs'),
+  'receiver-stores': () => import('./receiver-stores.bench.mjs'),
   attack: () => import('./attack.bench.mjs'),
   'adapter-express': () => import('./adapter-express.bench.mjs'),
   'adapter-koa': () => import('./adapter-koa.bench.mjs'),
