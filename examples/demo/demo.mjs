@@ -1,8 +1,9 @@
 // The jobhook demo (`npm run demo`): the whole loop on this machine. The reference service
 // (@jobhook/sender) runs jobs submitted with @jobhook/client and delivers their signed webhooks to the
 // Fastify example receiver (examples/fastify-receiver, run as a child process). It shows each webhook
-// verified and handled once, a duplicate acknowledged, a tampered body refused, a job fetched by
-// polling, a delivery log with a retry, why a naive verifier fails, and the public signature vectors.
+// verified and handled once, a duplicate acknowledged, a tampered body refused and diagnosed (why its
+// signature fails), a job fetched by polling, a delivery log with a retry, why a naive verifier
+// fails, and the public signature vectors.
 // Exit 0 when every check holds, 1 otherwise; nothing is left running either way. With --keep-open
 // the service (and its web page) and the receiver stay up after the checks until Ctrl-C.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from '@jobhook/client';
-import { parseBody, rawJson, stringifyJson, toLosslessValue } from '@jobhook/core';
+import { diagnoseDelivery, parseBody, rawJson, stringifyJson, toLosslessValue } from '@jobhook/core';
 import { createSender } from '@jobhook/sender';
 import { compareNaiveAndExact } from './lib/naive-vs-exact.mjs';
 import { startReceiverChild } from './lib/receiver-child.mjs';
@@ -205,12 +206,27 @@ async function runDemo() {
   );
   const res = await fetch(receiverUrl, { method: 'POST', body: tampered, headers });
   const refusal = await res.json();
-  await receiver.waitFor((e) => e.kind === 'rejected' && e.code === refusal.error?.code, 'the rejection of the tampered body');
+  const refusalLine = await receiver.waitFor((e) => e.kind === 'rejected' && e.code === refusal.error?.code, 'the rejection of the tampered body');
   report.check(
     !tampered.equals(firstA.body) && res.status === 401 && refusal.error?.code === 'ERR_SIGNATURE_INVALID',
     `"order": "A-17" → "A-71": ${res.status} ${refusal.error?.code}: ${refusal.error?.message}`,
     'expected 401 ERR_SIGNATURE_INVALID',
   );
+  // The receiver logs the cheap cause; the offline diagnosis (jobhook doctor) names the change.
+  const diagnose = (body) => diagnoseDelivery({ method: 'POST', headers, body }, { publicKeys: sender.publicKeyPem });
+  const modified = diagnose(tampered);
+  report.check(
+    refusalLine.cause === 'body-mismatch' && modified.cause === 'body-modified',
+    `its log line says cause "${refusalLine.cause}"; diagnosed (jobhook doctor): ${modified.cause}: ${modified.message}`,
+    `log cause ${refusalLine.cause}, diagnosis ${modified.cause}`,
+  );
+  const reserialized = diagnose(Buffer.from(JSON.stringify(JSON.parse(bodyA))));
+  report.check(
+    reserialized.cause === 'body-reserialized',
+    `A's body after JSON.parse + JSON.stringify (a body parser ran first) diagnosed: ${reserialized.cause}; numbers ${reserialized.detail?.numbers?.join(', ')}`,
+    `diagnosed ${reserialized.cause}: ${reserialized.message}`,
+  );
+  report.info(`fix: ${reserialized.fix}`);
   const allHandled = receiver.lines.filter((e) => e.msg === 'job handled');
   const perJob = ['A', 'B', 'C'].map((name) => `${name} ${handledLines(id[name]).length}`).join(', ');
   const requests = receiver.lines.filter((e) => typeof e.msg === 'string' && e.msg.startsWith('jobhook: webhook ')).length;

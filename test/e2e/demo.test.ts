@@ -99,6 +99,9 @@ describe('npm run demo', () => {
     // Duplicate acknowledged without a second handling; tampered body refused.
     expect(run.stdout).toMatch(/redelivery round 1: verified \(profile python\), answered 200 .*"duplicate":true.*handler not run again/);
     expect(run.stdout).toMatch(/401 ERR_SIGNATURE_INVALID/);
+    // ...and diagnosed: the receiver's log cause, then the offline diagnosis of it and of a re-serialized body.
+    expect(run.stdout).toMatch(/✓ its log line says cause "body-mismatch"; diagnosed \(jobhook doctor\): body-modified: /);
+    expect(run.stdout).toMatch(/✓ A's body after JSON\.parse \+ JSON\.stringify .* diagnosed: body-reserialized; numbers /);
     expect(run.stdout).toMatch(/handler ran once per job \(A 1, B 1, C 1\)/);
     // Polling, delivery log, naive vs exact, the repository's vectors (their absence is a failure).
     expect(run.stdout).toMatch(/getJob → "processing"; pollJob → "success"/);
