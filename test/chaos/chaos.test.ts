@@ -36,15 +36,8 @@ import {
 import { createChaosPlan, MAX_PLANNED_FAULTS, type ChaosPlan } from '../helpers/chaos-plan.js';
 import { runningChildPids, stopAllChildren, type ManagedChild } from '../helpers/chaos-processes.js';
 import { formatTable, mapConcurrent, tallyHandled } from '../helpers/chaos-report.js';
+import { envInteger } from '../helpers/env-integer.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
-
-function envInteger(name: string, fallback: number): number {
-  const text = process.env[name];
-  if (text === undefined || text === '') return fallback;
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(text)}`);
-  return value;
-}
 
 const JOBS = envInteger('CHAOS_JOBS', 300);
 const SEED = envInteger('CHAOS_SEED', 20_250_611);

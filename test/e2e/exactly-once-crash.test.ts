@@ -29,14 +29,7 @@ import { assertBuilt, REPO_ROOT, writeSigningKeys } from '../helpers/chaos-clust
 import { spawnNode, stopAllChildren, type ManagedChild } from '../helpers/chaos-processes.js';
 import { formatTable, mapConcurrent } from '../helpers/chaos-report.js';
 import { createSenderApi, type SenderApi } from '../helpers/e2e-sender-api.js';
-
-function envInteger(name: string, fallback: number): number {
-  const text = process.env[name];
-  if (text === undefined || text === '') return fallback;
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${JSON.stringify(text)}`);
-  return value;
-}
+import { envInteger } from '../helpers/env-integer.js';
 
 const JOBS = Math.ceil(envInteger('CHAOS_JOBS', 300) / 5);
 const KILLS = Math.max(3, Math.ceil(JOBS / 40));

@@ -201,6 +201,19 @@ describe('transactional mode (pg PoolClient as ctx.db)', () => {
   });
 });
 
+describe('transactional: false', () => {
+  it('the receiver claims with a lease and completes; ctx.db is undefined', async () => {
+    const { store } = await setup((table) => createPostgresStore({ pool }, { table, transactional: false }));
+    expect('runInTransaction' in store).toBe(false);
+    const seen: unknown[] = [];
+    const receiver = createReceiver({ publicKeys: keys.publicKeyPem, store, onEvent: (_event, ctx) => void seen.push(ctx.db) });
+    const request = buildSignedRequest();
+    expect(summary(await receiver.handle(request))).toEqual([200, 'handled', undefined]);
+    expect(summary(await receiver.handle(request))).toEqual([200, 'duplicate', undefined]);
+    expect(seen).toEqual([undefined]);
+  });
+});
+
 describe('other libraries through the executeSql adapter', () => {
   it('a TransactionRunner of hand-driven pg clients and pgExecutor: the done mark runs on the runner transaction', async () => {
     const seen: string[] = [];
