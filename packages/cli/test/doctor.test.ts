@@ -4,39 +4,14 @@
  * human and JSON form with their exit codes; a request captured by a receiver's captureFailures,
  * diagnosed; usage errors.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createReceiver, silentLogger } from '@jobhook/core';
 import { breakDelivery, buildTestEvent } from '@jobhook/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildDiagnosisCases, caseKeys, type DiagnosisCase } from '../../core/test/helpers/broken-deliveries.js';
-
-const HERE = dirname(fileURLToPath(import.meta.url));
-const BIN = resolve(HERE, '../dist/bin.js');
-const REPO = resolve(HERE, '../../..');
-
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-function jobhook(args: readonly string[], input = ''): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, out, err }));
-    child.stdin.on('error', () => {});
-    child.stdin.end(input);
-  });
-}
+import { runJobhook as jobhook } from './helpers/jobhook-process.js';
 
 function requestOf(c: Pick<DiagnosisCase, 'headers' | 'body'>): object {
   return { method: 'POST', headers: c.headers, body_b64: c.body.toString('base64') };

@@ -4,34 +4,16 @@
  * with a 4xx, the receiver's log line carries its cheap cause, and `jobhook doctor` on the captured
  * request names the exact cause.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createJsonLogger, createReceiver, type Receiver } from '@jobhook/core';
 import { BREAK_VARIANTS, type BreakCause } from '@jobhook/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO, runJobhook as jobhook, serveReceiver, type ReceiverServer } from './helpers/jobhook-process.js';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const BIN = resolve(HERE, '../dist/bin.js');
-const REPO = resolve(HERE, '../../..');
 const PRIVATE_KEY = join(REPO, 'examples/keys/demo.private.pem');
 const PUBLIC_KEY = join(REPO, 'examples/keys/demo.public.pem');
-
-function jobhook(args: readonly string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, out, err }));
-  });
-}
 
 /** The cheap cause the receiver logs for each broken kind (the body changes are one: body-mismatch). */
 const LOGGED: Record<BreakCause, string> = {
@@ -60,31 +42,20 @@ const captures = (): string => join(tmp, 'captures');
 const captureFiles = (): string[] => (existsSync(captures()) ? readdirSync(captures()).filter((f) => f.endsWith('.json')) : []);
 
 let tmp: string;
-let server: Server;
+let server: ReceiverServer;
 let receiver: Receiver;
 let url: string;
 const logs: Array<Record<string, unknown>> = [];
 
 beforeAll(async () => {
-  if (!existsSync(BIN)) throw new Error(`${BIN} is missing: build first (npx tsc -b)`);
   tmp = mkdtempSync(join(tmpdir(), 'jobhook-send-break-'));
   receiver = freshReceiver();
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void receiver.handle({ method: req.method ?? '', headers: req.headers, rawBody: Buffer.concat(chunks) }).then((answer) => {
-        res.writeHead(answer.status, answer.headers).end(answer.body);
-      });
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  server = await serveReceiver(() => receiver);
+  url = server.url;
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
+  await server.close();
   await receiver.close();
   rmSync(tmp, { recursive: true, force: true });
 });

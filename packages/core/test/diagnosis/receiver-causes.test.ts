@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createJsonLogger, createReceiver, diagnoseDelivery, type Logger } from '../../src/index.js';
+import { createFetchHandler, createJsonLogger, createReceiver, diagnoseDelivery, type Logger } from '../../src/index.js';
 import { breakDelivery, buildTestEvent, createTestKeyPair, type BreakCause } from '../../src/testing/index.js';
 
 const keys = createTestKeyPair();
@@ -116,6 +116,19 @@ describe('captureFailures', () => {
     const [mine] = readdirSync(dir).filter((f) => f !== 'failure-earlier.json');
     const record = JSON.parse(readFileSync(join(dir, mine!), 'utf8')) as Record<string, unknown>;
     expect(record).toMatchObject({ body_b64: '', body_omitted: expect.any(Number), status: 401, code: 'ERR_SIGNATURE_INVALID', cause: 'body-mismatch' });
+  });
+
+  it('an adapter\'s header check refuses before the body is read: the capture has the headers, no body', async () => {
+    const dir = tempDir();
+    const handler = createFetchHandler(receiverWith(logLines().logger, { captureFailures: { dir } }));
+    const broken = breakDelivery(buildTestEvent(), 'signature-elsewhere', { privateKey: keys.privateKey });
+    const res = await handler(new Request('http://localhost/hooks', { method: 'POST', headers: broken.headers, body: broken.body }));
+    expect(res.status).toBe(401);
+    await expect.poll(() => readdirSync(dir).length).toBe(1);
+    const record = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]!), 'utf8')) as { headers: Record<string, string>; body_b64: string };
+    expect(record).toMatchObject({ body_b64: '', body_read: false, cause: 'signature-elsewhere', headers: { 'x-signature': expect.any(String) } });
+    const d = diagnoseDelivery({ headers: record.headers, body: Buffer.alloc(0) }, { publicKeys: keys.publicKeyPem });
+    expect(d).toMatchObject({ cause: 'signature-elsewhere', detail: { header: 'x-signature' } });
   });
 
   it('refuses bad options at construction', () => {
