@@ -16,6 +16,7 @@ import { UsageError } from '../errors.js';
 import { jsonLine, readFileArg, write, type CliIo } from '../io.js';
 import { BODY_STYLES, choiceFlag, integerFlag, urlFlag } from './flag-values.js';
 import { BREAK_FLAG_ROWS, BREAK_OPTIONS, breakSigned, readBreakFlags } from './send-break.js';
+import { createSendProgress, PROGRESS_FLAG_ROWS, PROGRESS_OPTIONS, progressMode } from './send-progress.js';
 
 /** One answer (or its absence) to one delivery, as printed. */
 interface DeliveryLine {
@@ -50,6 +51,7 @@ export const sendCommand = defineCommand({
     ['--body-style STYLE', 'body layout: python (default, as the service), canonical or compact'],
     ['--timeout-ms MS', 'time allowed for each answer (default 30000, the service\'s)'],
     ...BREAK_FLAG_ROWS,
+    ...PROGRESS_FLAG_ROWS,
   ],
   notes: [
     'Prints one JSON line per delivery, as answers come:\n' +
@@ -73,6 +75,7 @@ export const sendCommand = defineCommand({
     'body-style': { type: 'string' },
     'timeout-ms': { type: 'string' },
     ...BREAK_OPTIONS,
+    ...PROGRESS_OPTIONS,
   },
   maxPositionals: 0,
   async execute(values, _positionals, io: CliIo): Promise<number> {
@@ -107,10 +110,13 @@ export const sendCommand = defineCommand({
     let networkErrorShown = false;
     let next = 0;
     const to = target(url, Math.min(concurrency, count));
+    const progress = createSendProgress({ stderr: io.stderr, mode: progressMode(values.progress, values['no-progress'], io.stderr), total: count * (1 + duplicates) });
     const started = performance.now();
 
     async function deliver(event: Signed, copy: number): Promise<void> {
+      progress.started();
       const line = await post(to, event, copy, timeoutMs);
+      progress.finished(line.latency_ms, line.status !== null && line.status >= 200 && line.status <= 299);
       latencies.push(line.latency_ms);
       const bucket = line.status === null ? (line.code ?? 'none') : String(line.status);
       byStatus[bucket] = (byStatus[bucket] ?? 0) + 1;
@@ -134,6 +140,7 @@ export const sendCommand = defineCommand({
     } finally {
       to.agent.destroy();
     }
+    await progress.end();
 
     const deliveries = count * (1 + duplicates);
     const sorted = latencies.sort((a, b) => a - b);
