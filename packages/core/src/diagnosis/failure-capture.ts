@@ -66,6 +66,9 @@ export interface FailedRequest {
 const SECRET_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'api-key', 'apikey']);
 const SECRET_NAME = /auth|token|secret|passw|cookie|session|api[-_]?key|credential|private/i;
 const REDACTED = '[redacted]';
+/** Longest header value kept: twice a signature of the largest key; Node's 16 KiB head bounds the rest, a fetch runtime may not. */
+const MAX_HEADER_VALUE_CHARS = 8192;
+const capValue = (value: string): string => (value.length > MAX_HEADER_VALUE_CHARS ? `${value.slice(0, MAX_HEADER_VALUE_CHARS)}[…]` : value);
 
 /**
  * Makes the capture writer of one receiver: fire and forget (the answer never waits for the disk),
@@ -102,7 +105,9 @@ export function createFailureCapture(
   };
 
   const redact = (name: string, value: string | string[]): string | string[] => {
-    if (own.has(name) || !(SECRET_HEADERS.has(name) || SECRET_NAME.test(name))) return value;
+    if (own.has(name) || !(SECRET_HEADERS.has(name) || SECRET_NAME.test(name))) {
+      return Array.isArray(value) ? value.map(capValue) : capValue(value);
+    }
     return Array.isArray(value) ? value.map(() => REDACTED) : REDACTED;
   };
 
