@@ -101,7 +101,7 @@ export function createPostgresStore<Db>(connection: PostgresConnection, options:
       const [row] = (await query('claim', sql.claim, [jobId, token, leaseMs], jobId)) as unknown as StateRow[];
       if (row?.claimed === true) return { state: 'claimed', token };
       if (row?.found === true && row.live === true) {
-        return row.done === true ? DONE : { state: 'in-flight', retryAfterMs: Math.min(leaseMs, row.ms_left ?? 1) };
+        return row.done === true ? DONE : { state: 'in-flight', retryAfterMs: row.ms_left ?? 1 };
       }
       // Lost to a claim committed after this statement's snapshot: ask again, it is visible now.
     }
