@@ -65,6 +65,7 @@ export function renderAttemptsChart(attempts: readonly Attempt[]): SVGElement {
     else bucket.bad++;
   });
   const most = Math.max(1, ...buckets.map((b) => b.ok + b.retry + b.bad));
+  const bucket = span / BUCKETS;
   const plot = HEIGHT - 16;
   const bw = WIDTH / BUCKETS;
   buckets.forEach((b, i) => {
@@ -79,7 +80,7 @@ export function renderAttemptsChart(attempts: readonly Attempt[]): SVGElement {
   svg.append(
     s('line', { x1: 0, x2: WIDTH, y1: plot, y2: plot, class: 'axis' }),
     s('text', { x: 0, y: HEIGHT - 2, class: 'tick' }, shortTime(new Date(t0).toISOString())),
-    s('text', { x: WIDTH, y: HEIGHT - 2, class: 'tick end' }, `${most} max / bucket of ${(span / BUCKETS / 1000).toFixed(1)} s`),
+    s('text', { x: WIDTH, y: HEIGHT - 2, class: 'tick end' }, `${most} max / bucket of ${bucket < 1000 ? `${Math.round(bucket)} ms` : `${(bucket / 1000).toFixed(1)} s`}`),
   );
   return svg;
 }

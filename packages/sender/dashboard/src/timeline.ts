@@ -51,7 +51,8 @@ export function renderTimeline(attempts: readonly Attempt[]): SVGElement {
           { x: start, y, width: end - start, height: 20, rx: 3, class: `bar ${outcomeClass(a.outcome)}`, 'data-testid': 'timeline-attempt' },
           s('title', {}, `round ${a.round} attempt ${a.attempt}: ${label} in ${a.duration_ms} ms (${a.outcome})`),
         ),
-        s('text', { x: end + 3, y: y + 15, class: 'label' }, label),
+        // Near the right edge the label goes before the bar, inside the drawing.
+        end > WIDTH - RIGHT - 40 ? s('text', { x: start - 3, y: y + 15, class: 'label end' }, label) : s('text', { x: end + 3, y: y + 15, class: 'label' }, label),
       );
     });
   });
