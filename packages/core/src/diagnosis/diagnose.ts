@@ -8,6 +8,7 @@ import { recoverDigests } from '../signature/recover-digest.js';
 import { verifyBody } from '../signature/verifier.js';
 import { CAUSE_FIX, type DiagnosisCause } from './causes.js';
 import { reserializationSigns } from './reserialized.js';
+import { listHeaders } from './header-list.js';
 import { checkSignatureHeaders } from './signature-header.js';
 import { undoCharacterChanges } from './transcoding.js';
 
@@ -86,7 +87,18 @@ export function diagnoseDelivery(request: DiagnosisRequest, options: DiagnoseOpt
   const body = typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
 
   const head = checkSignatureHeaders(request.headers, names, keyRing);
-  if (!head.ok) return failure(head.cause, head.message, { detail: { ...head.detail } });
+  if (!head.ok) {
+    if (head.recovered === undefined) return failure(head.cause, head.message, { detail: { ...head.detail } });
+    // The signature is there in another place or dress: say what the delivery would be once it is read right.
+    const headers: Record<string, string | string[]> = Object.fromEntries(listHeaders(request.headers, [names.signature, names.hashAlgorithm, names.webhook]));
+    headers[names.signature.toLowerCase()] = head.recovered;
+    const fixed = diagnoseDelivery({ ...request, headers }, { ...options, publicKeys: keyRing });
+    const then = fixed.verified ? 'read from there, the signature verifies' : `read from there, the delivery still fails: ${fixed.cause}`;
+    return failure(head.cause, `${head.message}; ${then}`, {
+      ...(fixed.keyId === undefined ? {} : { keyId: fixed.keyId }),
+      detail: { ...head.detail, onceFixed: fixed.cause },
+    });
+  }
   const signature = head.signature;
 
   const recovered = recoverDigests(signature, keyRing);

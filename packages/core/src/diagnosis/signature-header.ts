@@ -11,6 +11,8 @@ export type HeaderFinding =
       readonly cause: 'hash-algorithm' | 'signature-missing' | 'signature-elsewhere' | 'signature-malformed' | 'unknown-key';
       readonly message: string;
       readonly detail: Readonly<Record<string, unknown>>;
+      /** The signature as hex, when the value is one in another place or dress (renamed header, prefix, base64, ...). */
+      readonly recovered?: string;
     };
 
 /** How a present but unusable signature header value is wrong. */
@@ -69,8 +71,9 @@ export function checkSignatureHeaders(
       return {
         ok: false,
         cause: 'signature-elsewhere',
-        message: `no ${names.signature} header, but ${elsewhere} holds a value shaped like a signature: a proxy renamed the header, or the signature is read from the wrong one`,
-        detail: { header: elsewhere, expected: names.signature },
+        message: `no ${names.signature} header, but ${elsewhere.name} holds a value shaped like a signature: a proxy renamed the header, or the signature is read from the wrong one`,
+        detail: { header: elsewhere.name, expected: names.signature },
+        recovered: elsewhere.hex,
       };
     }
     return {
@@ -125,25 +128,27 @@ function classifyValue(
   }
   const usable = (candidate: string): boolean => HEX.test(candidate) && candidate.length % 2 === 0 && keyBytes.has(candidate.length / 2);
   const label = LABEL.exec(text);
-  if (label !== null && usable(text.slice(label[0].length).trim())) {
-    return malformed('prefixed', `${names.signature} starts with "${label[0].trim()}"; the service sends the hex alone (the rest is a well-formed signature)`, names);
+  const unlabelled = label === null ? '' : text.slice(label[0].length).trim();
+  if (label !== null && usable(unlabelled)) {
+    return malformed('prefixed', `${names.signature} starts with "${label[0].trim()}"; the service sends the hex alone (the rest is a well-formed signature)`, names, unlabelled);
   }
   const unquoted = text.replace(/^["']|["']$/g, '');
   if (unquoted !== text && usable(unquoted)) {
-    return malformed('quoted', `${names.signature} is wrapped in quotes; the hex inside is a well-formed signature`, names);
+    return malformed('quoted', `${names.signature} is wrapped in quotes; the hex inside is a well-formed signature`, names, unquoted);
   }
   const joined = text.replace(SEPARATORS, '');
   if (joined !== text && usable(joined)) {
-    return malformed('separators', `${names.signature} has separators (spaces, colons, dashes) between its hex digits`, names);
+    return malformed('separators', `${names.signature} has separators (spaces, colons, dashes) between its hex digits`, names, joined);
   }
-  if (BASE64.test(text) && keyBytes.has(Buffer.from(text, 'base64').length)) {
-    return malformed('base64', `${names.signature} is base64 of a signature; the service sends hex (${expected} digits)`, names);
+  const decoded = BASE64.test(text) ? Buffer.from(text, 'base64') : undefined;
+  if (decoded !== undefined && keyBytes.has(decoded.length)) {
+    return malformed('base64', `${names.signature} is base64 of a signature; the service sends hex (${expected} digits)`, names, decoded.toString('hex'));
   }
   return malformed('not-hex', `${names.signature} is not hex (${text.length} characters); the configured keys make ${expected} hex digits`, names);
 }
 
-function malformed(shape: SignatureShape, message: string, names: Pick<WebhookHeaderNames, 'signature'>): HeaderFinding {
-  return { ok: false, cause: 'signature-malformed', message, detail: { shape, header: names.signature } };
+function malformed(shape: SignatureShape, message: string, names: Pick<WebhookHeaderNames, 'signature'>, recovered?: string): HeaderFinding {
+  return { ok: false, cause: 'signature-malformed', message, detail: { shape, header: names.signature }, ...(recovered === undefined ? {} : { recovered }) };
 }
 
 /**
@@ -154,20 +159,25 @@ function findSignatureElsewhere(
   headers: RequestHeaders,
   names: Pick<WebhookHeaderNames, 'signature' | 'hashAlgorithm' | 'webhook'>,
   keyBytes: ReadonlySet<number>,
-): string | undefined {
+): { name: string; hex: string } | undefined {
   const own = new Set([names.signature, names.hashAlgorithm, names.webhook].map((n) => n.toLowerCase()));
   for (const [name, value] of listHeaders(headers)) {
     if (own.has(name)) continue;
     const first = (typeof value === 'string' ? value : (value[0] ?? '')).trim();
     if (first.length < 64 || first.length > MAX_VALUE_CHARS) continue;
-    if (looksLikeSignature(first, keyBytes)) return name;
+    const hex = signatureIn(first, keyBytes);
+    if (hex !== undefined) return { name, hex };
   }
   return undefined;
 }
 
-function looksLikeSignature(value: string, keyBytes: ReadonlySet<number>): boolean {
+/** The signature (hex) a value holds, bare, labelled, quoted or in base64; undefined when it holds none. */
+function signatureIn(value: string, keyBytes: ReadonlySet<number>): string | undefined {
   const label = LABEL.exec(value);
   const bare = (label === null ? value : value.slice(label[0].length)).trim().replace(/^["']|["']$/g, '');
-  if (HEX.test(bare)) return bare.length % 2 === 0 && (keyBytes.has(bare.length / 2) || RSA_SIGNATURE_BYTES.has(bare.length / 2));
-  return BASE64.test(bare) && keyBytes.has(Buffer.from(bare, 'base64').length);
+  if (HEX.test(bare)) {
+    return bare.length % 2 === 0 && (keyBytes.has(bare.length / 2) || RSA_SIGNATURE_BYTES.has(bare.length / 2)) ? bare : undefined;
+  }
+  const decoded = BASE64.test(bare) ? Buffer.from(bare, 'base64') : undefined;
+  return decoded !== undefined && keyBytes.has(decoded.length) ? decoded.toString('hex') : undefined;
 }

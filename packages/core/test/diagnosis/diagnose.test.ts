@@ -95,6 +95,11 @@ describe('what each diagnosis says', () => {
   it('signature-elsewhere: names the header that holds it', () => {
     const headers = new Set(of('signature-elsewhere/').map((d) => d.detail?.['header']));
     expect([...headers].sort()).toEqual(['signature', 'x-hub-signature-256', 'x-original-x-service-signature', 'x-signature', 'x-webhook-signature']);
+    // Read from there, each verifies: the body was never the problem.
+    for (const d of of('signature-elsewhere/')) {
+      expect(d.detail?.['onceFixed']).toBe('verified');
+      expect(d.message).toMatch(/read from there, the signature verifies$/);
+    }
   });
 
   it('signature-malformed: the shape of each variant', () => {
@@ -113,6 +118,31 @@ describe('what each diagnosis says', () => {
       quoted: 'quoted',
       'not-hex': 'not-hex',
     });
+    // A signature in another dress is taken out of it and tried: these verify once sent bare.
+    const onceFixed = Object.fromEntries(
+      diagnosed.filter(({ c }) => c.expected === 'signature-malformed').map(({ c, d }) => [c.variant, d.detail?.['onceFixed']]),
+    );
+    expect(onceFixed).toEqual({
+      'sha256-prefix': 'verified',
+      base64: 'verified',
+      truncated: undefined,
+      'odd-length': undefined,
+      colons: 'verified',
+      spaces: 'verified',
+      digest: undefined,
+      empty: undefined,
+      quoted: 'verified',
+      'not-hex': undefined,
+    });
+  });
+
+  it('a renamed header over a re-serialized body: both said', () => {
+    const keys = createTestKeyPair();
+    const broken = breakDelivery(buildTestEvent(), 'body-reserialized', { privateKey: keys.privateKey });
+    const { 'X-Service-Signature': signature, ...rest } = broken.headers;
+    const d = diagnoseDelivery({ headers: { ...rest, 'X-Signature': signature! }, body: broken.body }, { publicKeys: keys.publicKeyPem });
+    expect(d).toMatchObject({ cause: 'signature-elsewhere', keyId: expect.any(String), detail: { header: 'x-signature', onceFixed: 'body-reserialized' } });
+    expect(d.message).toMatch(/read from there, the delivery still fails: body-reserialized$/);
   });
 
   it('body-malformed: the kind of body', () => {
@@ -175,6 +205,7 @@ describe('inputs', () => {
     expect(diagnoseDelivery({ headers: new Headers(moved.headers), body: moved.body }, { publicKeys: keys.publicKeyPem }).detail).toEqual({
       header: 'x-signature',
       expected: 'X-Service-Signature',
+      onceFixed: 'verified',
     });
   });
 
