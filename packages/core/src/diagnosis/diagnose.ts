@@ -6,7 +6,7 @@ import type { RequestHeaders } from '../receiver/request-headers.js';
 import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
 import { recoverDigests } from '../signature/recover-digest.js';
 import { verifyBody } from '../signature/verifier.js';
-import { CAUSE_FIX, type DiagnosisCause } from './causes.js';
+import { CAUSE_FIX, type DIAGNOSIS_CAUSES, type DiagnosisCause } from './causes.js';
 import { reserializationSigns } from './reserialized.js';
 import { listHeaders } from './header-list.js';
 import { checkSignatureHeaders } from './signature-header.js';
@@ -36,6 +36,7 @@ export interface DiagnoseOptions extends ParseOptions {
 export interface Diagnosis {
   /** True only for `cause: 'verified'`. */
   verified: boolean;
+  /** Why: `verified`, or the first failure found in the order of {@link DIAGNOSIS_CAUSES}. */
   cause: DiagnosisCause;
   /** What happened to this delivery, specifically (names headers, keys, the change found). */
   message: string;
@@ -45,7 +46,7 @@ export interface Diagnosis {
   profile?: CanonicalProfile;
   /** Id of the key that made the signature, when one of yours did. */
   keyId?: string;
-  /** Machine-readable specifics: `keyIdsTried`, `header`, `shape`, `change`, `numbers`, `code`, ... */
+  /** Machine-readable specifics: `keyIdsTried`, `header`, `shape`, `onceFixed`, `kind`, `code`, `change`, `numbers`, `bigIntegers`. */
   detail?: Record<string, unknown>;
 }
 
