@@ -174,6 +174,31 @@ describe.each(stores)('the dashboard in Chromium, $name job store', ({ name, opt
     await other.context().close();
   });
 
+  test('a failing test job from the form, and the list filters', async () => {
+    const problems: string[] = [];
+    const page = await openWithKey(baseUrl, TOKENS.uncapped, problems);
+    await page.getByTestId('outcome').selectOption('fail');
+    await page.locator('input[name=error_code]').fill('provider_timeout');
+    await page.getByTestId('submit-job').click();
+    await expect.poll(() => page.getByTestId('submit-message').textContent()).toMatch(/^submitted /);
+    const jobId = ((await page.getByTestId('submit-message').textContent()) ?? '').replace('submitted ', '');
+    const row = page.locator(`[data-testid=job-row][data-job-id="${jobId}"]`);
+    await row.locator('.s-fail').waitFor();
+    expect(await row.getAttribute('data-delivery')).toBe('none');
+
+    await page.getByTestId('filter-status').selectOption('fail');
+    await expect.poll(() => page.getByTestId('job-row').count()).toBe(1);
+    expect(await page.getByTestId('job-row').getAttribute('data-job-id')).toBe(jobId);
+    await page.getByTestId('filter-status').selectOption('');
+    await page.getByTestId('filter-delivery').selectOption('delivered');
+    await expect.poll(() => page.locator(`[data-testid=job-row][data-job-id="${jobId}"]`).count()).toBe(0);
+    const deliveries = await page.getByTestId('job-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-delivery')));
+    expect(deliveries.length).toBeGreaterThan(0);
+    expect(new Set(deliveries)).toEqual(new Set(['delivered']));
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   test('a refused key is said so and not kept', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
