@@ -27,6 +27,7 @@ export interface Attempt {
   response_body: unknown;
 }
 
+/** `GET …/deliveries`: the job's delivery state and round, and its attempts oldest first. */
 export interface Deliveries {
   job_id: string;
   delivery: string | null;
@@ -41,6 +42,7 @@ export interface WebhookView {
   headers: Record<string, string>;
 }
 
+/** `GET /v3/universal-ai/async`: a page of jobs, newest first. */
 export interface JobPage {
   jobs: JobView[];
   next_cursor: string | null;

@@ -13,6 +13,7 @@ export interface Totals {
   attempts: number;
 }
 
+/** The {@link Totals} of `jobs`, with each job's attempts as the page last read them. */
 export function computeTotals(jobs: readonly JobView[], attemptsOf: (jobId: string) => readonly Attempt[] | undefined): Totals {
   const totals: Totals = { jobs: jobs.length, delivered: 0, retried: 0, failed: 0, pending: 0, attempts: 0 };
   for (const job of jobs) {
@@ -27,6 +28,7 @@ export function computeTotals(jobs: readonly JobView[], attemptsOf: (jobId: stri
   return totals;
 }
 
+/** The totals as a row of small boxes. */
 export function renderTotals(t: Totals): HTMLElement {
   const item = (name: string, value: number, cls = ''): HTMLElement =>
     h('div', { class: `total ${cls}`, 'data-testid': `total-${name}` }, h('span', { class: 'value' }, value), h('span', { class: 'name' }, name));
