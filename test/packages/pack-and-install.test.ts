@@ -268,10 +268,10 @@ describe('@jobhook/cli installed alone', () => {
     expect(names.filter((name) => SERVICE_PACKAGES.includes(name))).toEqual([]);
   });
 
-  it('lists every command, and keygen, sign and verify round-trip without the reference service', async () => {
+  it('lists every command; keygen, sign, verify and doctor work without the reference service', async () => {
     const help = await jobhook(['--help']);
     expect(help.code, help.stderr).toBe(0);
-    for (const command of ['verify', 'canonicalize', 'sign', 'keygen', 'send', 'serve']) {
+    for (const command of ['verify', 'doctor', 'canonicalize', 'sign', 'keygen', 'send', 'serve']) {
       expect(help.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
     }
 
@@ -283,6 +283,13 @@ describe('@jobhook/cli installed alone', () => {
     const verify = await jobhook(['verify', '--public-key', 'keys/public.pem', '--signature', sign.stdout.trim(), '--body', 'body.json']);
     expect(verify.code, verify.stderr).toBe(0);
     expect(JSON.parse(verify.stdout)).toMatchObject({ ok: true, job_id: 'job-1' });
+
+    const headers = { 'x-service-signature': sign.stdout.trim() };
+    const request = { method: 'POST', headers, body_b64: Buffer.from(body).toString('base64') };
+    writeFileSync(join(cliApp, 'request.json'), JSON.stringify(request));
+    const doctor = await jobhook(['doctor', '--public-key', 'keys/public.pem', '--request', 'request.json', '--json']);
+    expect(doctor.code, doctor.stderr).toBe(0);
+    expect(JSON.parse(doctor.stdout)).toMatchObject({ verified: true, cause: 'verified' });
   });
 
   it('serve exits 2 with ERR_PACKAGE_MISSING and the install line for @jobhook/sender', async () => {
