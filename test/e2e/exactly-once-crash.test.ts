@@ -6,8 +6,9 @@
 // - Postgres store: the insert goes through ctx.db, the job's transaction; the kill rolls it back, the
 //   retry runs the job again. Every job ends with exactly one row.
 // - Redis store, the same insert outside any transaction (JOBHOOK_STORE=redis): the row is committed at
-//   once, the claim stays held for the lease (20 s), then a retry runs the job again. Every job the
-//   kills landed in ends with two rows: the test tells the two apart on every run.
+//   once, the claim stays held for the lease (20 s), then a retry runs the job again. Every job a
+//   kill landed in ends with two rows or more (more when a later kill lands in its re-run): the test
+//   tells the two apart on every run.
 //
 // A kill lands between write and commit for sure: the receiver logs "job handled" right after its
 // insert and then waits HANDLER_DELAY_MS inside the handler; the test kills on such a line and checks
@@ -199,7 +200,8 @@ function report(store: string, run: Run): void {
       ['jobs with exactly 1 row', counts.filter((n) => n === 1).length],
       ['jobs with 2+ rows', counts.filter((n) => n >= 2).length],
       ['rows in job_results', counts.reduce((a, b) => a + b, 0)],
-      ['kills after the insert (ms after its line)', run.killDelays.map((ms) => ms.toFixed(0)).join(', ')],
+      ['kill after the insert line: max ms', `${Math.max(...run.killDelays).toFixed(0)} (window ${HANDLER_DELAY_MS})`],
+      ['rows of the killed jobs', run.killedInWindow.map((id) => run.rows.get(id) ?? 0).join(' ')],
       ['not delivered', run.undelivered.length],
       ['wall', `${run.seconds.toFixed(1)} s`],
     ]),
@@ -222,14 +224,14 @@ describe('SIGKILL between the handler write and the done mark', () => {
   );
 
   test(
-    'Redis store, write outside the transaction: the jobs the kills landed in have their row twice',
+    'Redis store, write outside the transaction: every job a kill landed in has its row twice or more',
     async () => {
       expect(MAX_RETRIES * (MAX_RETRY_DELAY_MS / 2)).toBeGreaterThan(REDIS_LEASE_MS); // the budget outlasts the lease
       const run = await crashRun('redis');
       report('redis', run);
       for (const ms of run.killDelays) expect(ms).toBeLessThan(HANDLER_DELAY_MS);
       expect(run.undelivered).toEqual([]);
-      expect(run.killedInWindow.map((id) => run.rows.get(id))).toEqual(run.killedInWindow.map(() => 2));
+      expect(run.killedInWindow.filter((id) => (run.rows.get(id) ?? 0) < 2)).toEqual([]);
       expect(run.jobIds.filter((id) => (run.rows.get(id) ?? 0) < 1)).toEqual([]);
     },
     TEST_TIMEOUT_MS,
