@@ -166,6 +166,12 @@ describe('transactional mode (pg PoolClient as ctx.db)', () => {
     expect(await store.runInTransaction(long, { doneTtlMs: 60_000 }, async () => undefined)).toEqual({ state: 'done' });
   });
 
+  it('sweeps by itself every sweepIntervalMs', async () => {
+    const { store } = await setup((table) => createPostgresStore({ pool }, { table, sweepIntervalMs: 50 }));
+    await Promise.all([randomUUID(), randomUUID()].map((id) => store.runInTransaction(id, { doneTtlMs: 1 }, async () => undefined)));
+    await expect.poll(async () => (await pool.query(`SELECT count(*)::int AS n FROM ${store.table}`)).rows[0].n).toBe(0);
+  });
+
   it('migrate() is idempotent and safe to run from several instances at once; schema and table are configurable', async () => {
     const table = `jobhook_mig_${randomUUID().replaceAll('-', '').slice(0, 8)}`;
     const many = Array.from({ length: 4 }, () => createPostgresStore({ pool }, { table, schema: 'jobhook_migrate_test' }));
