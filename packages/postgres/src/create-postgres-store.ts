@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ClaimResult, TransactionResult } from '@jobhook/core';
+import type { ClaimResult } from '@jobhook/core';
 import { checkJobId, checkMs, checkToken, describeValue, MAX_TIMER_MS, MAX_TOKEN_LENGTH, optionError, readOption } from '@jobhook/core/internal';
 import pg, { type Pool, type PoolClient } from 'pg';
 import { poolTransaction } from './pool-transaction.js';
@@ -13,25 +13,21 @@ import {
   type PostgresStoreMethods,
   type PostgresStoreOptions,
 } from './postgres-store-options.js';
-import { pgExecutor, type SqlExecutor, type TransactionRunner } from './sql-executor.js';
+import { runJobTransaction } from './job-transaction.js';
+import { pgExecutor, type TransactionRunner } from './sql-executor.js';
 import { closedError, unavailable, withTimeout, type StoreOperation } from './store-errors.js';
 import { storeSql } from './store-sql.js';
 import { tableName } from './table-name.js';
 
-/**
- * `retryAfterMs` of a job whose transaction another receiver holds: a transaction has no known end,
- * so this is a guess; the receiver answers its own `Retry-After` anyway.
- */
-export const TRANSACTION_RETRY_AFTER_MS = 1000;
 /** Claim statements retried when a concurrent claim committed after the statement's snapshot. */
 const CLAIM_ATTEMPTS = 5;
 const DONE: ClaimResult = Object.freeze({ state: 'done' });
 const WHERE = 'createPostgresStore';
 
-/** One row of the claim or read statements. */
-interface StateRow {
-  claimed?: boolean;
-  found?: boolean;
+/** One row of the claim statement. */
+interface ClaimRow {
+  claimed: boolean;
+  found: boolean;
   done: boolean | null;
   live: boolean | null;
   ms_left: number | null;
@@ -98,7 +94,7 @@ export function createPostgresStore<Db>(connection: PostgresConnection, options:
     const leaseMs = checkMs(readOption(claimOptions, 'leaseMs', 'postgresStore.claim'), 'leaseMs', 'postgresStore.claim');
     const token = randomUUID();
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-      const [row] = (await query('claim', sql.claim, [jobId, token, leaseMs], jobId)) as unknown as StateRow[];
+      const [row] = (await query('claim', sql.claim, [jobId, token, leaseMs], jobId)) as unknown as ClaimRow[];
       if (row?.claimed === true) return { state: 'claimed', token };
       if (row?.found === true && row.live === true) {
         return row.done === true ? DONE : { state: 'in-flight', retryAfterMs: row.ms_left ?? 1 };
@@ -106,27 +102,6 @@ export function createPostgresStore<Db>(connection: PostgresConnection, options:
       // Lost to a claim committed after this statement's snapshot: ask again, it is visible now.
     }
     throw unavailable('claim', new Error(`the claim lost ${CLAIM_ATTEMPTS} races in a row`), jobId);
-  }
-
-  /** The transaction's part: try-lock, read, run `work`, mark done. Rejects to roll back. */
-  async function transactionBody(jobId: string, doneTtlMs: number, db: Db, tx: SqlExecutor, work: (db: Db) => Promise<void>, failed: { error?: unknown; threw: boolean }): Promise<TransactionResult> {
-    const [lock] = (await tx.executeSql(sql.tryLock, [lockKey(jobId)])).rows;
-    if (lock?.['locked'] !== true) return { state: 'in-flight', retryAfterMs: TRANSACTION_RETRY_AFTER_MS };
-    // A statement after the lock's: its snapshot includes the done mark of the transaction that held it.
-    const [row] = (await tx.executeSql(sql.read, [jobId])).rows as unknown as StateRow[];
-    if (row?.live === true) {
-      if (row.done === true) return { state: 'done' };
-      if (row.claimed === true) return { state: 'in-flight', retryAfterMs: row.ms_left ?? 1 };
-    }
-    try {
-      await work(db);
-    } catch (error) {
-      failed.threw = true;
-      failed.error = error;
-      throw error;
-    }
-    await tx.executeSql(sql.markDone, [jobId, doneTtlMs]);
-    return { state: 'committed' };
   }
 
   async function sweep(sweepOptions: { limit?: number } = {}): Promise<number> {
@@ -190,15 +165,7 @@ export function createPostgresStore<Db>(connection: PostgresConnection, options:
       checkOpen('transaction');
       checkJobId(jobId, 'postgresStore.runInTransaction');
       const doneTtlMs = checkMs(readOption(transactionOptions, 'doneTtlMs', 'postgresStore.runInTransaction'), 'doneTtlMs', 'postgresStore.runInTransaction');
-      const failed: { error?: unknown; threw: boolean } = { threw: false };
-      try {
-        return await runner((db, tx) => transactionBody(jobId, doneTtlMs, db, tx, work, failed));
-      } catch (err) {
-        // The handler's error rolled everything back; any other failure (connect, lock, done mark,
-        // COMMIT) means nothing of the handler's work was kept.
-        if (failed.threw) return { state: 'rolled-back', error: failed.error };
-        throw unavailable('transaction', err, jobId);
-      }
+      return runJobTransaction({ sql, runner, lockKey }, jobId, doneTtlMs, work);
     },
   };
   return Object.freeze(store);

@@ -4,7 +4,8 @@
  * handler's writes: exactly-once effects across crashes.
  * @packageDocumentation
  */
-export { createPostgresStore, TRANSACTION_RETRY_AFTER_MS } from './create-postgres-store.js';
+export { createPostgresStore } from './create-postgres-store.js';
+export { TRANSACTION_RETRY_AFTER_MS } from './job-transaction.js';
 export {
   DEFAULT_OPERATION_TIMEOUT_MS,
   DEFAULT_SWEEP_BATCH,
