@@ -90,7 +90,7 @@ export function pyFloatRepr(x) {
   return `${sign}${m}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
 }
 
-const SHORT_ESCAPES = { 0x22: '\\"', 0x5c: '\\\\', 0x0a: '\\n', 0x0d: '\\r', 0x09: '\\t', 0x08: '\\b', 0x0c: '\\f' };
+const SHORT_ESCAPES = { 34: '\\"', 92: '\\\\', 10: '\\n', 13: '\\r', 9: '\\t', 8: '\\b', 12: '\\f' };
 
 /** Python's string literal: `ensureAscii` escapes everything outside 0x20-0x7e (UTF-16 units, lowercase hex). */
 export function pyQuote(s, ensureAscii) {

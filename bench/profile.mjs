@@ -80,7 +80,7 @@ function summarize(file) {
       // Map the line's first token (column 0 is often indentation, which maps to an earlier line).
       const text = m.lines[line - 1] ?? '';
       const e = m.map.findEntry(line - 1, text.length - text.trimStart().length);
-      if (e && e.originalSource) return `${relative(root, resolve(m.dir, e.originalSource))}:${e.originalLine + 1}`;
+      if (e?.originalSource) return `${relative(root, resolve(m.dir, e.originalSource))}:${e.originalLine + 1}`;
     }
     if (!url) return '(native)';
     const p = url.startsWith('file:') ? relative(root, fileURLToPath(url)) : url;
@@ -142,7 +142,7 @@ function summarize(file) {
   const gcHits = profile.nodes.filter((n) => n.callFrame.functionName === '(garbage collector)').reduce((a, n) => a + (n.hitCount ?? 0), 0);
   console.log(`(garbage collector: ${gcHits} samples, ${((gcHits / (total + gcHits)) * 100).toFixed(1)}% of canonicalize + GC)`);
   console.log('\ntotal time by function (self + callees):');
-  for (const key of [...inclusive.keys()]) if (/^\(root\)|  bench\//.test(key)) inclusive.delete(key);
+  for (const key of [...inclusive.keys()]) if (/^\(root\)| {2}bench\//.test(key)) inclusive.delete(key);
   console.log(top(inclusive, 16));
   console.log('\nself time by function:');
   console.log(top(byFunction, 20));

@@ -54,6 +54,7 @@ export function defineCommand<const O extends OptionsConfig>(spec: CommandSpec<O
     flags: spec.flags,
     ...(spec.notes === undefined ? {} : { notes: spec.notes }),
     async run(argv, io) {
+      // biome-ignore lint/suspicious/noImplicitAnyLet: TypeScript types it from the assignment below (parseArgs' result depends on the options).
       let parsed;
       try {
         parsed = parseArgs({

@@ -36,7 +36,7 @@ describe('jobhook doctor --batch', () => {
     const broken = cases.filter((c) => c.expected !== 'verified');
     expect(broken.length).toBeGreaterThanOrEqual(200);
     const file = join(dir, 'cases.jsonl');
-    writeFileSync(file, cases.map((c) => JSON.stringify({ id: c.id, ...requestOf(c) })).join('\n') + '\n');
+    writeFileSync(file, `${cases.map((c) => JSON.stringify({ id: c.id, ...requestOf(c) })).join('\n')}\n`);
     const started = performance.now();
     const run = await jobhook(['doctor', ...keyArgs, '--batch', file]);
     const elapsed = performance.now() - started;

@@ -59,7 +59,7 @@ describe('orjson profile', () => {
     expect(() => c('{"a": -9223372036854775809}', 'orjson')).toThrow(/64-bit/);
   });
   it('refuses more than 255 nested containers', () => {
-    const nest = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+    const nest = (n: number) => `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`;
     expect(() => c(nest(255), 'orjson')).not.toThrow();
     expect(() => c(nest(256), 'orjson')).toThrow(/255/);
   });

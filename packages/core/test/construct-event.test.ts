@@ -200,7 +200,7 @@ describe('constructEvent: headers', () => {
     ['no signature header', {}, 'ERR_SIGNATURE_MISSING'],
     ['an empty signature', { 'x-service-signature': '  ' }, 'ERR_SIGNATURE_MISSING'],
     ['two signature headers', { 'x-service-signature': [signature, signature] }, 'ERR_SIGNATURE_MALFORMED'],
-    ['a signature that is not hex', { 'x-service-signature': 'zz' + signature.slice(2) }, 'ERR_SIGNATURE_MALFORMED'],
+    ['a signature that is not hex', { 'x-service-signature': `zz${signature.slice(2)}` }, 'ERR_SIGNATURE_MALFORMED'],
     ['a signature of the wrong length', { 'x-service-signature': signature.slice(0, 64) }, 'ERR_SIGNATURE_MALFORMED'],
     ['another hash algorithm', { 'x-service-signature': signature, 'x-service-hash-algorithm': 'SHA1' }, 'ERR_HASH_ALGORITHM_UNSUPPORTED'],
   ])('refuses %s, 401 as the receiver does', async (_case, headers, code) => {

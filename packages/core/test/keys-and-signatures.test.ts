@@ -6,7 +6,7 @@ import {
   createKeyRing,
   createVerifier,
   DEFAULT_HEADER_NAMES,
-  JobhookError,
+  type JobhookError,
   rawJson,
   signPayload,
   signPayloadAsync,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalize, JobhookError, parseBody, toValue } from '../src/index.js';
+import { canonicalize, type JobhookError, parseBody, toValue } from '../src/index.js';
 import { codeOf } from './helpers/error-code.js';
 
 
@@ -97,7 +97,7 @@ describe('limits', () => {
   it('ERR_BODY_TOO_LARGE (413) before parsing anything', () => {
     const err = (() => {
       try {
-        canonicalize('{"a": "' + 'x'.repeat(100) + '"}', { maxBodyBytes: 50 });
+        canonicalize(`{"a": "${'x'.repeat(100)}"}`, { maxBodyBytes: 50 });
       } catch (e) {
         return e as JobhookError;
       }
@@ -107,7 +107,7 @@ describe('limits', () => {
     expect(err?.status).toBe(413);
   });
   it('ERR_BODY_TOO_DEEP for a 100,000-deep body, without overflowing the stack', () => {
-    const deep = '{"a":' + '['.repeat(100_000) + ']'.repeat(100_000) + '}';
+    const deep = `{"a":${'['.repeat(100_000)}${']'.repeat(100_000)}}`;
     expect(codeOf(() => canonicalize(deep, { maxBodyBytes: 1 << 20 }))).toBe('ERR_BODY_TOO_DEEP');
     const unclosed = '['.repeat(100_000);
     expect(codeOf(() => canonicalize(unclosed))).toBe('ERR_BODY_TOO_DEEP');

@@ -115,7 +115,10 @@ export function postWebhook(req: PostWebhookRequest): Promise<PostWebhookResult>
       client.destroy();
     };
     const fail = (err: Error & { code?: unknown }): void => {
-      if (answer !== undefined) return finish(answer);
+      if (answer !== undefined) {
+        finish(answer);
+        return;
+      }
       finish({ kind: 'error', code: typeof err.code === 'string' ? err.code : 'network_error', message: err.message, answeredAt: now() });
     };
     const client = (isHttps ? httpsRequest : httpRequest)(options);

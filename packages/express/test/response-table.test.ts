@@ -2,7 +2,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import express from 'express';
+import type express from 'express';
 import {
   JobhookError,
   createMemoryStore,

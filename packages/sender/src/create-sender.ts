@@ -227,20 +227,14 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
           // not hold the shutdown forever.
           const force = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MS);
           force.unref();
-          try {
-            await app.close();
-          } finally {
-            clearTimeout(force);
-            // Even when the HTTP side fails to close, the workers and Redis clients must, or the process cannot exit.
-            try {
-              await openQueue.close();
-            } finally {
-              // Both closed even when one fails; then the first failure is told.
-              const closed = await Promise.allSettled([openJobs.close(), openLedger.close()]);
-              const failed = closed.find((r) => r.status === 'rejected');
-              if (failed !== undefined) throw failed.reason;
-            }
-          }
+          // Every part is closed even when an earlier one fails (the workers and Redis clients must, or
+          // the process cannot exit); then the first failure is told.
+          const http = await Promise.allSettled([app.close()]);
+          clearTimeout(force);
+          const queue = await Promise.allSettled([openQueue.close()]);
+          const stores = await Promise.allSettled([openJobs.close(), openLedger.close()]);
+          const failed = [...http, ...queue, ...stores].find((r) => r.status === 'rejected');
+          if (failed !== undefined) throw failed.reason;
         })();
         return closing;
       },

@@ -1,5 +1,5 @@
 import { constants as fsConstants, type PathLike } from 'node:fs';
-import { access, mkdir, open } from 'node:fs/promises';
+import { access, mkdir, open, type FileHandle } from 'node:fs/promises';
 import { createPublicKey, generateKeyPair } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -81,7 +81,7 @@ async function exists(path: PathLike): Promise<boolean> {
  * never clobbered; the explicit chmod makes the mode exact even when --force reuses a looser file.
  */
 async function writeKeyFile(path: string, text: string, mode: number, force: boolean): Promise<void> {
-  let handle;
+  let handle: FileHandle;
   try {
     handle = await open(path, force ? 'w' : 'wx', mode);
   } catch (cause) {

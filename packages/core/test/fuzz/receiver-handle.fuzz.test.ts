@@ -346,7 +346,7 @@ describe(`receiver.handle fuzz (FUZZ_SEED=${FUZZ_SEED}, FUZZ_RUNS=${FUZZ_RUNS})`
           fc.constantFrom<CanonicalProfile>('python', 'python', 'python-ascii', 'orjson', 'javascript'),
           fc.constantFrom<'python' | 'canonical' | 'compact'>('python', 'canonical', 'compact'),
           async (text, profile, bodyStyle) => {
-            let payload;
+            let payload: ReturnType<typeof signPayload>;
             try {
               payload = signPayload(Buffer.from(text, 'utf8'), keys.privateKey, { profile, bodyStyle });
             } catch (err) {

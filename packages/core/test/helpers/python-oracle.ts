@@ -165,7 +165,7 @@ export async function streamPythonOracle(
 
   const writing = (async () => {
     for (const c of cases) {
-      const line = JSON.stringify({ id: c.id, body_b64: Buffer.from(c.body).toString('base64') }) + '\n';
+      const line = `${JSON.stringify({ id: c.id, body_b64: Buffer.from(c.body).toString('base64') })}\n`;
       if (!proc.stdin.write(line)) await once(proc.stdin, 'drain');
     }
     proc.stdin.end();

@@ -89,7 +89,10 @@ describe('replay window: maxEventAgeMs', () => {
     const ttls: number[] = [];
     const store: IdempotencyStore = {
       claim: (id, o) => inner.claim(id, o),
-      complete: (id, token, o) => (ttls.push(o.ttlMs), inner.complete(id, token, o)),
+      complete: (id, token, o) => {
+        ttls.push(o.ttlMs);
+        return inner.complete(id, token, o);
+      },
       release: (id, token) => inner.release(id, token),
       extend: (id, token, o) => inner.extend(id, token, o),
       close: () => inner.close(),

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore as createRedisStoreFromSubpath } from '@jobhook/core/redis';
-import { isJobhookError, JobhookError } from '../../src/errors.js';
+import { isJobhookError, type JobhookError } from '../../src/errors.js';
 import type { IdempotencyStore } from '../../src/store/idempotency-store.js';
 import { createRedisStore, type RedisStoreOptions } from '../../src/store/redis-store.js';
 import { freePort, startRedisServer, type RedisServer } from '../helpers/redis-server.js';
@@ -113,6 +113,7 @@ describe('createRedisStore', () => {
     }
   });
 
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the test's name spells the key's template.
   it('keeps one key per job, `${keyPrefix}{${jobId}}`: the job id is the hash tag', async () => {
     const keyPrefix = prefix();
     const store = track(createRedisStore({ redis: server.url, keyPrefix }));

@@ -118,7 +118,7 @@ describe.each(kinds)('WorkQueue conformance: $name', ({ make, runs }) => {
   it('logs a throwing handler and keeps running the rest', async () => {
     const logger = createCapturingLogger();
     const queue = await newQueue({ logger });
-    const h = createHarness((kind, id) => {
+    const h = createHarness((_kind, id) => {
       if (id === 'bad/0/1' || id === 'bad-job') throw new Error(`boom ${id}`);
     });
     await queue.start(h.handlers);
