@@ -14,7 +14,8 @@ import express from 'express';
 import getRawBody from 'raw-body';
 import { PATH, appTable, listen, measureGroup, naiveVerifier, ratioTable, runAlone, serveApps } from './http-bench.mjs';
 
-export const description = 'HTTP req/s through Express (autocannon, 10 connections, 1 KB, RSA-3072): @jobhook/express vs a hand-written verifying route vs a bare 200 route';
+export const description =
+  'HTTP req/s through Express (autocannon, 10 connections, 1 KB, RSA-3072): @jobhook/express vs a hand-written verifying route vs a bare 200 route';
 
 const ROUNDS = 2;
 
@@ -69,10 +70,17 @@ export function run({ settings, log }) {
       const busyRatio = r.handWritten.serverUsPerRequest / r.adapter.serverUsPerRequest;
       const apps = appTable(
         r,
-        [['(a) @jobhook/express', 'adapter'], ['(b) hand-written verify', 'handWritten'], ['(c) bare 200', 'bare']],
+        [
+          ['(a) @jobhook/express', 'adapter'],
+          ['(b) hand-written verify', 'handWritten'],
+          ['(c) bare 200', 'bare'],
+        ],
         ['req/s', 'server µs/req', 'p50 ms', 'p99 ms', 'requests', 's'],
       );
-      return { text: [apps, '', ratioTable(r, [['adapter / hand-written, by server busy time', busyRatio]])].join('\n'), data: { serverRatio: busyRatio } };
+      return {
+        text: [apps, '', ratioTable(r, [['adapter / hand-written, by server busy time', busyRatio]])].join('\n'),
+        data: { serverRatio: busyRatio },
+      };
     },
   });
 }

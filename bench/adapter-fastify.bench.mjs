@@ -70,7 +70,11 @@ function startApps(publicKeyPem) {
   const listen = (app) => app.listen({ port: 0, host: HOST }).then(() => app.server);
   return {
     servers: { adapter: listen(adapter), handWritten: listen(handWritten), bare: listen(bare), direct: listen(direct) },
-    stats: () => ({ receivers: { adapter: receiver.stats(), direct: directReceiver.stats() }, handlerRuns, handWrittenFailures: naive.failures }),
+    stats: () => ({
+      receivers: { adapter: receiver.stats(), direct: directReceiver.stats() },
+      handlerRuns,
+      handWrittenFailures: naive.failures,
+    }),
   };
 }
 

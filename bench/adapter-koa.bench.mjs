@@ -49,7 +49,12 @@ function startApps(publicKeyPem) {
     body: JSON.stringify({ ok: true, job_id: randomUUID(), duplicate: false }),
     outcome: { kind: 'handled', status: 200, durationMs: 0 },
   };
-  const stub = { maxBodyBytes: adapterView(receiver).maxBodyBytes, precheck: () => undefined, handle: async () => answer, reject: () => answer };
+  const stub = {
+    maxBodyBytes: adapterView(receiver).maxBodyBytes,
+    precheck: () => undefined,
+    handle: async () => answer,
+    reject: () => answer,
+  };
   const stubbed = new Koa().use(createKoaMiddleware(stub));
 
   return {

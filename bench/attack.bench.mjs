@@ -14,7 +14,8 @@ import { promisify } from 'node:util';
 import { canonicalize, createReceiver, isJobhookError } from '@jobhook/core';
 import { num, table, logResult } from './report.mjs';
 
-export const description = 'hostile ~1 MB bodies through receiver.handle() (default options, RSA-2048): made-up, decoding and real signatures; time per call and RSS';
+export const description =
+  'hostile ~1 MB bodies through receiver.handle() (default options, RSA-2048): made-up, decoding and real signatures; time per call and RSS';
 
 const KEY_BITS = 2048;
 const RUNS = 5;
@@ -40,7 +41,9 @@ const ENVELOPE =
 
 /** `unit` repeated, comma-separated, to about `bytes`. */
 function repeatTo(unit, bytes) {
-  return Array(Math.floor(bytes / (unit.length + 1))).fill(unit).join(',');
+  return Array(Math.floor(bytes / (unit.length + 1)))
+    .fill(unit)
+    .join(',');
 }
 
 /** The hostile shapes: name → body text (each ≤ 1 MiB). */
@@ -59,7 +62,7 @@ export const NOTES = [
   `Each body is sent to receiver.handle({ method: "POST", headers: { content-type, x-service-signature }, rawBody }) of a receiver with default options (body ≤ 1 MiB, canonical form ≤ 16 MiB, memory store), RSA-${KEY_BITS} key.`,
   "made-up    = 'ab'.repeat(256): a signature no configured key decodes; expected 401 ERR_SIGNATURE_INVALID before the body is parsed.",
   'other body = a real signature of the key over sha256("another body"): it decodes, so the body is parsed with the canonical-size bound and its candidate forms hashed; expected 413 ERR_CANONICAL_TOO_LARGE when the canonical form may exceed the limit, else 401 ERR_SIGNATURE_INVALID.',
-  'this body  = the real signature of the body\'s python canonical form (only where that form is under the limit); expected 200 handled (a fresh receiver per call, created outside the timing, so the job_id is new).',
+  "this body  = the real signature of the body's python canonical form (only where that form is under the limit); expected 200 handled (a fresh receiver per call, created outside the timing, so the job_id is new).",
   `ms = performance.now() around one awaited handle(), after 1 warm-up call: median and max of ${RUNS}. The webhook-1kb rows are a valid 1 KB delivery, for scale.`,
   `RSS = process RSS growth over the whole group (bodies, keys and signing included), from a gc() at its start: peak (read after every call) and at its end. Budgets: made-up ≤ ${BUDGET_MADE_UP_MS} ms, decoding signatures ≤ ${BUDGET_DECODING_MS} ms, RSS growth (peak) ≤ ${BUDGET_RSS_MB} MB over the group; the targets print budget ÷ measured (≥ 1.00× = within budget). --quick and --time do not change this group (always 1 + ${RUNS} calls per case).`,
 ];
@@ -83,7 +86,8 @@ export async function run({ log, payloads }) {
   log(`  generating an RSA-${KEY_BITS} key…`);
   const { publicKey, privateKey } = await promisify(generateKeyPair)('rsa', { modulusLength: KEY_BITS, publicExponent: 65537 });
   const pem = publicKey.export({ type: 'pkcs1', format: 'pem' });
-  const rsaSign = (digestHex) => sign('sha256', Buffer.from(digestHex, 'latin1'), { key: privateKey, padding: constants.RSA_PKCS1_PADDING }).toString('hex');
+  const rsaSign = (digestHex) =>
+    sign('sha256', Buffer.from(digestHex, 'latin1'), { key: privateKey, padding: constants.RSA_PKCS1_PADDING }).toString('hex');
   const madeUp = 'ab'.repeat(256);
   const otherBody = rsaSign(createHash('sha256').update('another body').digest('hex'));
   const handled = [];
@@ -112,7 +116,12 @@ export async function run({ log, payloads }) {
     const overLimit = canonicalBytes === undefined;
     const cases = [
       { signature: 'made-up', value: madeUp, expected: '401 ERR_SIGNATURE_INVALID', fresh: false },
-      { signature: 'other body', value: otherBody, expected: overLimit ? '413 ERR_CANONICAL_TOO_LARGE' : '401 ERR_SIGNATURE_INVALID', fresh: false },
+      {
+        signature: 'other body',
+        value: otherBody,
+        expected: overLimit ? '413 ERR_CANONICAL_TOO_LARGE' : '401 ERR_SIGNATURE_INVALID',
+        fresh: false,
+      },
     ];
     if (!overLimit) cases.push({ signature: 'this body', value: real, expected: '200 handled', fresh: true });
 
@@ -191,13 +200,21 @@ export async function run({ log, payloads }) {
   const decodingWorst = worst(hostileRows.filter((r) => r.signature !== 'made-up'));
   const budget = (name, limit, measured) => ({ name, value: limit / measured, min: 1, met: measured <= limit, measured, limit });
   const targets = [
-    budget(`attack made-up signature, ${BUDGET_MADE_UP_MS} ms ÷ slowest max (${madeUpWorst.body}: ${ms(madeUpWorst.maxMs)} ms)`, BUDGET_MADE_UP_MS, madeUpWorst.maxMs),
+    budget(
+      `attack made-up signature, ${BUDGET_MADE_UP_MS} ms ÷ slowest max (${madeUpWorst.body}: ${ms(madeUpWorst.maxMs)} ms)`,
+      BUDGET_MADE_UP_MS,
+      madeUpWorst.maxMs,
+    ),
     budget(
       `attack decoding signature, ${BUDGET_DECODING_MS} ms ÷ slowest max (${decodingWorst.body}, ${decodingWorst.signature}: ${ms(decodingWorst.maxMs)} ms)`,
       BUDGET_DECODING_MS,
       decodingWorst.maxMs,
     ),
-    budget(`attack RSS growth, ${BUDGET_RSS_MB} MB ÷ peak growth (${num(growthPeakMB, 1)} MB)`, BUDGET_RSS_MB, Math.max(growthPeakMB, 0.001)),
+    budget(
+      `attack RSS growth, ${BUDGET_RSS_MB} MB ÷ peak growth (${num(growthPeakMB, 1)} MB)`,
+      BUDGET_RSS_MB,
+      Math.max(growthPeakMB, 0.001),
+    ),
   ];
   const unexpected = rows.filter((r) => !r.asExpected);
   if (unexpected.length > 0) log(`  ${unexpected.length} answer(s) not as expected (see the table)`);

@@ -127,7 +127,9 @@ async function signedPool(log) {
         mkdirSync(dirname(CACHE), { recursive: true });
         writeFileSync(`${CACHE}.tmp`, JSON.stringify(cache));
         renameSync(`${CACHE}.tmp`, CACHE);
-        log(`  signed ${num(more)} ${profile} requests (RSA-${KEY_BITS}) in ${((performance.now() - t0) / 1000).toFixed(1)} s; cached in bench/results/${basename(CACHE)}`);
+        log(
+          `  signed ${num(more)} ${profile} requests (RSA-${KEY_BITS}) in ${((performance.now() - t0) / 1000).toFixed(1)} s; cached in bench/results/${basename(CACHE)}`,
+        );
       }
       const list = requests[profile];
       for (let i = list.length; i < count; i++) {
@@ -180,7 +182,6 @@ export function listen(app) {
     const server = app.listen(0, HOST, (err) => (err ? reject(err) : resolve(server)));
   });
 }
-
 
 /**
  * The hand-written route's work, the naive recipe: JSON.parse, keys sorted deep, JSON.stringify(v,
@@ -393,7 +394,10 @@ function methodNotes(m) {
 function report({ log, text, summary = [], notes, measured, stats, data = {}, targetName }) {
   const { results, runs, handedOut, rounds, roundSeconds, warmupSeconds, bodyBytes } = measured;
   const problems = findProblems(measured, stats);
-  const counts = Object.entries(stats.receivers).map(([name, s]) => `${name}: ${num(handedOut[name])} job_ids handed out, receiver handled ${num(s.handled)} of ${num(s.received)}, duplicates ${s.duplicates}`);
+  const counts = Object.entries(stats.receivers).map(
+    ([name, s]) =>
+      `${name}: ${num(handedOut[name])} job_ids handed out, receiver handled ${num(s.handled)} of ${num(s.received)}, duplicates ${s.duplicates}`,
+  );
   const allNotes = [
     ...notes,
     ...methodNotes(measured),
@@ -405,7 +409,19 @@ function report({ log, text, summary = [], notes, measured, stats, data = {}, ta
   return {
     text,
     notes: allNotes,
-    data: { connections: CONNECTIONS, keyBits: KEY_BITS, rounds, roundSeconds, warmupSeconds, bodyBytes, ...data, results, receivers: stats.receivers, handedOut, runs },
+    data: {
+      connections: CONNECTIONS,
+      keyBits: KEY_BITS,
+      rounds,
+      roundSeconds,
+      warmupSeconds,
+      bodyBytes,
+      ...data,
+      results,
+      receivers: stats.receivers,
+      handedOut,
+      runs,
+    },
     targets: [{ name: targetName, value, min: TARGET, met: value >= TARGET && problems.length === 0 }],
   };
 }

@@ -41,10 +41,16 @@ export async function startPostgres() {
   const dir = mkdtempSync(join(tmpdir(), 'jobhook-bench-postgres-'));
   if (user.uid !== undefined) chownSync(dir, user.uid, user.gid);
   const data = join(dir, 'data');
-  const init = spawnSync(join(bin.dir, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C'], { encoding: 'utf8', ...user });
+  const init = spawnSync(join(bin.dir, 'initdb'), ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C'], {
+    encoding: 'utf8',
+    ...user,
+  });
   if (init.status !== 0) throw new Error(`initdb failed:\n${init.stderr}`);
   const port = await freePort();
-  const child = spawn(join(bin.dir, 'postgres'), ['-D', data, '-p', String(port), '-k', data, '-c', 'listen_addresses=127.0.0.1'], { stdio: ['ignore', 'pipe', 'pipe'], ...user });
+  const child = spawn(join(bin.dir, 'postgres'), ['-D', data, '-p', String(port), '-k', data, '-c', 'listen_addresses=127.0.0.1'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...user,
+  });
   const kill = () => child.kill('SIGKILL');
   process.once('exit', kill);
   await new Promise((resolve, reject) => {

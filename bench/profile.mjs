@@ -34,7 +34,9 @@ if (process.env.JOBHOOK_PROFILE_CHILD === '1') {
     canonicalize(body, options);
     n++;
   }
-  console.log(`${payloadName}/${style}: ${n} canonicalize calls in ${seconds} s (${((n * body.length) / Number(seconds) / 1e6).toFixed(1)} MB/s under the profiler)`);
+  console.log(
+    `${payloadName}/${style}: ${n} canonicalize calls in ${seconds} s (${((n * body.length) / Number(seconds) / 1e6).toFixed(1)} MB/s under the profiler)`,
+  );
 } else {
   const dir = join(here, 'results', 'profiles');
   mkdirSync(dir, { recursive: true });

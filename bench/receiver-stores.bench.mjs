@@ -15,14 +15,15 @@ import { startPostgres } from './postgres-server.mjs';
 import { startRedis } from './redis-server.mjs';
 import { logResult, ops, ratio, table, withRme } from './report.mjs';
 
-export const description = 'receiver.handle()/s on the Redis store vs the PostgreSQL store (transactional), no write and one row inserted, 1 and 16 in flight';
+export const description =
+  'receiver.handle()/s on the Redis store vs the PostgreSQL store (transactional), no write and one row inserted, 1 and 16 in flight';
 
 const POOL = 4_000;
 const IN_FLIGHT = 16;
 
 export const NOTES = [
   'handle = receiver.handle() of a signed 1 KB webhook with a new job_id: verify (RSA-2048), parse, then the store: Redis claim + complete (2 round trips); PostgreSQL BEGIN, try-lock, read, done mark, COMMIT (5 round trips, one WAL flush).',
-  '+ insert = the handler inserts one row (job_id, status) into job_results: with Redis through a pg pool (autocommit: its own WAL flush), with PostgreSQL through ctx.db (in the job\'s transaction: no extra flush).',
+  "+ insert = the handler inserts one row (job_id, status) into job_results: with Redis through a pg pool (autocommit: its own WAL flush), with PostgreSQL through ctx.db (in the job's transaction: no extra flush).",
   `16 in flight = the sender's default delivery concurrency; the pg pools have ${IN_FLIGHT} connections.`,
   'redis-server without persistence; PostgreSQL with its durable defaults (fsync on, synchronous_commit on), both on the same 2-core machine as node, which also verifies every signature.',
 ];
@@ -33,7 +34,9 @@ export async function run({ settings, log }) {
   log(`  signing ${POOL.toLocaleString('en')} deliveries…`);
   const deliveries = [];
   for (let i = 0; i < POOL; i++) {
-    const event = buildTestEvent({ output: { raw_text: 'Facture n° 2026-11-22 — Café Crème, 2 × 3,50 € — 東京 📄 '.repeat(12), pages: 1 } });
+    const event = buildTestEvent({
+      output: { raw_text: 'Facture n° 2026-11-22 — Café Crème, 2 × 3,50 € — 東京 📄 '.repeat(12), pages: 1 },
+    });
     const signed = signPayload(event, privateKey);
     const headers = { 'content-type': 'application/json' };
     for (const [k, v] of Object.entries(signed.headers)) headers[k.toLowerCase()] = v;
@@ -44,7 +47,9 @@ export async function run({ settings, log }) {
   const pool = new pg.Pool({ connectionString: postgres.url, max: IN_FLIGHT });
   // Clients still connected when the server stops at the end report it as an 'error' event.
   pool.on('error', () => {});
-  await pool.query('CREATE TABLE job_results (id bigserial PRIMARY KEY, job_id text NOT NULL, status text NOT NULL, handled_at timestamptz DEFAULT now())');
+  await pool.query(
+    'CREATE TABLE job_results (id bigserial PRIMARY KEY, job_id text NOT NULL, status text NOT NULL, handled_at timestamptz DEFAULT now())',
+  );
   const closers = [];
 
   /**
@@ -56,7 +61,10 @@ export async function run({ settings, log }) {
       const store =
         kind === 'redis'
           ? createRedisStore({ redis: redis.url, keyPrefix: `bench-${randomUUID().slice(0, 8)}:` })
-          : createPostgresStore({ pool }, { table: `jobhook_bench_${randomUUID().replaceAll('-', '').slice(0, 12)}`, sweepIntervalMs: false });
+          : createPostgresStore(
+              { pool },
+              { table: `jobhook_bench_${randomUUID().replaceAll('-', '').slice(0, 12)}`, sweepIntervalMs: false },
+            );
       await store.migrate?.();
       closers.push(() => store.close());
       return createReceiver({
@@ -83,7 +91,8 @@ export async function run({ settings, log }) {
         await refreshing;
       }
       const res = await receiver.handle({ method: 'POST', ...deliveries[next++] });
-      if (res.status !== 200 || res.outcome.kind !== 'handled') throw new Error(`receiver-stores bench (${kind}): ${res.status} ${res.body}`);
+      if (res.status !== 200 || res.outcome.kind !== 'handled')
+        throw new Error(`receiver-stores bench (${kind}): ${res.status} ${res.body}`);
     };
   };
 
@@ -118,7 +127,14 @@ export async function run({ settings, log }) {
       { header: 'ms/handle' },
       { header: 'postgres/redis' },
     ],
-    rows.map((r) => [r.mode, withRme(ops(r.redis.opsPerSec), r.redis.rme), ms(r.redis), withRme(ops(r.postgres.opsPerSec), r.postgres.rme), ms(r.postgres), ratio(r.ratio)]),
+    rows.map((r) => [
+      r.mode,
+      withRme(ops(r.redis.opsPerSec), r.redis.rme),
+      ms(r.redis),
+      withRme(ops(r.postgres.opsPerSec), r.postgres.rme),
+      ms(r.postgres),
+      ratio(r.ratio),
+    ]),
   );
   const notes = [...NOTES, `redis-server ${redis.version}; PostgreSQL ${postgres.version}.`];
   logResult(log, text, notes);

@@ -26,8 +26,21 @@ export async function run({ settings, log }) {
   for (let i = 0; i < POOL; i++) {
     // ~1 KB, like the canonicalize and verify groups' webhook: OCR-ish output, unicode, floats.
     const event = buildTestEvent({
-      output: { raw_text: 'Facture n° 2026-11-22 — Café Crème, 2 × 3,50 € — 東京 📄 '.repeat(5), pages: 1, confidence: 0.9876543, boxes: [[0.1, 0.2, 0.35, 0.05], [0.12, 0.31, 0.4, 0.05]] },
-      user_parameters: { order: `A-${i}`, note: 'commande n°4821 — café crème ☕', weight: 1.0, customer: { id: 1234567, tier: 'gold', tags: ['vip', 'eu'] } },
+      output: {
+        raw_text: 'Facture n° 2026-11-22 — Café Crème, 2 × 3,50 € — 東京 📄 '.repeat(5),
+        pages: 1,
+        confidence: 0.9876543,
+        boxes: [
+          [0.1, 0.2, 0.35, 0.05],
+          [0.12, 0.31, 0.4, 0.05],
+        ],
+      },
+      user_parameters: {
+        order: `A-${i}`,
+        note: 'commande n°4821 — café crème ☕',
+        weight: 1.0,
+        customer: { id: 1234567, tier: 'gold', tags: ['vip', 'eu'] },
+      },
     });
     const signed = signPayload(event, privateKey);
     const headers = { 'content-type': 'application/json' };
@@ -74,15 +87,17 @@ export async function run({ settings, log }) {
       { header: `≥${TARGET.toFixed(2)}×?` },
       { header: 'µs over verify+shape' },
     ],
-    [[
-      'webhook-1kb (python body)',
-      bytes.toLocaleString('en'),
-      withRme(ops(ours.opsPerSec), ours.rme),
-      withRme(ops(base.opsPerSec), base.rme),
-      ratio(r),
-      verdict(r, TARGET),
-      ((ours.nsPerOp - base.nsPerOp) / 1000).toFixed(1),
-    ]],
+    [
+      [
+        'webhook-1kb (python body)',
+        bytes.toLocaleString('en'),
+        withRme(ops(ours.opsPerSec), ours.rme),
+        withRme(ops(base.opsPerSec), base.rme),
+        ratio(r),
+        verdict(r, TARGET),
+        ((ours.nsPerOp - base.nsPerOp) / 1000).toFixed(1),
+      ],
+    ],
   );
   logResult(log, text, NOTES);
   return {

@@ -49,7 +49,10 @@ export async function startRedis() {
   let failure;
   child.stdout.on('data', (c) => (output = (output + c).slice(-4000)));
   child.stderr.on('data', (c) => (output = (output + c).slice(-4000)));
-  child.once('error', (err) => (failure = err.code === 'ENOENT' ? 'redis-server is not on PATH (apt-get install redis-server)' : err.message));
+  child.once(
+    'error',
+    (err) => (failure = err.code === 'ENOENT' ? 'redis-server is not on PATH (apt-get install redis-server)' : err.message),
+  );
   child.once('exit', (code, signal) => (failure ??= `redis-server exited (${signal ?? `code ${code}`}):\n${output}`));
   const kill = () => child.kill('SIGKILL');
   process.once('exit', kill);

@@ -96,12 +96,21 @@ async function main() {
 
   if (targets.length > 0) {
     console.log('\n## targets\n');
-    for (const t of targets) console.log(`  ${t.met ? 'met   ' : 'MISSED'}  ${t.name}: ${t.value.toFixed(2)}× (target ≥ ${t.min.toFixed(2)}×)`);
+    for (const t of targets)
+      console.log(`  ${t.met ? 'met   ' : 'MISSED'}  ${t.name}: ${t.value.toFixed(2)}× (target ≥ ${t.min.toFixed(2)}×)`);
   }
   const total = (performance.now() - t0) / 1000;
   console.log(`\ntotal ${total.toFixed(1)} s`);
 
-  const report = { date: started.toISOString(), machine: info, code, settings: { ...opts.settings, gc: hasGc }, seconds: total, groups: results, targets };
+  const report = {
+    date: started.toISOString(),
+    machine: info,
+    code,
+    settings: { ...opts.settings, gc: hasGc },
+    seconds: total,
+    groups: results,
+    targets,
+  };
   mkdirSync(dirname(opts.out), { recursive: true });
   writeFileSync(opts.out, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`results: ${opts.out}`);

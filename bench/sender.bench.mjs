@@ -92,7 +92,12 @@ function heapUsed() {
 async function measureQueueMemory() {
   const base = heapUsed();
   const queue = createMemoryWorkQueue();
-  await queue.start({ runJob: async () => {}, deliver: async () => { throw new Error('not due in this benchmark'); } });
+  await queue.start({
+    runJob: async () => {},
+    deliver: async () => {
+      throw new Error('not due in this benchmark');
+    },
+  });
   for (let i = 0; i < QUEUED; i++) await queue.enqueueDelivery({ jobId: randomUUID(), round: 0, attempt: 1 }, 3_600_000);
   const queueOnly = heapUsed() - base;
   const counts = await queue.counts();
@@ -141,7 +146,8 @@ export async function run({ settings, log }) {
         makeDeliverer();
       }
       const record = await deliverer.attempt({ jobId: ids[next++], round: 0, attempt: 1 });
-      if (record.outcome !== 'delivered') throw new Error(`sender bench: delivery ${record.outcome} (${record.error ?? record.statusCode})`);
+      if (record.outcome !== 'delivered')
+        throw new Error(`sender bench: delivery ${record.outcome} (${record.error ?? record.statusCode})`);
     };
     const digest = Buffer.from(createHash('sha256').update('bench').digest('hex'), 'latin1');
     const bareSign = async () => sign('sha256', digest, { key: privateKey, padding: constants.RSA_PKCS1_PADDING });
@@ -164,17 +170,27 @@ export async function run({ settings, log }) {
   const memory = await measureQueueMemory();
   const value = rows.delivered.opsPerSec / rows.signed.opsPerSec;
   const text = table(
+    [{ header: 'measure', align: 'left' }, { header: 'value' }, { header: 'vs bare sign' }, { header: 'target' }],
     [
-      { header: 'measure', align: 'left' },
-      { header: 'value' },
-      { header: 'vs bare sign' },
-      { header: 'target' },
-    ],
-    [
-      ['signed deliveries/s', withRme(ops(rows.delivered.opsPerSec), rows.delivered.rme), ratio(value), `≥ ${TARGET}× ${verdict(value, TARGET)}`],
+      [
+        'signed deliveries/s',
+        withRme(ops(rows.delivered.opsPerSec), rows.delivered.rme),
+        ratio(value),
+        `≥ ${TARGET}× ${verdict(value, TARGET)}`,
+      ],
       ['bare RSA-3072 signs/s', withRme(ops(rows.signed.opsPerSec), rows.signed.rme), '1.00×', ''],
-      [`heap, ${QUEUED.toLocaleString('en')} queued deliveries`, `${num(memory.queueOnly / 1048576, 1)} MiB (${num(memory.queueOnly / QUEUED)} B each)`, '', ''],
-      [`heap, + their ${QUEUED.toLocaleString('en')} job records`, `${num(memory.withJobs / 1048576, 1)} MiB (${num(memory.withJobs / QUEUED)} B each)`, '', ''],
+      [
+        `heap, ${QUEUED.toLocaleString('en')} queued deliveries`,
+        `${num(memory.queueOnly / 1048576, 1)} MiB (${num(memory.queueOnly / QUEUED)} B each)`,
+        '',
+        '',
+      ],
+      [
+        `heap, + their ${QUEUED.toLocaleString('en')} job records`,
+        `${num(memory.withJobs / 1048576, 1)} MiB (${num(memory.withJobs / QUEUED)} B each)`,
+        '',
+        '',
+      ],
     ],
   );
   logResult(log, text, NOTES);

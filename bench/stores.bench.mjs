@@ -25,7 +25,6 @@ export const NOTES = [
   'ops/s = 2 × pairs/s (store operations per second).',
 ];
 
-
 /** A claim + complete pair on `store`, checked (a pair that did not claim would measure nothing). */
 function storePair(store, idPrefix) {
   let i = 0;
@@ -52,7 +51,10 @@ export async function run({ settings, log }) {
   const runId = randomUUID().slice(0, 8);
   log('  memory store…');
   const memory = createMemoryStore();
-  const [mem] = await compareAsync([{ name: 'memory', fn: storePair(memory, `m-${runId}-`), concurrency: 1 }], { ...settings, batchMs: 50 });
+  const [mem] = await compareAsync([{ name: 'memory', fn: storePair(memory, `m-${runId}-`), concurrency: 1 }], {
+    ...settings,
+    batchMs: 50,
+  });
   await memory.close();
 
   log('  starting redis-server…');

@@ -13,7 +13,8 @@ import { compareAsync } from './harness.mjs';
 import { ops, ratio, table, withRme, logResult } from './report.mjs';
 import { naiveCanonical } from './naive-recipe.mjs';
 
-export const description = 'verifier.verify() and receiver.handle() (32 in flight) vs the hand-written sorted JSON.stringify recipe, every payload, RSA-2048';
+export const description =
+  'verifier.verify() and receiver.handle() (32 in flight) vs the hand-written sorted JSON.stringify recipe, every payload, RSA-2048';
 
 /** Minimum ratios: payloads of ≥ 30 KB, and the 1 KB webhook. */
 export const TARGET_LARGE = 1.0;
@@ -39,10 +40,9 @@ export const NOTES = [
   `verifier = createVerifier({ keys: pem, maxBodyBytes: 16 MiB }) once, then verifier.verify({ body, signature }): RSA public recover, one bounded parse, candidate canonical forms hashed as written, payload object.`,
   `handle   = receiver.handle({ method: "POST", headers, rawBody }) with a memory store and a no-op handler, ${IN_FLIGHT} calls in flight, against naive wrapped in an async function with ${IN_FLIGHT} in flight (naive (${IN_FLIGHT})). Every handle call carries a job_id of its own (a pool of ${POOL_SMALL.toLocaleString('en')} pre-signed variants for the 1 KB webhook, ${POOL_LARGE} for larger payloads; the receiver is replaced when the pool wraps) and must answer 200 handled; naive (${IN_FLIGHT}) cycles through the same bodies.`,
   `Payloads of ≥ ${(LONG_BATCH_BYTES / 1000).toLocaleString('en')} kB (stt-1mb): the handle row takes ≥ ${LONG_BATCH_SAMPLES} batches instead of the settings' minimum (a batch there is ≥ ${2 * IN_FLIGHT} calls, ~1.5 s); the time floor is unchanged.`,
-  'Bodies: signPayload(body, key, { bodyStyle }).body (the payloads as Python writes them). The handle row uses the python body only (the service\'s). RSA-2048, e = 65537, generated at start.',
+  "Bodies: signPayload(body, key, { bodyStyle }).body (the payloads as Python writes them). The handle row uses the python body only (the service's). RSA-2048, e = 65537, generated at start.",
   `Targets: verifier/naive and handle/naive(${IN_FLIGHT}) ≥ ${TARGET_LARGE.toFixed(2)}× on payloads ≥ 30 KB, ≥ ${TARGET_SMALL.toFixed(2)}× on webhook-1kb.`,
 ];
-
 
 /** The digest the naive recipe computes for a body. */
 function naiveDigest(body) {
@@ -105,7 +105,8 @@ export async function run({ compare, settings, log, payloads }) {
   for (const payload of payloads) {
     for (const style of STYLES) {
       const signed = signPayload(payload.bodies[style], privateKey, { bodyStyle: style });
-      if (!signed.body.equals(payload.bodies[style])) log(`  warning: signPayload re-wrote the ${payload.name} ${style} body; measuring its body`);
+      if (!signed.body.equals(payload.bodies[style]))
+        log(`  warning: signPayload re-wrote the ${payload.name} ${style} body; measuring its body`);
       const body = signed.body;
       const signature = signed.signature;
       const nd = naiveDigest(body);
@@ -113,7 +114,8 @@ export async function run({ compare, settings, log, payloads }) {
       const target = targetFor(payload);
 
       // Each task must succeed once, or it would measure a failure path.
-      if (naiveVerify(body, naiveSignature, publicKey) !== true) throw new Error(`verify-path/${payload.name}/${style}: naive did not verify`);
+      if (naiveVerify(body, naiveSignature, publicKey) !== true)
+        throw new Error(`verify-path/${payload.name}/${style}: naive did not verify`);
       const checked = verifier.verify({ body, signature });
       if (checked.profile !== 'python' || checked.payload.job_id !== payload.value.job_id) {
         throw new Error(`verify-path/${payload.name}/${style}: verifier gave profile ${checked.profile}`);
@@ -127,7 +129,15 @@ export async function run({ compare, settings, log, payloads }) {
         ],
         settings,
       );
-      const row = { payload: payload.name, style, bytes: body.length, target, naive, verifier: ours, verifierVsNaive: ours.opsPerSec / naive.opsPerSec };
+      const row = {
+        payload: payload.name,
+        style,
+        bytes: body.length,
+        target,
+        naive,
+        verifier: ours,
+        verifierVsNaive: ours.opsPerSec / naive.opsPerSec,
+      };
 
       if (style === 'python') {
         const poolSize = target === TARGET_LARGE ? POOL_LARGE : POOL_SMALL;
@@ -135,7 +145,12 @@ export async function run({ compare, settings, log, payloads }) {
         const pool = variantPool(body, payload.value.job_id, poolSize, privateKey);
         let receiver;
         const freshReceiver = () => {
-          receiver = createReceiver({ publicKeys: pem, store: createMemoryStore({ max: poolSize * 2 }), maxBodyBytes: MAX_BODY, onEvent: () => {} });
+          receiver = createReceiver({
+            publicKeys: pem,
+            store: createMemoryStore({ max: poolSize * 2 }),
+            maxBodyBytes: MAX_BODY,
+            onEvent: () => {},
+          });
         };
         freshReceiver();
         let h = 0;
@@ -147,11 +162,13 @@ export async function run({ compare, settings, log, payloads }) {
           }
           const d = pool[h++];
           const res = await receiver.handle({ method: 'POST', headers: d.headers, rawBody: d.body });
-          if (res.status !== 200 || res.outcome.kind !== 'handled') throw new Error(`verify-path/${payload.name} handle: ${res.status} ${res.outcome.kind} ${res.body}`);
+          if (res.status !== 200 || res.outcome.kind !== 'handled')
+            throw new Error(`verify-path/${payload.name} handle: ${res.status} ${res.outcome.kind} ${res.body}`);
         };
         const naiveAsync = async () => {
           const d = pool[n++ % poolSize];
-          if (!naiveVerify(d.body, d.naiveSignature, publicKey)) throw new Error(`verify-path/${payload.name}: naive did not verify a variant`);
+          if (!naiveVerify(d.body, d.naiveSignature, publicKey))
+            throw new Error(`verify-path/${payload.name}: naive did not verify a variant`);
         };
         log(`  ${payload.name}: handle vs naive, ${IN_FLIGHT} in flight…`);
         const [naiveFlight, handleFlight] = await compareAsync(
@@ -161,7 +178,12 @@ export async function run({ compare, settings, log, payloads }) {
           ],
           body.length >= LONG_BATCH_BYTES ? { ...settings, minSamples: Math.min(settings.minSamples, LONG_BATCH_SAMPLES) } : settings,
         );
-        Object.assign(row, { naiveFlight, handle: handleFlight, handleVsNaive: handleFlight.opsPerSec / naiveFlight.opsPerSec, pool: poolSize });
+        Object.assign(row, {
+          naiveFlight,
+          handle: handleFlight,
+          handleVsNaive: handleFlight.opsPerSec / naiveFlight.opsPerSec,
+          pool: poolSize,
+        });
       }
       rows.push(row);
     }
@@ -205,9 +227,19 @@ export async function run({ compare, settings, log, payloads }) {
 
   const targets = [];
   for (const r of rows) {
-    targets.push({ name: `verify-path ${r.payload} (${r.style}) verifier/naive`, value: r.verifierVsNaive, min: r.target, met: r.verifierVsNaive >= r.target });
+    targets.push({
+      name: `verify-path ${r.payload} (${r.style}) verifier/naive`,
+      value: r.verifierVsNaive,
+      min: r.target,
+      met: r.verifierVsNaive >= r.target,
+    });
     if (r.handle) {
-      targets.push({ name: `verify-path ${r.payload} handle/naive (${IN_FLIGHT} in flight)`, value: r.handleVsNaive, min: r.target, met: r.handleVsNaive >= r.target });
+      targets.push({
+        name: `verify-path ${r.payload} handle/naive (${IN_FLIGHT} in flight)`,
+        value: r.handleVsNaive,
+        min: r.target,
+        met: r.handleVsNaive >= r.target,
+      });
     }
   }
   return { text, notes: NOTES, data: { keyBits: KEY_BITS, inFlight: IN_FLIGHT, rows }, targets };

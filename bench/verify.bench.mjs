@@ -49,7 +49,9 @@ export async function run({ compare, settings, log }) {
       verifier: () => verifier.verify({ body, signature }).profile === 'python',
       bare: () => verify('sha256', Buffer.from(digestHex), { key: publicKey, padding: PADDING }, sig),
       bareCanon: () => {
-        const digest = createHash('sha256').update(canonicalize(body, { profile: 'python' })).digest('hex');
+        const digest = createHash('sha256')
+          .update(canonicalize(body, { profile: 'python' }))
+          .digest('hex');
         return verify('sha256', Buffer.from(digest), { key: publicKey, padding: PADDING }, sig);
       },
       barePem: () => verify('sha256', Buffer.from(digestHex), { key: pem, padding: PADDING }, sig),
@@ -134,8 +136,8 @@ export async function run({ compare, settings, log }) {
       ratio(r.verifierVsBare),
       verdict(r.verifierVsBare, TARGET),
       ratio(r.verifierVsBareCanon),
-      (r.overheadUs).toFixed(1),
-      (r.canonShaUs).toFixed(1),
+      r.overheadUs.toFixed(1),
+      r.canonShaUs.toFixed(1),
     ]),
   );
   const pemTable = table(

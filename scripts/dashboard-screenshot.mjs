@@ -55,7 +55,11 @@ async function api(method, path, body) {
   return res.json();
 }
 const submit = (model, receiverPath, simulate = {}) =>
-  api('POST', '/v3/universal-ai/async', { model, input: { file: 'https://example.test/in.pdf', simulate }, ...(receiverPath ? { webhook_receiver: hook(receiverPath) } : {}) });
+  api('POST', '/v3/universal-ai/async', {
+    model,
+    input: { file: 'https://example.test/in.pdf', simulate },
+    ...(receiverPath ? { webhook_receiver: hook(receiverPath) } : {}),
+  });
 
 await submit('ocr/ocr_async/google', '/ok');
 await submit('translation/document_translation_async/deepl', '/down');
@@ -66,7 +70,15 @@ await submit('video/generation_async/amazon', '/ok', { delay_ms: 600000 });
 
 const browser = await chromium.launch({
   executablePath: '/usr/bin/chromium',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+    '--disable-quic',
+  ],
 });
 try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1050 } });

@@ -78,10 +78,17 @@ let checked = 0;
 try {
   for (const dir of publishablePackages()) {
     const [pack] = JSON.parse(
-      execFileSync('npm', ['pack', '--json', '--pack-destination', out], { cwd: dir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }),
+      execFileSync('npm', ['pack', '--json', '--pack-destination', out], {
+        cwd: dir,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
     );
     const tarball = join(out, pack.filename);
-    const findings = contentFindings(dir, pack.files.map((file) => file.path));
+    const findings = contentFindings(
+      dir,
+      pack.files.map((file) => file.path),
+    );
     console.log(`\n== ${pack.name}@${pack.version}: ${pack.files.length} files, ${pack.size} bytes packed`);
     for (const finding of findings) console.log(`  ${finding}`);
     const publintOk = passes(join(BIN, 'publint'), ['run', tarball, '--strict']);
@@ -93,5 +100,7 @@ try {
   rmSync(out, { recursive: true, force: true });
 }
 
-console.log(`\nlint:packages: ${checked - failed.length} of ${checked} packages clean${failed.length ? `; failed: ${failed.join(', ')}` : ''}`);
+console.log(
+  `\nlint:packages: ${checked - failed.length} of ${checked} packages clean${failed.length ? `; failed: ${failed.join(', ')}` : ''}`,
+);
 process.exitCode = failed.length > 0 ? 1 : 0;

@@ -41,7 +41,10 @@ const keepOpen = { asked: process.argv.slice(2).includes('--keep-open'), release
 
 // A receiver child must not outlive the demo, however the demo ends.
 process.on('exit', () => running.receiver?.killNow());
-for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+for (const [signal, code] of [
+  ['SIGINT', 130],
+  ['SIGTERM', 143],
+]) {
   process.once(signal, () => {
     // Kept open: the signal is the expected end; shut down as after any run (exit 0 when the checks held).
     if (keepOpen.release !== undefined) return keepOpen.release();
@@ -76,7 +79,9 @@ if (running.receiver !== undefined) {
 report.check(
   (exit === undefined || !exit.signalled || exit.code === 0) && stopped.senderError === undefined,
   `service closed; ${receiverPart}`,
-  stopped.senderError === undefined ? 'the receiver should exit 0 on SIGTERM' : `closing the service failed: ${stopped.senderError.message}`,
+  stopped.senderError === undefined
+    ? 'the receiver should exit 0 on SIGTERM'
+    : `closing the service failed: ${stopped.senderError.message}`,
 );
 
 const seconds = ((performance.now() - started) / 1000).toFixed(1);
@@ -102,10 +107,14 @@ async function runDemo() {
     attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
   }));
   const baseUrl = (running.baseUrl = await sender.listen({ port: 0, host: '127.0.0.1' }));
-  report.done(`reference service (@jobhook/sender) at ${baseUrl}: memory job store and queue, dev API keys, RSA-3072 signing key generated`);
+  report.done(
+    `reference service (@jobhook/sender) at ${baseUrl}: memory job store and queue, dev API keys, RSA-3072 signing key generated`,
+  );
   report.info('allowInsecureReceivers + receiverAllowlist ["127.0.0.0/8"], only because the receiver is local (http://127.0.0.1);');
   report.info('by default the sender, like the service, refuses receivers that are not public https:// URLs');
-  report.info(`demo timings: first retry after ~${RETRY_BASE_MS} ms (service: 1 s), ${ATTEMPT_TIMEOUT_MS / 1000} s per attempt (service: 30 s)`);
+  report.info(
+    `demo timings: first retry after ~${RETRY_BASE_MS} ms (service: 1 s), ${ATTEMPT_TIMEOUT_MS / 1000} s per attempt (service: 30 s)`,
+  );
 
   running.tmpDir = mkdtempSync(join(tmpdir(), 'jobhook-demo-'));
   const publicKeyPath = join(running.tmpDir, 'service.public.pem');
@@ -134,7 +143,12 @@ async function runDemo() {
   };
   const submissions = {
     A: [
-      { model: 'ocr/ocr_async/amazon', input: { file: 'https://example.com/receipt-42.pdf' }, webhook_receiver: hook, user_webhook_parameters: params },
+      {
+        model: 'ocr/ocr_async/amazon',
+        input: { file: 'https://example.com/receipt-42.pdf' },
+        webhook_receiver: hook,
+        user_webhook_parameters: params,
+      },
       'success + webhook; user_webhook_parameters: 1.0, 2**70, 1e-7, unicode, keys "9" "10"',
     ],
     B: [
@@ -147,7 +161,11 @@ async function runDemo() {
       'fail (provider_timeout) + webhook',
     ],
     C: [
-      { model: 'audio/speech_to_text_async/openai', input: { file: 'https://example.com/call.mp3', language: 'fr' }, webhook_receiver: `${tap.url}${OUTAGE_ONCE_PATH}/webhooks/jobs` },
+      {
+        model: 'audio/speech_to_text_async/openai',
+        input: { file: 'https://example.com/call.mp3', language: 'fr' },
+        webhook_receiver: `${tap.url}${OUTAGE_ONCE_PATH}/webhooks/jobs`,
+      },
       `success + webhook through the tap's ${OUTAGE_ONCE_PATH} (first attempt gets 503)`,
     ],
   };
@@ -176,7 +194,9 @@ async function runDemo() {
   const [firstA] = tap.deliveriesOf(id.A);
   const bodyA = firstA.body.toString('utf8');
   const received = toLosslessValue(parseBody(firstA.body)).user_parameters;
-  const fragments = ['weight_kg', 'big', 'ratio', 'customer'].map((key) => bodyA.match(new RegExp(`"${key}": ("[^"]*"|[^,}]+)`))?.[0] ?? `"${key}": ?`);
+  const fragments = ['weight_kg', 'big', 'ratio', 'customer'].map(
+    (key) => bodyA.match(new RegExp(`"${key}": ("[^"]*"|[^,}]+)`))?.[0] ?? `"${key}": ?`,
+  );
   report.check(
     stringifyJson(received) === stringifyJson(params) && bodyA.includes('"weight_kg": 1.0') && bodyA.includes(`"big": ${2n ** 70n}`),
     "A's user_parameters reached the receiver exactly as submitted (1.0 not 1, 2**70 not rounded, same text)",
@@ -193,11 +213,16 @@ async function runDemo() {
   const secondA = tap.deliveriesOf(id.A)[1];
   const sameBytes = secondA.body.equals(firstA.body) && secondA.headers['x-service-signature'] === firstA.headers['x-service-signature'];
   report.check(
-    secondA.status === 200 && JSON.parse(secondA.answer).duplicate === true && duplicate.profile !== undefined && handledLines(id.A).length === 1,
+    secondA.status === 200 &&
+      JSON.parse(secondA.answer).duplicate === true &&
+      duplicate.profile !== undefined &&
+      handledLines(id.A).length === 1,
     `redelivery round ${round}: verified (profile ${duplicate.profile}), answered ${secondA.status} ${secondA.answer.replace(id.A, short(id.A))}; handler not run again`,
     `status ${secondA.status}, answer ${secondA.answer}, "job handled" lines for A: ${handledLines(id.A).length}`,
   );
-  report.info(sameBytes ? 'the same body bytes and signature as the first delivery' : 'the redelivered body differs from the first (signed again)');
+  report.info(
+    sameBytes ? 'the same body bytes and signature as the first delivery' : 'the redelivered body differs from the first (signed again)',
+  );
 
   report.title(5, "Tampered delivery: A's body edited, its original signature kept, posted to the receiver");
   const tampered = Buffer.from(bodyA.replace('"order": "A-17"', '"order": "A-71"'));
@@ -206,7 +231,10 @@ async function runDemo() {
   );
   const res = await fetch(receiverUrl, { method: 'POST', body: tampered, headers });
   const refusal = await res.json();
-  const refusalLine = await receiver.waitFor((e) => e.kind === 'rejected' && e.code === refusal.error?.code, 'the rejection of the tampered body');
+  const refusalLine = await receiver.waitFor(
+    (e) => e.kind === 'rejected' && e.code === refusal.error?.code,
+    'the rejection of the tampered body',
+  );
   report.check(
     !tampered.equals(firstA.body) && res.status === 401 && refusal.error?.code === 'ERR_SIGNATURE_INVALID',
     `"order": "A-17" → "A-71": ${res.status} ${refusal.error?.code}: ${refusal.error?.message}`,
@@ -237,7 +265,10 @@ async function runDemo() {
   );
 
   report.title(6, 'Polling: job D has no webhook_receiver');
-  const { job_id: jobD } = await client.submitJob({ model: 'ocr/ocr_async/amazon', input: { file: 'https://example.com/scan.pdf', simulate: { delay_ms: 300 } } });
+  const { job_id: jobD } = await client.submitJob({
+    model: 'ocr/ocr_async/amazon',
+    input: { file: 'https://example.com/scan.pdf', simulate: { delay_ms: 300 } },
+  });
   const pollStarted = performance.now();
   const first = await client.getJob(jobD);
   const finished = await client.pollJob(jobD, { intervalMs: 100, timeoutMs: 10_000 });
@@ -261,24 +292,36 @@ async function runDemo() {
   }, "the service's record of C's delivery");
   for (const a of logC.attempts) {
     const next = a.next_delay_ms == null ? '' : `, next attempt in ${a.next_delay_ms} ms`;
-    report.info(`round ${a.round} attempt ${a.attempt}: ${a.status_code ?? a.error} ${a.outcome}${next} (${a.duration_ms} ms to ${a.address})`);
+    report.info(
+      `round ${a.round} attempt ${a.attempt}: ${a.status_code ?? a.error} ${a.outcome}${next} (${a.duration_ms} ms to ${a.address})`,
+    );
   }
   const [a1, a2] = logC.attempts;
   report.check(
-    logC.attempts.length === 2 && a1?.status_code === 503 && a1?.outcome === 'retry' && a2?.status_code === 200 && a2?.outcome === 'delivered',
+    logC.attempts.length === 2 &&
+      a1?.status_code === 503 &&
+      a1?.outcome === 'retry' &&
+      a2?.status_code === 200 &&
+      a2?.outcome === 'delivered',
     `delivery "${logC.delivery}": 503 retried, then 200`,
     `attempts: ${logC.attempts.map((a) => `${a.status_code ?? a.error} ${a.outcome}`).join(', ')}`,
   );
 
-  report.title(8, 'Why not JSON.parse + JSON.stringify? (A\'s body as delivered)');
+  report.title(8, "Why not JSON.parse + JSON.stringify? (A's body as delivered)");
   const cmp = compareNaiveAndExact(firstA.body, firstA.headers['x-service-signature'], sender.publicKeyPem);
-  report.info(`${`jobhook, canonical profile ${cmp.exact.profile}`.padEnd(48)} sha256 ${cmp.exact.digest.slice(0, 16)}…  signature verifies`);
-  for (const n of cmp.naive) report.info(`${n.name.padEnd(48)} sha256 ${n.digest.slice(0, 16)}…  ${n.verifies ? 'verifies' : 'does not verify'}`);
+  report.info(
+    `${`jobhook, canonical profile ${cmp.exact.profile}`.padEnd(48)} sha256 ${cmp.exact.digest.slice(0, 16)}…  signature verifies`,
+  );
+  for (const n of cmp.naive)
+    report.info(`${n.name.padEnd(48)} sha256 ${n.digest.slice(0, 16)}…  ${n.verifies ? 'verifies' : 'does not verify'}`);
   report.info('lines that differ, Python canonical  ≠  JavaScript:');
   for (const [python, javascript] of cmp.differences) report.info(`  ${python.padEnd(34)} ≠  ${javascript}`);
   report.info('(floats lose ".0", big integers are rounded, 1e-07 becomes 1e-7, integer-like keys go first;');
   report.info(' hashing the body as sent fails too: its spacing and \\u escapes are not the canonical form)');
-  report.check(cmp.naive.every((n) => !n.verifies), "neither naive digest verifies; jobhook's does");
+  report.check(
+    cmp.naive.every((n) => !n.verifies),
+    "neither naive digest verifies; jobhook's does",
+  );
 
   report.title(9, `Public signature vectors (${vectorsDir})`);
   const vectors = checkVectors(vectorsDir);
@@ -301,7 +344,10 @@ async function stayOpen() {
   console.log(`\nkept open (--keep-open): the service and the receiver stay up until Ctrl-C`);
   console.log(`  dashboard:     ${running.baseUrl}/dashboard/`);
   console.log(`  inference key: ${running.sender.devKeys.inference}  (enter it in the page)`);
-  if (running.tap !== undefined) console.log(`  receiver URL:  ${running.tap.url}/webhooks/jobs  (the Fastify receiver behind the wire tap: use it in "Submit a test job")`);
+  if (running.tap !== undefined)
+    console.log(
+      `  receiver URL:  ${running.tap.url}/webhooks/jobs  (the Fastify receiver behind the wire tap: use it in "Submit a test job")`,
+    );
   await waiting;
   console.log('stopping the receiver and the service');
 }

@@ -328,10 +328,15 @@ describe('chaos: faults, a receiver and the sender killed mid-run', () => {
                 : `delivery ${String(d.delivery)}; attempts: ${d.attempts
                     .map((a) => `#${String(a['attempt'])} ${String(a['outcome'])} ${String(a['status_code'] ?? a['error'])}`)
                     .join(', ')}`;
-            const seen = (chaos.sightings.get(v.jobId) ?? []).map((s) => `${s.fault}${s.statusCode === undefined ? '' : `:${s.statusCode}`}${s.error === undefined ? '' : `:${s.error}`}${s.duplicate === true ? ':dup' : ''}`);
+            const seen = (chaos.sightings.get(v.jobId) ?? []).map(
+              (s) =>
+                `${s.fault}${s.statusCode === undefined ? '' : `:${s.statusCode}`}${s.error === undefined ? '' : `:${s.error}`}${s.duplicate === true ? ':dup' : ''}`,
+            );
             return `  #${v.seq} ${v.jobId} handled ${handledTimes.get(v.jobId) ?? 0}x (${(handledBy.get(v.jobId) ?? []).join(', ')}); planned [${chaos.faultsOf(v.seq).join(', ')}]; proxy saw [${seen.join(', ')}]; ${list}`;
           });
-        console.log(`jobs not delivered exactly once:\n${lines.join('\n')}\nqueues pending: ${JSON.stringify(pending)}\nsender output:\n${sender.child.output().slice(-3000)}`);
+        console.log(
+          `jobs not delivered exactly once:\n${lines.join('\n')}\nqueues pending: ${JSON.stringify(pending)}\nsender output:\n${sender.child.output().slice(-3000)}`,
+        );
       }
 
       expect(submitErrors, 'submissions refused').toEqual([]);
@@ -343,13 +348,22 @@ describe('chaos: faults, a receiver and the sender killed mid-run', () => {
       expect(chaos.unreadable, 'webhooks without a readable job_id').toBe(0);
       expect(proxy.counts.error500 + proxy.counts.hang + proxy.counts.reset, 'faults injected').toBeGreaterThanOrEqual(planned);
       expect(pending, 'sender queues drained').toEqual({ jobs: 0, deliveries: 0 });
-      expect(notDelivered.map((v) => v.jobId), 'jobs not delivered').toEqual([]);
-      expect(wrongStatus.map((v) => v.jobId), 'jobs whose poll shows another status').toEqual([]);
+      expect(
+        notDelivered.map((v) => v.jobId),
+        'jobs not delivered',
+      ).toEqual([]);
+      expect(
+        wrongStatus.map((v) => v.jobId),
+        'jobs whose poll shows another status',
+      ).toEqual([]);
       expect(tally.never, 'jobs never handled').toEqual([]);
       expect(tally.repeated, 'jobs handled more than once').toEqual([]);
       expect(tally.unknown, 'handled jobs never submitted').toEqual([]);
       expect(tally.once).toBe(JOBS);
-      expect(wrongHandledStatus.map((j) => j.jobId), 'handled with another status').toEqual([]);
+      expect(
+        wrongHandledStatus.map((j) => j.jobId),
+        'handled with another status',
+      ).toEqual([]);
       expect(handledLines).toBe(JOBS);
     },
     TEST_TIMEOUT_MS,

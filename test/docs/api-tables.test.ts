@@ -102,11 +102,9 @@ describe('README API tables list exactly the runtime exports', () => {
   });
 
   test('the row parser: calls, returns, class members, escaped pipes', () => {
-    expect(namesOfCell('`parseBody(bytes, { maxDepth })` → `ParsedBody`; `serializeCanonical(parsed, profile)`; `toValue(parsed)`')).toEqual([
-      'parseBody',
-      'serializeCanonical',
-      'toValue',
-    ]);
+    expect(
+      namesOfCell('`parseBody(bytes, { maxDepth })` → `ParsedBody`; `serializeCanonical(parsed, profile)`; `toValue(parsed)`'),
+    ).toEqual(['parseBody', 'serializeCanonical', 'toValue']);
     expect(namesOfCell('`JobhookError` (`code`, `status`, `toJSON()`), `ERROR_STATUS`')).toEqual(['JobhookError', 'ERROR_STATUS']);
     expect(cells('| `adapterPath(options)` → `string \\| undefined` | checks |')).toHaveLength(2);
   });

@@ -77,7 +77,16 @@ function check(): Map<string, string[]> {
   const base = ts.readConfigFile(join(REPO_ROOT, 'tsconfig.base.json'), (p) => ts.sys.readFile(p));
   const { options } = ts.parseJsonConfigFileContent(base.config, ts.sys, REPO_ROOT);
   // Snippets are fragments, not modules of this repo: unused names are fine, nothing is emitted.
-  const program = ts.createProgram([prelude, ...files], { ...options, allowJs: true, checkJs: true, noEmit: true, noUnusedLocals: false, declaration: false, declarationMap: false, sourceMap: false });
+  const program = ts.createProgram([prelude, ...files], {
+    ...options,
+    allowJs: true,
+    checkJs: true,
+    noEmit: true,
+    noUnusedLocals: false,
+    declaration: false,
+    declarationMap: false,
+    sourceMap: false,
+  });
   const byFile = new Map<string, string[]>(files.map((f) => [f, []]));
   for (const d of ts.getPreEmitDiagnostics(program)) {
     const message = ts.flattenDiagnosticMessageText(d.messageText, '\n');

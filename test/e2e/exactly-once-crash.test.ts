@@ -146,14 +146,17 @@ async function crashRun(store: 'postgres' | 'redis'): Promise<Run> {
   };
   let receiver = await start();
 
-  const jobIds = await mapConcurrent(Array.from({ length: JOBS }, (_, i) => i), 10, (i) =>
-    api.submit(
-      JSON.stringify({
-        model: 'ocr/ocr_async/simulated',
-        input: { file: `https://files.example/crash-${i}.pdf` },
-        webhook_receiver: `http://127.0.0.1:${port}/webhooks/jobs`,
-      }),
-    ),
+  const jobIds = await mapConcurrent(
+    Array.from({ length: JOBS }, (_, i) => i),
+    10,
+    (i) =>
+      api.submit(
+        JSON.stringify({
+          model: 'ocr/ocr_async/simulated',
+          input: { file: `https://files.example/crash-${i}.pdf` },
+          webhook_receiver: `http://127.0.0.1:${port}/webhooks/jobs`,
+        }),
+      ),
   );
 
   const killedInWindow: string[] = [];
@@ -181,7 +184,9 @@ async function crashRun(store: 'postgres' | 'redis'): Promise<Run> {
 
   const finals = await mapConcurrent(jobIds, 10, (jobId) => api.waitForFinalDelivery(jobId, TEST_TIMEOUT_MS));
   await receiver.stop();
-  const { rows } = await postgres.pool().query<{ job_id: string; n: number }>(`SELECT job_id, count(*)::int AS n FROM ${schema}.job_results GROUP BY job_id`);
+  const { rows } = await postgres
+    .pool()
+    .query<{ job_id: string; n: number }>(`SELECT job_id, count(*)::int AS n FROM ${schema}.job_results GROUP BY job_id`);
   return {
     rows: new Map(rows.map((r) => [r.job_id, r.n])),
     jobIds,

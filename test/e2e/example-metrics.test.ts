@@ -28,7 +28,16 @@ function jobhookSend(args: readonly string[]): Promise<{ code: number | null; li
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
     child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
     child.on('error', reject);
-    child.on('close', (code) => resolve({ code, err, lines: out.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>) }));
+    child.on('close', (code) =>
+      resolve({
+        code,
+        err,
+        lines: out
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => JSON.parse(l) as Record<string, unknown>),
+      }),
+    );
   });
 }
 
@@ -57,7 +66,16 @@ describe.each(EXAMPLE_FRAMEWORKS)('%s example receiver: GET /metrics after jobho
   });
 
   test(`counts ${EVENTS} handled, ${EVENTS * DUPLICATES} duplicate and ${FORGED} rejected requests`, async () => {
-    const good = await jobhookSend(['--url', receiver.webhookUrl, '--private-key', DEMO_PRIVATE, '--count', String(EVENTS), '--duplicates', String(DUPLICATES)]);
+    const good = await jobhookSend([
+      '--url',
+      receiver.webhookUrl,
+      '--private-key',
+      DEMO_PRIVATE,
+      '--count',
+      String(EVENTS),
+      '--duplicates',
+      String(DUPLICATES),
+    ]);
     expect(good.err).toBe('');
     expect(good.code).toBe(0);
     const forged = await jobhookSend(['--url', receiver.webhookUrl, '--private-key', strangerKey, '--count', String(FORGED)]);

@@ -91,7 +91,14 @@ async function startInstance(name: string, leaseMs: number, handler: 'hang' | 'o
     name,
     args: [SCRIPT],
     cwd: REPO_ROOT,
-    env: { PORT: '0', JOBHOOK_PUBLIC_KEY: publicKeyPath, REDIS_URL: redis.url, LEASE_MS: String(leaseMs), RETRY_AFTER_S: String(RETRY_AFTER_S), HANDLER: handler },
+    env: {
+      PORT: '0',
+      JOBHOOK_PUBLIC_KEY: publicKeyPath,
+      REDIS_URL: redis.url,
+      LEASE_MS: String(leaseMs),
+      RETRY_AFTER_S: String(RETRY_AFTER_S),
+      HANDLER: handler,
+    },
     ready: /"msg":"listening","port":(\d+)/,
     onLine: (line, stream) => {
       if (stream === 'stdout' && line.startsWith('{')) lines.push(JSON.parse(line) as ReceiverLine);
@@ -100,19 +107,30 @@ async function startInstance(name: string, leaseMs: number, handler: 'hang' | 'o
   return { child, baseUrl: `http://127.0.0.1:${ready[1]}`, lines };
 }
 
-const linesOf = (instance: Instance, msg: string, jobId: string): ReceiverLine[] => instance.lines.filter((l) => l.msg === msg && l.jobId === jobId);
+const linesOf = (instance: Instance, msg: string, jobId: string): ReceiverLine[] =>
+  instance.lines.filter((l) => l.msg === msg && l.jobId === jobId);
 
 /**
  * Submits one job whose webhook goes through a proxy to A (handler hangs), waits until A's handler
  * started, SIGKILLs A and points the proxy at B. Returns the job id and when A died.
  */
-async function crashInsideHandler(through: SenderApi, leaseMs: number): Promise<{ jobId: string; a: Instance; b: Instance; proxy: FaultProxy; killedAt: number }> {
+async function crashInsideHandler(
+  through: SenderApi,
+  leaseMs: number,
+): Promise<{ jobId: string; a: Instance; b: Instance; proxy: FaultProxy; killedAt: number }> {
   const [a, b] = await Promise.all([startInstance('receiver A (hangs)', leaseMs, 'hang'), startInstance('receiver B', leaseMs, 'ok')]);
   const proxy = await startFaultProxy({ targets: [a.baseUrl] });
   const jobId = await through.submit(
-    JSON.stringify({ model: 'ocr/ocr_async/simulated', input: { file: 'https://files.example/crash.pdf' }, webhook_receiver: `${proxy.url}/webhooks/jobs` }),
+    JSON.stringify({
+      model: 'ocr/ocr_async/simulated',
+      input: { file: 'https://files.example/crash.pdf' },
+      webhook_receiver: `${proxy.url}/webhooks/jobs`,
+    }),
   );
-  await waitUntil(() => (linesOf(a, 'handler started', jobId).length > 0 ? true : undefined), { timeoutMs: WAIT_MS, what: () => `A's handler to start for ${jobId}` });
+  await waitUntil(() => (linesOf(a, 'handler started', jobId).length > 0 ? true : undefined), {
+    timeoutMs: WAIT_MS,
+    what: () => `A's handler to start for ${jobId}`,
+  });
   proxy.setTargets([b.baseUrl]);
   await a.child.kill();
   return { jobId, a, b, proxy, killedAt: Date.now() };

@@ -126,7 +126,11 @@ describe.concurrent.each(EXAMPLE_FRAMEWORKS)('sender → %s example receiver', (
    * Submits one job per outcome (seq from `seqBase`) whose first delivery the proxy answers with
    * `fault`; waits until each delivery is final and each job handled. Returns ids and deliveries.
    */
-  async function deliverFaultedOnce(fault: Fault, outcomes: readonly ('success' | 'fail')[], seqBase: number): Promise<{ ids: string[]; finals: DeliveriesView[] }> {
+  async function deliverFaultedOnce(
+    fault: Fault,
+    outcomes: readonly ('success' | 'fail')[],
+    seqBase: number,
+  ): Promise<{ ids: string[]; finals: DeliveriesView[] }> {
     const ids = await Promise.all(
       outcomes.map(async (outcome, i) => {
         const jobId = await api.submit(submissionText(faultOnceUrl(proxy, fault, `${framework}-${fault}-${i}`), outcome, seqBase + i));
@@ -140,8 +144,13 @@ describe.concurrent.each(EXAMPLE_FRAMEWORKS)('sender → %s example receiver', (
   }
 
   describe('scenarios', () => {
-    test(`${JOBS_PER_ADAPTER} jobs (success and fail, unicode, 1.0, 2**70): each verified and handled once, delivered in one attempt; a redelivery is not handled again`, async ({ expect }) => {
-      const plans = Array.from({ length: JOBS_PER_ADAPTER }, (_, seq) => ({ seq, outcome: seq % 3 === 0 ? ('fail' as const) : ('success' as const) }));
+    test(`${JOBS_PER_ADAPTER} jobs (success and fail, unicode, 1.0, 2**70): each verified and handled once, delivered in one attempt; a redelivery is not handled again`, async ({
+      expect,
+    }) => {
+      const plans = Array.from({ length: JOBS_PER_ADAPTER }, (_, seq) => ({
+        seq,
+        outcome: seq % 3 === 0 ? ('fail' as const) : ('success' as const),
+      }));
       const jobs = await Promise.all(
         plans.map(async (p) => {
           const jobId = await api.submit(submissionText(receiver.webhookUrl, p.outcome, p.seq));
@@ -174,7 +183,11 @@ describe.concurrent.each(EXAMPLE_FRAMEWORKS)('sender → %s example receiver', (
       // Polling shows the final status, and the parameters exactly as submitted.
       for (const job of jobs) {
         const text = await api.pollText(job.jobId);
-        const view = JSON.parse(text) as { status: string; user_parameters: { customer: string; seq: number }; error?: { error_code?: string } };
+        const view = JSON.parse(text) as {
+          status: string;
+          user_parameters: { customer: string; seq: number };
+          error?: { error_code?: string };
+        };
         expect(view.status).toBe(job.outcome);
         expect(text).toContain('"ratio":1.0');
         expect(text).toContain(`"big":${BIG}`);
@@ -193,7 +206,10 @@ describe.concurrent.each(EXAMPLE_FRAMEWORKS)('sender → %s example receiver', (
         { timeoutMs: WAIT_MS, what: () => `round 1 of job ${again} to finish` },
       );
       expect(redelivered.delivery, describeAttempts(redelivered)).toBe('delivered');
-      expect(redelivered.attempts.map((a) => [a.round, a.status_code]), describeAttempts(redelivered)).toEqual([
+      expect(
+        redelivered.attempts.map((a) => [a.round, a.status_code]),
+        describeAttempts(redelivered),
+      ).toEqual([
         [0, 200],
         [1, 200],
       ]);
@@ -201,11 +217,18 @@ describe.concurrent.each(EXAMPLE_FRAMEWORKS)('sender → %s example receiver', (
     });
 
     test('the receiver answers 500 first: retried, handled once, attempts [500, 200]', async ({ expect }) => {
-      const { ids, finals } = await deliverFaultedOnce('error500', [0, 1, 2].map(() => 'success'), 100);
+      const { ids, finals } = await deliverFaultedOnce(
+        'error500',
+        [0, 1, 2].map(() => 'success'),
+        100,
+      );
       for (const [i, id] of ids.entries()) {
         const d = finals[i]!;
         expect(d.delivery, describeAttempts(d)).toBe('delivered');
-        expect(d.attempts.map((a) => a.status_code), describeAttempts(d)).toEqual([500, 200]);
+        expect(
+          d.attempts.map((a) => a.status_code),
+          describeAttempts(d),
+        ).toEqual([500, 200]);
         expect(d.attempts.map((a) => a.outcome)).toEqual(['retry', 'delivered']);
         expect(receiver.handledCount(id), `times ${id} was handled`).toBe(1);
       }
@@ -250,14 +273,21 @@ describe.concurrent.each(EXAMPLE_FRAMEWORKS)('sender → %s example receiver', (
       expect(d.attempts.length, describeAttempts(d)).toBeGreaterThanOrEqual(2);
       const refused = d.attempts.slice(0, -1);
       for (const a of refused) expect(a, describeAttempts(d)).toMatchObject({ status_code: null, error: 'ECONNREFUSED', outcome: 'retry' });
-      expect(d.attempts.at(-1)).toMatchObject({ attempt: d.attempts.length, status_code: 200, outcome: 'delivered', url: first.webhookUrl });
+      expect(d.attempts.at(-1)).toMatchObject({
+        attempt: d.attempts.length,
+        status_code: 200,
+        outcome: 'delivered',
+        url: first.webhookUrl,
+      });
       expect(first.handled).toEqual([]);
       expect(again.handled).toEqual([{ jobId, status: 'success' }]);
     });
   });
 
   // Runs after every scenario above: stops the receiver so its whole log is read, then checks it.
-  test.sequential('across all scenarios nothing was handled twice, nothing unknown was handled, and SIGTERM exits 0', async ({ expect }) => {
+  test.sequential('across all scenarios nothing was handled twice, nothing unknown was handled, and SIGTERM exits 0', async ({
+    expect,
+  }) => {
     expect(await receiver.stop()).toBe(0);
     const ids = receiver.handled.map((h) => h.jobId);
     const twice = ids.filter((id, i) => ids.indexOf(id) !== i);

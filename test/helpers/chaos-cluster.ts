@@ -14,9 +14,15 @@ const FASTIFY_RECEIVER = join(REPO_ROOT, 'examples/fastify-receiver/server.mjs')
 
 /** Fails with a clear message when the children would run stale or missing builds. */
 export function assertBuilt(): void {
-  const needed = ['packages/cli/dist/bin.js', 'packages/sender/dist/index.js', 'packages/fastify/dist/index.js', 'packages/core/dist/index.js'];
+  const needed = [
+    'packages/cli/dist/bin.js',
+    'packages/sender/dist/index.js',
+    'packages/fastify/dist/index.js',
+    'packages/core/dist/index.js',
+  ];
   const missing = needed.filter((file) => !existsSync(join(REPO_ROOT, file)));
-  if (missing.length > 0) throw new Error(`the chaos suite runs the built packages; run \`npx tsc -b\` first (missing: ${missing.join(', ')})`);
+  if (missing.length > 0)
+    throw new Error(`the chaos suite runs the built packages; run \`npx tsc -b\` first (missing: ${missing.join(', ')})`);
 }
 
 /** Writes a new RSA-2048 key pair (PKCS#8 and SPKI PEM) into `dir`; the sender signs with it across restarts. */

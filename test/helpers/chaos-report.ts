@@ -41,7 +41,11 @@ export function formatTable(title: string, rows: ReadonlyArray<readonly [string,
 }
 
 /** Runs `work` over `items` with at most `concurrency` at once; results in input order. */
-export async function mapConcurrent<T, R>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapConcurrent<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {

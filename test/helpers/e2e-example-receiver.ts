@@ -128,7 +128,10 @@ export async function startExampleReceiver(options: ExampleReceiverOptions): Pro
 
   try {
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`${framework} receiver did not listen within ${startTimeoutMs} ms:\n${output()}`)), startTimeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`${framework} receiver did not listen within ${startTimeoutMs} ms:\n${output()}`)),
+        startTimeoutMs,
+      );
       onListening = () => {
         clearTimeout(timer);
         resolve();
@@ -177,7 +180,11 @@ export async function startExampleReceiver(options: ExampleReceiverOptions): Pro
         };
         const timer = setTimeout(() => {
           done();
-          reject(new Error(`${framework} receiver: ${missing().length} of ${wanted.length} jobs not handled within ${timeoutMs} ms (${missing().join(', ')}):\n${output()}`));
+          reject(
+            new Error(
+              `${framework} receiver: ${missing().length} of ${wanted.length} jobs not handled within ${timeoutMs} ms (${missing().join(', ')}):\n${output()}`,
+            ),
+          );
         }, timeoutMs);
         const done = (): void => {
           clearTimeout(timer);

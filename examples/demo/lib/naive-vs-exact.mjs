@@ -35,7 +35,11 @@ export function compareNaiveAndExact(body, signatureHex, publicKeyPem) {
     { name: 'SHA-256 of the body as received', digest: sha256Hex(body) },
     { name: 'JSON.parse + sorted JSON.stringify(…, null, 2)', digest: sha256Hex(rebuilt) },
   ].map((n) => ({ ...n, verifies: verifies(n.digest) }));
-  return { exact: { digest: exact.digest, profile: exact.profile }, naive, differences: differingLines(exact.canonical.toString(), rebuilt.toString()) };
+  return {
+    exact: { digest: exact.digest, profile: exact.profile },
+    naive,
+    differences: differingLines(exact.canonical.toString(), rebuilt.toString()),
+  };
 }
 
 function differingLines(python, javascript, max = 6) {

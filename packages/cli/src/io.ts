@@ -60,9 +60,7 @@ export async function write(stream: Writable, chunk: string | Uint8Array): Promi
 export function jsonLine(record: object): string {
   const parts = Object.entries(record).map(([key, value]) => {
     const text =
-      typeof value === 'bigint'
-        ? value.toString()
-        : JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+      typeof value === 'bigint' ? value.toString() : JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
     return `${JSON.stringify(key)}:${text ?? 'null'}`;
   });
   return `{${parts.join(',')}}\n`;

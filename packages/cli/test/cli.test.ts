@@ -215,10 +215,7 @@ describe('verify (single)', () => {
   });
 
   it('tries every --public-key (rotation) and names the one that verified', async () => {
-    const res = await jobhook(
-      ['verify', '--public-key', OTHER_SPKI, '--public-key', MAIN_SPKI, '--signature', firstValid.signature],
-      body,
-    );
+    const res = await jobhook(['verify', '--public-key', OTHER_SPKI, '--public-key', MAIN_SPKI, '--signature', firstValid.signature], body);
     expect(res.code).toBe(0);
     expect((JSON.parse(res.out) as { key: string }).key).toBe(keyId(MAIN_SPKI));
   });

@@ -41,10 +41,15 @@ describe('jobhook doctor --batch', () => {
     const run = await jobhook(['doctor', ...keyArgs, '--batch', file]);
     const elapsed = performance.now() - started;
     // Printed for the record (the issue's figure), not asserted: wall-clock bounds vary with the machine.
-    console.log(`jobhook doctor --batch: ${cases.length} cases (${broken.length} broken) in ${Math.round(elapsed)} ms, process start included`);
+    console.log(
+      `jobhook doctor --batch: ${cases.length} cases (${broken.length} broken) in ${Math.round(elapsed)} ms, process start included`,
+    );
     expect(run.err).toBe('');
     expect(run.code).toBe(0);
-    const lines = run.out.trimEnd().split('\n').map((l) => JSON.parse(l) as { id: string; cause: string; verified: boolean; message: string; fix: string });
+    const lines = run.out
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { id: string; cause: string; verified: boolean; message: string; fix: string });
     expect(lines.map((l) => l.id)).toEqual(cases.map((c) => c.id));
     const wrong = lines.filter((l, i) => l.cause !== cases[i]!.expected).map((l) => `${l.id} -> ${l.cause}`);
     expect(wrong).toEqual([]);
@@ -53,10 +58,20 @@ describe('jobhook doctor --batch', () => {
 
   it('answers a bad line and goes on', async () => {
     const good = cases.find((c) => c.expected === 'verified')!;
-    const input = ['not json', JSON.stringify({ headers: {}, body_b64: '' }), JSON.stringify({ id: 7, headers: 'x', body_b64: '' }), JSON.stringify({ id: 8, ...requestOf(good) })].join('\n');
+    const input = [
+      'not json',
+      JSON.stringify({ headers: {}, body_b64: '' }),
+      JSON.stringify({ id: 7, headers: 'x', body_b64: '' }),
+      JSON.stringify({ id: 8, ...requestOf(good) }),
+    ].join('\n');
     const run = await jobhook(['doctor', ...keyArgs, '--batch', '-'], input);
     expect(run.code).toBe(0);
-    expect(run.out.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>)).toEqual([
+    expect(
+      run.out
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>),
+    ).toEqual([
       { id: null, verified: false, cause: null, code: 'ERR_BATCH_LINE_INVALID', message: 'the line is not JSON' },
       { id: null, verified: false, cause: null, code: 'ERR_BATCH_LINE_INVALID', message: expect.stringContaining('"id"') },
       { id: 7, verified: false, cause: null, code: 'ERR_BATCH_LINE_INVALID', message: expect.stringContaining('"headers"') },
@@ -89,16 +104,30 @@ describe('jobhook doctor --request', () => {
     expect(JSON.parse(run.out)).toMatchObject({ verified: true, cause: 'verified', profile: 'python', keyId: expect.any(String) });
   });
 
-  it('diagnoses what a receiver\'s captureFailures saved, custom header names included', async () => {
+  it("diagnoses what a receiver's captureFailures saved, custom header names included", async () => {
     const captures = join(dir, 'captures');
     const headerNames = { signature: 'X-Acme-Signature' };
-    const receiver = createReceiver({ publicKeys: caseKeys().publicKeyPems, onEvent: () => {}, logger: silentLogger, headerNames, captureFailures: { dir: captures } });
+    const receiver = createReceiver({
+      publicKeys: caseKeys().publicKeyPems,
+      onEvent: () => {},
+      logger: silentLogger,
+      headerNames,
+      captureFailures: { dir: captures },
+    });
     const broken = breakDelivery(buildTestEvent(), 'body-transcoded', { privateKey: main, headerNames, variant: 1 });
     const res = await receiver.handle({ method: 'POST', headers: broken.headers, rawBody: broken.body });
     expect(res.status).toBe(401);
     await expect.poll(() => readdirSync(captures).filter((f) => f.endsWith('.json')).length).toBe(1);
     const [file] = readdirSync(captures);
-    const run = await jobhook(['doctor', ...keyArgs, '--signature-header', 'X-Acme-Signature', '--request', join(captures, file!), '--json']);
+    const run = await jobhook([
+      'doctor',
+      ...keyArgs,
+      '--signature-header',
+      'X-Acme-Signature',
+      '--request',
+      join(captures, file!),
+      '--json',
+    ]);
     expect(run.code).toBe(1);
     expect(JSON.parse(run.out)).toMatchObject({ cause: 'body-transcoded', detail: { change: 'utf8-read-as-cp1252' } });
   });

@@ -69,7 +69,10 @@ describe('jobhook send --break', () => {
     const sent = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break', cause]);
     expect(sent.code).toBe(1);
     expect(sent.err).toContain(`every delivery broken: ${cause} (${BREAK_VARIANTS[cause][0]})`);
-    const [line] = sent.out.trimEnd().split('\n').map((l) => JSON.parse(l) as { status: number; code: string });
+    const [line] = sent.out
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { status: number; code: string });
     expect(line!.status).toBeGreaterThanOrEqual(400);
     expect(line!.status).toBeLessThan(500);
     expect(logs.slice(logsBefore).filter((l) => l['kind'] === 'rejected')).toEqual([
@@ -84,11 +87,31 @@ describe('jobhook send --break', () => {
   });
 
   it('--break-variant picks the way; a bad cause or variant is a usage error', async () => {
-    const sent = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break', 'signature-malformed', '--break-variant', '6']);
+    const sent = await jobhook([
+      'send',
+      '--url',
+      url,
+      '--private-key',
+      PRIVATE_KEY,
+      '--break',
+      'signature-malformed',
+      '--break-variant',
+      '6',
+    ]);
     expect(sent.err).toContain('signature-malformed (digest)');
     const badCause = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break', 'typo']);
     expect(badCause).toMatchObject({ code: 2, err: expect.stringContaining('--break must be one of') });
-    const badVariant = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break', 'unknown-key', '--break-variant', '9']);
+    const badVariant = await jobhook([
+      'send',
+      '--url',
+      url,
+      '--private-key',
+      PRIVATE_KEY,
+      '--break',
+      'unknown-key',
+      '--break-variant',
+      '9',
+    ]);
     expect(badVariant).toMatchObject({ code: 2, err: expect.stringContaining('--break-variant must be a whole number from 0 to 3') });
     const alone = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break-variant', '1']);
     expect(alone).toMatchObject({ code: 2, err: expect.stringContaining('--break-variant needs --break') });

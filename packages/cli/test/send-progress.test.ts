@@ -138,7 +138,9 @@ describe('jobhook send with a receiver', () => {
     answered = 0;
     const res = await send(['--progress']);
     expect(res.code).toBe(1);
-    expect(res.err).toMatch(/^(jobhook send: \d+\/30 done · \d+ in flight · \d+ errors · \d+\/s\n)*jobhook send: 30 deliveries in \d+\.\d\d s \(\d+\.\d\/s\), 20 2xx, 10 errors\n {2}latency {2}p50 [\d.]+ ms {2}p90 [\d.]+ ms {2}p97\.5 [\d.]+ ms {2}p99 [\d.]+ ms {2}avg [\d.]+ ms {2}stdev [\d.]+ ms {2}max [\d.]+ ms\n$/);
+    expect(res.err).toMatch(
+      /^(jobhook send: \d+\/30 done · \d+ in flight · \d+ errors · \d+\/s\n)*jobhook send: 30 deliveries in \d+\.\d\d s \(\d+\.\d\/s\), 20 2xx, 10 errors\n {2}latency {2}p50 [\d.]+ ms {2}p90 [\d.]+ ms {2}p97\.5 [\d.]+ ms {2}p99 [\d.]+ ms {2}avg [\d.]+ ms {2}stdev [\d.]+ ms {2}max [\d.]+ ms\n$/,
+    );
     expect(res.out.trim().split('\n')).toHaveLength(31);
   });
 

@@ -112,7 +112,17 @@ describe('jobhook send', () => {
   it('delivers 5 events 3 times each: the handler runs 5 times, all 15 answers are 200', async () => {
     const before = handled.length;
     const res = await jobhook([
-      'send', '--url', url, '--private-key', PRIVATE_KEY, '--count', '5', '--duplicates', '2', '--concurrency', '3',
+      'send',
+      '--url',
+      url,
+      '--private-key',
+      PRIVATE_KEY,
+      '--count',
+      '5',
+      '--duplicates',
+      '2',
+      '--concurrency',
+      '3',
     ]);
     expect(res.err).toBe('');
     expect(res.code).toBe(0);
@@ -172,7 +182,19 @@ describe('jobhook send', () => {
       }).replace('"output":{"text":"x"}', '"output":{"score":1.0,"n":123456789012345678901234567890}'),
     );
     const before = handled.length;
-    const res = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--payload', file, '--count', '3', '--body-style', 'canonical']);
+    const res = await jobhook([
+      'send',
+      '--url',
+      url,
+      '--private-key',
+      PRIVATE_KEY,
+      '--payload',
+      file,
+      '--count',
+      '3',
+      '--body-style',
+      'canonical',
+    ]);
     expect(res.code, res.err).toBe(0);
     const { lines } = parse(res.out);
     expect(lines.map((l) => l.status)).toEqual([200, 200, 200]);
@@ -198,7 +220,13 @@ describe('jobhook send', () => {
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     try {
       const slow = await jobhook([
-        'send', '--url', `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, '--private-key', PRIVATE_KEY, '--timeout-ms', '150',
+        'send',
+        '--url',
+        `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`,
+        '--private-key',
+        PRIVATE_KEY,
+        '--timeout-ms',
+        '150',
       ]);
       expect(slow.code).toBe(1);
       const { lines: timedOut } = parse(slow.out);
@@ -231,7 +259,15 @@ describe('jobhook send', () => {
     });
     await new Promise<void>((r) => huge.listen(0, '127.0.0.1', r));
     try {
-      const res = await jobhook(['send', '--url', `http://127.0.0.1:${(huge.address() as AddressInfo).port}/`, '--private-key', PRIVATE_KEY, '--timeout-ms', '30000']);
+      const res = await jobhook([
+        'send',
+        '--url',
+        `http://127.0.0.1:${(huge.address() as AddressInfo).port}/`,
+        '--private-key',
+        PRIVATE_KEY,
+        '--timeout-ms',
+        '30000',
+      ]);
       expect(res.code).toBe(0);
       expect(parse(res.out).lines).toEqual([expect.objectContaining({ status: 200, code: null })]);
     } finally {
@@ -251,7 +287,15 @@ describe('jobhook send', () => {
     });
     await new Promise<void>((r) => endless.listen(0, '127.0.0.1', r));
     try {
-      const res = await jobhook(['send', '--url', `http://127.0.0.1:${(endless.address() as AddressInfo).port}/`, '--private-key', PRIVATE_KEY, '--timeout-ms', '10000']);
+      const res = await jobhook([
+        'send',
+        '--url',
+        `http://127.0.0.1:${(endless.address() as AddressInfo).port}/`,
+        '--private-key',
+        PRIVATE_KEY,
+        '--timeout-ms',
+        '10000',
+      ]);
       expect(res.code).toBe(0);
       const [line] = parse(res.out).lines;
       // Reported as 200, not ERR_TIMEOUT: the answer was taken once 64 KiB were in, not held until

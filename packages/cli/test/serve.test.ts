@@ -123,7 +123,13 @@ describe('jobhook serve', () => {
 
   it('serves jobs, delivers the signed webhook to a local receiver, and stops on SIGTERM with exit 0', async () => {
     const serving = await serve([
-      '--allow-insecure-receivers', '--allow-receiver', '127.0.0.0/8', '--retry-base-ms', '50', '--attempt-timeout-ms', '1000',
+      '--allow-insecure-receivers',
+      '--allow-receiver',
+      '127.0.0.0/8',
+      '--retry-base-ms',
+      '50',
+      '--attempt-timeout-ms',
+      '1000',
     ]);
     const baseUrl = /listening on (http:\/\/\S+)/.exec(serving.banner)![1]!;
     const apiKey = field(serving.banner, 'inference key');
@@ -158,7 +164,8 @@ describe('jobhook serve', () => {
     const submitted = await fetch(`${baseUrl}/v3/universal-ai/async`, {
       method: 'POST',
       headers,
-      body: '{"model": "ocr/ocr_async/amazon", "input": {"file": "x", "simulate": {"delay_ms": 20, "output": {"ratio": 1.0}}},' +
+      body:
+        '{"model": "ocr/ocr_async/amazon", "input": {"file": "x", "simulate": {"delay_ms": 20, "output": {"ratio": 1.0}}},' +
         ` "webhook_receiver": "${hookUrl}", "user_webhook_parameters": {"order": 42}}`,
     });
     expect(submitted.status).toBe(201);
@@ -200,7 +207,16 @@ describe('jobhook serve', () => {
       }),
     );
     const publicOut = join(tmp, 'service.pem');
-    const serving = await serve(['--config', config, '--private-key', DEMO_PRIVATE, '--public-key-out', publicOut, '--body-style', 'compact']);
+    const serving = await serve([
+      '--config',
+      config,
+      '--private-key',
+      DEMO_PRIVATE,
+      '--public-key-out',
+      publicOut,
+      '--body-style',
+      'compact',
+    ]);
     expect(serving.banner).not.toContain('inference key');
     expect(field(serving.banner, 'public key')).toBe(publicOut);
     const spki = (pem: string | Buffer): string => createPublicKey(pem).export({ type: 'spki', format: 'pem' }).toString();
@@ -209,7 +225,9 @@ describe('jobhook serve', () => {
     const baseUrl = /listening on (http:\/\/\S+)/.exec(serving.banner)![1]!;
     const answer = await fetch(`${baseUrl}/v3/universal-ai/async/${randomUUID()}`, { headers: { authorization: `Bearer ${token}` } });
     expect(answer.status).toBe(404); // authenticated with the config's key; no such job
-    const refused = await fetch(`${baseUrl}/v3/universal-ai/async/${randomUUID()}`, { headers: { authorization: 'Bearer nope-nope-nope-nope' } });
+    const refused = await fetch(`${baseUrl}/v3/universal-ai/async/${randomUUID()}`, {
+      headers: { authorization: 'Bearer nope-nope-nope-nope' },
+    });
     expect(refused.status).toBe(401);
 
     const { code } = await stop(serving, 'SIGINT');

@@ -63,7 +63,10 @@ export { MAX_TIMER_MS };
 /** Checks a duration option: a whole number of ms, from 1 to {@link MAX_TIMER_MS}. @internal */
 export function checkMs(owner: string, name: string, value: unknown): asserts value is number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_TIMER_MS) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: ${name} must be a whole number of ms, from 1 to ${MAX_TIMER_MS}, got ${String(value)}`);
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `${owner}: ${name} must be a whole number of ms, from 1 to ${MAX_TIMER_MS}, got ${String(value)}`,
+    );
   }
 }
 

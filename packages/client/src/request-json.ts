@@ -102,7 +102,14 @@ export async function requestJson(ctx: HttpContext, spec: RequestSpec): Promise<
  * server or proxy cannot make the client buffer without bound.
  */
 function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
-  return readCappedBody(response, maxBytes, () => new ServiceApiError('ERR_RESPONSE_INVALID', `HTTP ${response.status}: the answer is larger than ${maxBytes} bytes`, { status: response.status }));
+  return readCappedBody(
+    response,
+    maxBytes,
+    () =>
+      new ServiceApiError('ERR_RESPONSE_INVALID', `HTTP ${response.status}: the answer is larger than ${maxBytes} bytes`, {
+        status: response.status,
+      }),
+  );
 }
 
 /** The `detail` of an error body (spec §7), or the body text when it is not that JSON; short. */

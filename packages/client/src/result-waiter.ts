@@ -12,7 +12,14 @@ import {
 import { abortableSleep } from './abortable-sleep.js';
 import type { Client } from './create-client.js';
 import type { FinishedJob } from './job-types.js';
-import { checkMs, DEFAULT_MAX_POLL_INTERVAL_MS, MAX_TIMER_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS, resolvePollOptions } from './poll-job.js';
+import {
+  checkMs,
+  DEFAULT_MAX_POLL_INTERVAL_MS,
+  MAX_TIMER_MS,
+  DEFAULT_POLL_INTERVAL_MS,
+  DEFAULT_POLL_TIMEOUT_MS,
+  resolvePollOptions,
+} from './poll-job.js';
 import { ServiceApiError } from './service-api-error.js';
 
 /** The result of a finished job, whichever way it came. */
@@ -176,9 +183,12 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
         continue;
       }
       const result = fromJob(job);
-      const renew = setInterval(() => {
-        store.extend(jobId, claim.token, { leaseMs }).catch(() => {});
-      }, Math.max(10, Math.floor(leaseMs / 3)));
+      const renew = setInterval(
+        () => {
+          store.extend(jobId, claim.token, { leaseMs }).catch(() => {});
+        },
+        Math.max(10, Math.floor(leaseMs / 3)),
+      );
       try {
         await runOnResult(result);
       } catch (err) {
@@ -271,7 +281,10 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
 
 function checkGrace(owner: string, value: unknown): void {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > MAX_TIMER_MS) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: webhookGraceMs must be a whole number of ms, from 0 to ${MAX_TIMER_MS}, got ${String(value)}`);
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `${owner}: webhookGraceMs must be a whole number of ms, from 0 to ${MAX_TIMER_MS}, got ${String(value)}`,
+    );
   }
 }
 

@@ -94,9 +94,7 @@ export function isServiceApiError(err: unknown, code?: ServiceErrorCode): err is
 }
 
 const CODE_BY_STATUS = new Map<number, ServiceErrorCode>(
-  Object.entries(SERVICE_ERROR_CODES).flatMap(([code, status]) =>
-    status === null ? [] : [[status, code as ServiceErrorCode] as const],
-  ),
+  Object.entries(SERVICE_ERROR_CODES).flatMap(([code, status]) => (status === null ? [] : [[status, code as ServiceErrorCode] as const])),
 );
 
 /** The code of a non-2xx HTTP status. @internal */

@@ -74,8 +74,18 @@ describe('requests', () => {
 
   it('maps 401, 402 and 404 to typed errors, with the detail, without retrying', async () => {
     const cases: [() => Promise<unknown>, ServiceErrorCode, number, string][] = [
-      [() => createClient({ baseUrl: service.url, apiKey: 'nope' }).pollJob('x', { intervalMs: 10 }), 'ERR_UNAUTHORIZED', 401, 'Invalid token.'],
-      [() => createClient({ baseUrl: service.url, apiKey: BROKE_KEY }).submitJob({ model: 'a/b/c', input: {} }), 'ERR_PAYMENT_REQUIRED', 402, 'Insufficient credits.'],
+      [
+        () => createClient({ baseUrl: service.url, apiKey: 'nope' }).pollJob('x', { intervalMs: 10 }),
+        'ERR_UNAUTHORIZED',
+        401,
+        'Invalid token.',
+      ],
+      [
+        () => createClient({ baseUrl: service.url, apiKey: BROKE_KEY }).submitJob({ model: 'a/b/c', input: {} }),
+        'ERR_PAYMENT_REQUIRED',
+        402,
+        'Insufficient credits.',
+      ],
       [() => client.pollJob('00000000-0000-4000-8000-000000000000', { intervalMs: 10 }), 'ERR_NOT_FOUND', 404, 'Not found.'],
     ];
     for (const [call, code, status, detail] of cases) {
@@ -203,8 +213,19 @@ describe('pollJob retries', () => {
 
     it('does not retry 401, 402 and 404: one request, no timer left', async () => {
       const cases: [() => Promise<unknown>, number][] = [
-        [() => createClient({ baseUrl: 'http://fake-service.test', apiKey: 'nope', fetch: service.fetch }).pollJob('x', { intervalMs: 10 }), 401],
-        [() => createClient({ baseUrl: 'http://fake-service.test', apiKey: BROKE_KEY, fetch: service.fetch }).submitJob({ model: 'a/b/c', input: {} }), 402],
+        [
+          () =>
+            createClient({ baseUrl: 'http://fake-service.test', apiKey: 'nope', fetch: service.fetch }).pollJob('x', { intervalMs: 10 }),
+          401,
+        ],
+        [
+          () =>
+            createClient({ baseUrl: 'http://fake-service.test', apiKey: BROKE_KEY, fetch: service.fetch }).submitJob({
+              model: 'a/b/c',
+              input: {},
+            }),
+          402,
+        ],
         [() => virtual.pollJob('00000000-0000-4000-8000-000000000000', { intervalMs: 10 }), 404],
       ];
       for (const [call, status] of cases) {

@@ -81,7 +81,10 @@ describe('client against the reference sender', () => {
   });
 
   it('submits and polls to fail with the error code', async () => {
-    const { job_id } = await client.submitJob({ model: MODEL, input: { file: 'x', simulate: { outcome: 'fail', error_code: 'provider_timeout' } } });
+    const { job_id } = await client.submitJob({
+      model: MODEL,
+      input: { file: 'x', simulate: { outcome: 'fail', error_code: 'provider_timeout' } },
+    });
     const job = await client.pollJob(job_id, { intervalMs: 20 });
     expect(job.status).toBe('fail');
     expect(job.error).toMatchObject({ error_code: 'provider_timeout' });

@@ -71,7 +71,14 @@ export {
 } from './signature/sign.js';
 export { DEFAULT_HEADER_NAMES, HASH_ALGORITHM, type WebhookHeaderNames } from './signature/headers.js';
 export { createMemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
-export { isTransactionalStore, type IdempotencyStore, type ClaimResult, type Clock, type TransactionalStore, type TransactionResult } from './store/idempotency-store.js';
+export {
+  isTransactionalStore,
+  type IdempotencyStore,
+  type ClaimResult,
+  type Clock,
+  type TransactionalStore,
+  type TransactionResult,
+} from './store/idempotency-store.js';
 export {
   validateEvent,
   type AsyncJobCompletedEvent,
@@ -85,7 +92,13 @@ export {
   type ReceiverRequest,
   type ReceiverResponse,
 } from './receiver/create-receiver.js';
-export { DEFAULT_DONE_TTL_MS, DEFAULT_LEASE_MS, type EventHandler, type HandlerContext, type ReceiverOptions } from './receiver/receiver-options.js';
+export {
+  DEFAULT_DONE_TTL_MS,
+  DEFAULT_LEASE_MS,
+  type EventHandler,
+  type HandlerContext,
+  type ReceiverOptions,
+} from './receiver/receiver-options.js';
 export type { OutcomeKind, ReceiverOutcome, ReceiverStats, VerifiedWebhook } from './receiver/receiver-outcome.js';
 export type { RequestHeaders } from './receiver/request-headers.js';
 export { createJsonLogger, silentLogger, type JsonLoggerOptions, type LogLevel, type Logger } from './receiver/logger.js';

@@ -25,7 +25,10 @@ describe('the canonical-size bound', () => {
   it.each([
     ['one member', '{"a":1}'],
     ['5,000 members', `{${Array.from({ length: 5000 }, (_, i) => `"${i}":0`).join(',')}}`],
-    ['nested objects of short keys', `${'{"a":'.repeat(55)}{${Array.from({ length: 3000 }, (_, i) => `"k${i}":0`).join(',')}}${'}'.repeat(55)}`],
+    [
+      'nested objects of short keys',
+      `${'{"a":'.repeat(55)}{${Array.from({ length: 3000 }, (_, i) => `"k${i}":0`).join(',')}}${'}'.repeat(55)}`,
+    ],
     ['16-digit integers the javascript profile rounds up', `{"a":[${Array(100).fill('9999999999999999').join(',')}]}`],
     ['deep arrays', `{"a":${'['.repeat(1500)}${']'.repeat(1500)}}`],
     ['empty containers', `{"a":[${Array(1000).fill('[],{}').join(',')}]}`],

@@ -170,7 +170,7 @@ describe('constructEvent: headers', () => {
   it.each<[string, RequestHeaders]>([
     ['a Node headers object (lower-case names)', { 'x-service-signature': signature, 'x-service-hash-algorithm': 'SHA256' }],
     ['a Node headers object with array values', { 'x-service-signature': [signature], 'x-service-hash-algorithm': 'SHA256' }],
-    ['a record with the spec\'s capitalised names', { 'X-Service-Signature': signature, 'X-Service-Hash-Algorithm': 'sha256' }],
+    ["a record with the spec's capitalised names", { 'X-Service-Signature': signature, 'X-Service-Hash-Algorithm': 'sha256' }],
     ['a fetch Headers', new Headers({ 'X-SERVICE-SIGNATURE': signature, 'X-Service-Hash-Algorithm': 'SHA256' })],
     ['no hash-algorithm header (optional)', { 'x-service-signature': ` ${signature.toUpperCase()} ` }],
   ])('reads %s', (_shape, headers) => {
@@ -208,7 +208,11 @@ describe('constructEvent: headers', () => {
     expect(thrown).toBeInstanceOf(JobhookError);
     expect(thrown).toMatchObject({ code, status: 401 });
     const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: () => {}, logger: silentLogger });
-    const res = await receiver.handle({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, rawBody: signed.body });
+    const res = await receiver.handle({
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      rawBody: signed.body,
+    });
     expect(res.outcome).toMatchObject({ code, status: 401 });
   });
 });

@@ -159,7 +159,10 @@ function compareCase(c: { id: string; note: string; body: Buffer }, py: OracleRe
   }
   if (!py.isObject) {
     tally.notObject++;
-    parseVerdict((o) => o.kind === 'error' && o.code === 'ERR_BODY_NOT_OBJECT', 'python parses a non-object, so ours must throw ERR_BODY_NOT_OBJECT');
+    parseVerdict(
+      (o) => o.kind === 'error' && o.code === 'ERR_BODY_NOT_OBJECT',
+      'python parses a non-object, so ours must throw ERR_BODY_NOT_OBJECT',
+    );
     return;
   }
   for (const [profile, mine] of mineAll) {
@@ -234,14 +237,11 @@ describe(`differential: canonicalize vs python3 (seed ${SEED}, ${RUNS} generated
     const byId = new Map(all.map((c) => [c.id, c]));
     const fixedIds = new Set(fixed.map((c) => c.id));
     // One python3 process for the whole batch; each answer is compared as it arrives.
-    const run = await streamPythonOracle(
-      all,
-      (py) => {
-        const c = byId.get(py.id)!;
-        const outcome = fixedIds.has(c.id) ? fixedOutcome : generatedOutcome;
-        compareCase(c, py, outcome.tally, outcome.mismatches);
-      },
-    );
+    const run = await streamPythonOracle(all, (py) => {
+      const c = byId.get(py.id)!;
+      const outcome = fixedIds.has(c.id) ? fixedOutcome : generatedOutcome;
+      compareCase(c, py, outcome.tally, outcome.mismatches);
+    });
     meta = run.meta;
     console.info(
       `[differential] python ${meta.python}, orjson ${meta.orjson ?? 'MISSING'}: ` +
@@ -260,10 +260,9 @@ describe(`differential: canonicalize vs python3 (seed ${SEED}, ${RUNS} generated
   });
 
   it('runs against a Python that has the 4300-digit integer limit (3.11+)', () => {
-    expect(
-      meta.intMaxStrDigits,
-      `python3 ${meta.python} must be 3.11+ with the default int_max_str_digits (4300), like the signers`,
-    ).toBe(4300);
+    expect(meta.intMaxStrDigits, `python3 ${meta.python} must be 3.11+ with the default int_max_str_digits (4300), like the signers`).toBe(
+      4300,
+    );
   });
 
   it('agrees on the fixed regression cases, per profile', () => {

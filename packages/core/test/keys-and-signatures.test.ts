@@ -17,7 +17,6 @@ import { codeOf } from './helpers/error-code.js';
 /** The repository's signature vectors and their keys (vectors/ at the repository root). */
 const vectorsDir = resolve(import.meta.dirname, '../../../vectors');
 
-
 let priv: KeyObject;
 let pub: KeyObject;
 let priv2: KeyObject;

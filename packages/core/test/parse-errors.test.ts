@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { canonicalize, type JobhookError, parseBody, toValue } from '../src/index.js';
 import { codeOf } from './helpers/error-code.js';
 
-
 const text = (s: string) => canonicalize(s).toString('utf8');
 
 describe('parseBody: what Python json.loads refuses is ERR_BODY_MALFORMED', () => {
@@ -77,10 +76,7 @@ describe('parseBody: what Python json.loads accepts', () => {
     expect(toValue(parseBody(Buffer.from('{"a": 1, "a": {"x": 2}}')))).toEqual({ a: { x: 2 } });
   });
   it('treats __proto__ and constructor as ordinary keys (no prototype pollution)', () => {
-    const value = toValue(parseBody(Buffer.from('{"__proto__": {"polluted": true}, "constructor": 1}'))) as Record<
-      string,
-      unknown
-    >;
+    const value = toValue(parseBody(Buffer.from('{"__proto__": {"polluted": true}, "constructor": 1}'))) as Record<string, unknown>;
     expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
     expect(Object.keys(value)).toEqual(['__proto__', 'constructor']);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();

@@ -18,7 +18,7 @@ const text = 'Résumé de la réunion — 会議の要点 — Итоги ква�
 const body = (middle: Buffer): Buffer => Buffer.concat([Buffer.from(`{"a": "${text}`), middle, Buffer.from(`${text}"}`)]);
 
 describe('long non-ASCII runs', () => {
-  it('valid text: canonical forms equal Python\'s', () => {
+  it("valid text: canonical forms equal Python's", () => {
     const b = body(Buffer.from('ü'));
     for (const ensureAscii of [false, true]) {
       const ours = canonicalize(b, { profile: ensureAscii ? 'python-ascii' : 'python' });

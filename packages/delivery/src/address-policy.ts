@@ -14,9 +14,7 @@ type IpAddress = ipaddr.IPv4 | ipaddr.IPv6;
  * `unspecified` (IPv4 `0.0.0.0/8` too), `multicast`, `broadcast`, `reserved` (240/4, 192.0.0/24,
  * 198.18/15, the documentation blocks, `2001:db8::/32`), `deprecatedSiteLocal`, `discard`, ...
  */
-const EXTRA_RANGES: ReadonlyArray<readonly [name: string, cidr: [IpAddress, number]]> = [
-  ['ipv4Compatible', ipaddr.parseCIDR('::/96')],
-];
+const EXTRA_RANGES: ReadonlyArray<readonly [name: string, cidr: [IpAddress, number]]> = [['ipv4Compatible', ipaddr.parseCIDR('::/96')]];
 
 /** What the policy says about one address. */
 export interface AddressVerdict {
@@ -70,7 +68,8 @@ export function createAddressPolicy(options: AddressPolicyOptions, owner: string
 
   const inAllowedCidr = (addr: IpAddress): boolean => {
     // An IPv4-mapped address also matches the IPv4 CIDR of the address it carries.
-    const forms = addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? [addr, (addr as ipaddr.IPv6).toIPv4Address()] : [addr];
+    const forms =
+      addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress() ? [addr, (addr as ipaddr.IPv6).toIPv4Address()] : [addr];
     return forms.some((form) => cidrs.some((cidr) => cidr[0].kind() === form.kind() && form.match(cidr)));
   };
 

@@ -35,7 +35,15 @@ export interface AnswerClass {
  */
 export function classifyAnswer(result: PostWebhookResult, jobId: string): AnswerClass {
   if (result.kind === 'error') {
-    return { kind: 'retryable', statusCode: null, error: result.code, errorMessage: result.message, retryAfterMs: null, responseBytes: null, responseBody: null };
+    return {
+      kind: 'retryable',
+      statusCode: null,
+      error: result.code,
+      errorMessage: result.message,
+      retryAfterMs: null,
+      responseBytes: null,
+      responseBody: null,
+    };
   }
   const { statusCode } = result;
   const responseBody = readJobhookAnswer(result.body, result.bodyComplete, jobId);
@@ -44,7 +52,12 @@ export function classifyAnswer(result: PostWebhookResult, jobId: string): Answer
   if (statusCode >= 300 && statusCode < 400) {
     // Not the Location itself: like a body, it is the receiver's to choose, and is not read back.
     const where = result.location === null ? 'no Location' : 'with a Location';
-    return { ...base, kind: 'rejected', error: 'redirect_not_followed', errorMessage: `HTTP ${statusCode} (${where}); redirects are not followed` };
+    return {
+      ...base,
+      kind: 'rejected',
+      error: 'redirect_not_followed',
+      errorMessage: `HTTP ${statusCode} (${where}); redirects are not followed`,
+    };
   }
   if (statusCode >= 400 && statusCode < 500) return { ...base, kind: 'rejected' };
   if (statusCode >= 500 && statusCode < 600) return { ...base, kind: 'retryable', retryAfterMs: result.retryAfterMs };

@@ -36,7 +36,8 @@ function carriedIPv4(addr: ipaddr.IPv6): ipaddr.IPv4[] {
   if (addr.isIPv4MappedAddress()) return [last];
   if (IPV4_CARRIERS.some((cidr) => addr.match(cidr))) return [last];
   if (p[0] === 0x2002) return [v4(p[1] as number, p[2] as number)];
-  if (p[0] === 0x2001 && p[1] === 0) return [v4(p[2] as number, p[3] as number), v4(~(p[6] as number) & 0xffff, ~(p[7] as number) & 0xffff)];
+  if (p[0] === 0x2001 && p[1] === 0)
+    return [v4(p[2] as number, p[3] as number), v4(~(p[6] as number) & 0xffff, ~(p[7] as number) & 0xffff)];
   return [];
 }
 
@@ -53,5 +54,9 @@ export function metadataTargets(addr: ipaddr.IPv4 | ipaddr.IPv6): Array<ipaddr.I
 /** Whether `cidr` names exactly `target` (a /32 or /128 of that address). */
 export function namesExactly(cidr: [ipaddr.IPv4 | ipaddr.IPv6, number], target: ipaddr.IPv4 | ipaddr.IPv6): boolean {
   const [base, bits] = cidr;
-  return base.kind() === target.kind() && bits === (target.kind() === 'ipv4' ? 32 : 128) && base.toNormalizedString() === target.toNormalizedString();
+  return (
+    base.kind() === target.kind() &&
+    bits === (target.kind() === 'ipv4' ? 32 : 128) &&
+    base.toNormalizedString() === target.toNormalizedString()
+  );
 }

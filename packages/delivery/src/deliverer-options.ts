@@ -101,10 +101,22 @@ function hasMethods(value: unknown, names: readonly string[]): boolean {
 /** Validates every option once, at construction. @internal */
 export function resolveDelivererOptions<J extends DeliverySubject>(options: DelivererOptions<J>): ResolvedDelivererOptions<J> {
   if (typeof options !== 'object' || options === null) throw invalid('options are required');
-  const { jobs, payload, policy, guard, attemptTimeoutMs = 30_000, bodyStyle = 'python', headerNames = {}, userAgent = DEFAULT_USER_AGENT, now = Date.now, logger } = options;
+  const {
+    jobs,
+    payload,
+    policy,
+    guard,
+    attemptTimeoutMs = 30_000,
+    bodyStyle = 'python',
+    headerNames = {},
+    userAgent = DEFAULT_USER_AGENT,
+    now = Date.now,
+    logger,
+  } = options;
   if (!hasMethods(jobs, ['get', 'appendAttempt', 'endRound'])) throw invalid('jobs must be a DeliveryLog (get, appendAttempt, endRound)');
   if (typeof payload !== 'function') throw invalid('payload must be a function (job) => JSON text');
-  if (!hasMethods(policy, ['nextDelayMs']) || !Number.isSafeInteger(policy.maxAttempts)) throw invalid('policy must be a RetryPolicy (createRetryPolicy)');
+  if (!hasMethods(policy, ['nextDelayMs']) || !Number.isSafeInteger(policy.maxAttempts))
+    throw invalid('policy must be a RetryPolicy (createRetryPolicy)');
   if (!hasMethods(guard, ['checkUrl', 'resolveTarget'])) throw invalid('guard must be an SsrfGuard (createSsrfGuard)');
   // A timer: setTimeout fires at once beyond 2^31-1 ms, which would time every attempt out.
   if (!Number.isSafeInteger(attemptTimeoutMs) || attemptTimeoutMs < 1 || attemptTimeoutMs > MAX_TIMER_MS) {
@@ -124,16 +136,20 @@ export function resolveDelivererOptions<J extends DeliverySubject>(options: Deli
   if (logger !== undefined && !isLogger(logger)) throw invalid('logger must be pino-compatible (debug, info, warn, error)');
   const { ca } = options;
   const isPem = (v: unknown): boolean => typeof v === 'string' || Buffer.isBuffer(v);
-  if (ca !== undefined && !isPem(ca) && !(Array.isArray(ca) && ca.every(isPem))) throw invalid('ca must be PEM text, a Buffer, or an array of them');
+  if (ca !== undefined && !isPem(ca) && !(Array.isArray(ca) && ca.every(isPem)))
+    throw invalid('ca must be PEM text, a Buffer, or an array of them');
   const {
     maxCanonicalBytes = DEFAULT_MAX_CANONICAL_BYTES,
     signedCacheEntries = DEFAULT_SIGNED_CACHE_ENTRIES,
     signedCacheBytes = DEFAULT_SIGNED_CACHE_BYTES,
     sign = signPayloadAsync,
   } = options;
-  if (!Number.isSafeInteger(maxCanonicalBytes) || maxCanonicalBytes < 2) throw invalid(`maxCanonicalBytes must be an integer >= 2, got ${String(maxCanonicalBytes)}`);
-  if (!Number.isSafeInteger(signedCacheEntries) || signedCacheEntries < 1) throw invalid(`signedCacheEntries must be a positive integer, got ${String(signedCacheEntries)}`);
-  if (!Number.isSafeInteger(signedCacheBytes) || signedCacheBytes < 1) throw invalid(`signedCacheBytes must be a positive integer, got ${String(signedCacheBytes)}`);
+  if (!Number.isSafeInteger(maxCanonicalBytes) || maxCanonicalBytes < 2)
+    throw invalid(`maxCanonicalBytes must be an integer >= 2, got ${String(maxCanonicalBytes)}`);
+  if (!Number.isSafeInteger(signedCacheEntries) || signedCacheEntries < 1)
+    throw invalid(`signedCacheEntries must be a positive integer, got ${String(signedCacheEntries)}`);
+  if (!Number.isSafeInteger(signedCacheBytes) || signedCacheBytes < 1)
+    throw invalid(`signedCacheBytes must be a positive integer, got ${String(signedCacheBytes)}`);
   if (typeof sign !== 'function') throw invalid('sign must be a function (payload, privateKey, options) => Promise<SignedPayload>');
   const privateKey = loadPrivateKey(options.privateKey);
   return {

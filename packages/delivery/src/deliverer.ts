@@ -49,7 +49,12 @@ export function createDeliverer<J extends DeliverySubject>(options: DelivererOpt
   const o = resolveDelivererOptions(options);
   const { jobs, policy, guard, now, logger = silentLogger } = o;
   const signed = createSignedPayloadCache({ maxEntries: o.signedCacheEntries, maxBytes: o.signedCacheBytes });
-  const signOptions: SignOptions = { profile: 'python', bodyStyle: o.bodyStyle, headerNames: o.headerNames, maxCanonicalBytes: o.maxCanonicalBytes };
+  const signOptions: SignOptions = {
+    profile: 'python',
+    bodyStyle: o.bodyStyle,
+    headerNames: o.headerNames,
+    maxCanonicalBytes: o.maxCanonicalBytes,
+  };
   const signJob = async (job: J): Promise<SignedWebhook> => {
     // The canonical bytes are made on the event loop, the RSA operation on the thread pool; both
     // once per job (and process), not per attempt.
@@ -90,7 +95,18 @@ export function createDeliverer<J extends DeliverySubject>(options: DelivererOpt
         // Only if the round is still pending: a late answer never overwrites a newer round or an ended one.
         if (rec.outcome !== 'retry') await jobs.endRound(job.jobId, task.round, rec.outcome);
         // Debug only: the job service logs each outcome at info/warn.
-        logger.debug({ jobId: job.jobId, round: rec.round, attempt: rec.attempt, outcome: rec.outcome, statusCode: rec.statusCode, error: rec.error, durationMs: rec.durationMs }, `webhook attempt ${rec.outcome}`);
+        logger.debug(
+          {
+            jobId: job.jobId,
+            round: rec.round,
+            attempt: rec.attempt,
+            outcome: rec.outcome,
+            statusCode: rec.statusCode,
+            error: rec.error,
+            durationMs: rec.durationMs,
+          },
+          `webhook attempt ${rec.outcome}`,
+        );
         return rec;
       };
       const settle = (answer: AnswerClass, address: string | null, answeredMs = now()): Promise<AttemptRecord> => {
@@ -129,7 +145,15 @@ export function createDeliverer<J extends DeliverySubject>(options: DelivererOpt
         return settle(noAnswer('internal_error', message), null);
       }
       if (address === 'timeout') return settle(noAnswer('timeout', 'the host name did not resolve in time'), null);
-      const result = await postWebhook({ url: checkedUrl, address, body, headers, timeoutMs: Math.max(1, Math.ceil(deadlineMs - now())), now, ...(o.ca === undefined ? {} : { ca: o.ca }) });
+      const result = await postWebhook({
+        url: checkedUrl,
+        address,
+        body,
+        headers,
+        timeoutMs: Math.max(1, Math.ceil(deadlineMs - now())),
+        now,
+        ...(o.ca === undefined ? {} : { ca: o.ca }),
+      });
       return settle(classifyAnswer(result, job.jobId), address.address, result.answeredAt);
     },
   };

@@ -73,13 +73,33 @@ export type PostWebhookResult =
  * ```
  */
 export function postWebhook(req: PostWebhookRequest): Promise<PostWebhookResult> {
-  const { url, address, body, timeoutMs, maxResponseBytes = 1024, maxReadBytes = Math.max(DEFAULT_MAX_READ_BYTES, maxResponseBytes), now = Date.now, ca } = req;
-  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < 0 || !Number.isSafeInteger(maxReadBytes) || maxReadBytes < maxResponseBytes) {
-    throw new JobhookError('ERR_OPTION_INVALID', `postWebhook: maxResponseBytes and maxReadBytes must be integers with 0 <= maxResponseBytes <= maxReadBytes`);
+  const {
+    url,
+    address,
+    body,
+    timeoutMs,
+    maxResponseBytes = 1024,
+    maxReadBytes = Math.max(DEFAULT_MAX_READ_BYTES, maxResponseBytes),
+    now = Date.now,
+    ca,
+  } = req;
+  if (
+    !Number.isSafeInteger(maxResponseBytes) ||
+    maxResponseBytes < 0 ||
+    !Number.isSafeInteger(maxReadBytes) ||
+    maxReadBytes < maxResponseBytes
+  ) {
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `postWebhook: maxResponseBytes and maxReadBytes must be integers with 0 <= maxResponseBytes <= maxReadBytes`,
+    );
   }
   // The timer would fire at once beyond 2^31-1 ms, and never with NaN: both are caller bugs.
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS) {
-    throw new JobhookError('ERR_OPTION_INVALID', `postWebhook: timeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got ${String(timeoutMs)}`);
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `postWebhook: timeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got ${String(timeoutMs)}`,
+    );
   }
   const pinnedLookup: LookupFunction = (_hostname, options, callback) => {
     // Node 20 asks for every address (`all`) when it races IPv4 and IPv6 (autoSelectFamily).
@@ -130,7 +150,17 @@ export function postWebhook(req: PostWebhookRequest): Promise<PostWebhookResult>
       const location = statusCode >= 300 && statusCode < 400 ? (res.headers.location ?? null) : null;
       const retryAfterMs = parseRetryAfter(res.headers['retry-after'], answeredAt);
       const empty = Buffer.alloc(0);
-      const got: Extract<PostWebhookResult, { kind: 'response' }> = { kind: 'response', statusCode, retryAfterMs, location, body: empty, bodyText: '', bodyBytes: 0, bodyComplete: false, answeredAt };
+      const got: Extract<PostWebhookResult, { kind: 'response' }> = {
+        kind: 'response',
+        statusCode,
+        retryAfterMs,
+        location,
+        body: empty,
+        bodyText: '',
+        bodyBytes: 0,
+        bodyComplete: false,
+        answeredAt,
+      };
       answer = got;
       readCapped(res, maxResponseBytes, maxReadBytes, got, () => finish(got));
     });

@@ -44,7 +44,10 @@ export function checkReceiverUrl(text: string, rules: ReceiverUrlRules, policy: 
   }
   const scheme = /^(https?):\/\/(?!\/)/i.exec(text)?.[1]?.toLowerCase();
   if (scheme !== 'https' && !(scheme === 'http' && rules.allowInsecure)) {
-    throw receiverRefused('scheme', rules.allowInsecure ? 'the URL must start with https:// or http://' : 'the URL must start with https://');
+    throw receiverRefused(
+      'scheme',
+      rules.allowInsecure ? 'the URL must start with https:// or http://' : 'the URL must start with https://',
+    );
   }
   // The authority as written: `new URL()` drops an empty userinfo (`https://@host`), so look at the text.
   const authority = text.slice(scheme.length + 3).split(/[/?#]/, 1)[0] ?? '';
@@ -99,7 +102,8 @@ function checkHostName(host: string): void {
   // One trailing dot is the absolute form of the same name (`localhost.` is `localhost`).
   const name = host.endsWith('.') ? host.slice(0, -1) : host;
   if (name.length === 0 || name.length > 253) throw receiverRefused('too_long', 'the host name is empty or longer than 253 characters');
-  if (name.split('.').some((label) => label.length === 0)) throw receiverRefused('host_name', `the host ${JSON.stringify(host)} has an empty label`);
+  if (name.split('.').some((label) => label.length === 0))
+    throw receiverRefused('host_name', `the host ${JSON.stringify(host)} has an empty label`);
   const blocked = BLOCKED_SUFFIXES.find((suffix) => name === suffix || name.endsWith(`.${suffix}`));
   if (blocked !== undefined) throw receiverRefused('host_name', `${JSON.stringify(host)} is a local name (.${blocked})`, { host });
   // A single label is completed by the resolver's search domains: an internal name in disguise.

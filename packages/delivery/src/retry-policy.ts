@@ -52,7 +52,10 @@ export function createRetryPolicy(options: RetryPolicyOptions = {}): RetryPolicy
   }
   // Every delay becomes a timer (or a BullMQ delay): beyond 2^31-1 ms setTimeout fires at once.
   if (typeof capMs !== 'number' || !Number.isFinite(capMs) || capMs > MAX_TIMER_MS) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: capMs must be a finite number from baseMs to ${MAX_TIMER_MS}, got ${String(capMs)}`);
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `${owner}: capMs must be a finite number from baseMs to ${MAX_TIMER_MS}, got ${String(capMs)}`,
+    );
   }
   if (capMs < baseMs) throw new JobhookError('ERR_OPTION_INVALID', `${owner}: capMs must be >= baseMs (${baseMs}), got ${String(capMs)}`);
   if (typeof random !== 'function') throw new JobhookError('ERR_OPTION_INVALID', `${owner}: random must be a function`);

@@ -97,7 +97,8 @@ export function createSsrfGuard(options: SsrfGuardOptions = {}): SsrfGuard {
     }
     const verdicts = answers.map((answer) => {
       const verdict = policy.check(String(answer?.address));
-      if (verdict === undefined) throw receiverRefused('address', `${host} resolves to ${JSON.stringify(answer?.address)}, not an IP address`, { host });
+      if (verdict === undefined)
+        throw receiverRefused('address', `${host} resolves to ${JSON.stringify(answer?.address)}, not an IP address`, { host });
       return allowedOrRefused(verdict, host);
     });
     return target(verdicts[0] as AddressVerdict);

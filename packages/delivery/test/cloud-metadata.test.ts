@@ -22,7 +22,18 @@ const ADDRESSES = Object.keys(CLOUD_METADATA_ADDRESSES);
 
 describe('cloud metadata addresses', () => {
   it('the list holds Azure WireServer, AWS IMDS (v4, v6, ECS), GCP v6, Alibaba, Oracle, Tencent', () => {
-    expect(ADDRESSES).toEqual(expect.arrayContaining(['168.63.129.16', '169.254.169.254', 'fd00:ec2::254', '169.254.170.2', 'fd20:ce::254', '100.100.100.200', '192.0.0.192', '169.254.0.23']));
+    expect(ADDRESSES).toEqual(
+      expect.arrayContaining([
+        '168.63.129.16',
+        '169.254.169.254',
+        'fd00:ec2::254',
+        '169.254.170.2',
+        'fd20:ce::254',
+        '100.100.100.200',
+        '192.0.0.192',
+        '169.254.0.23',
+      ]),
+    );
   });
 
   it.each(ADDRESSES)('%s is refused by the default guard, with allowPrivate, and inside a wide allowed CIDR', async (address) => {
@@ -62,7 +73,12 @@ describe('cloud metadata addresses', () => {
 
   it('a host name resolving to a metadata address is refused, even if only one of its answers is', async () => {
     const resolve = async (host: string): Promise<ResolvedAddress[]> =>
-      host === 'metadata.example.com' ? [{ address: '93.184.216.34', family: 4 }, { address: '168.63.129.16', family: 4 }] : [];
+      host === 'metadata.example.com'
+        ? [
+            { address: '93.184.216.34', family: 4 },
+            { address: '168.63.129.16', family: 4 },
+          ]
+        : [];
     const guard = createSsrfGuard({ resolve, allowPrivate: true });
     expect(await refusal(guard, 'https://metadata.example.com/')).toEqual({ reason: 'address', range: 'cloudMetadata' });
   });

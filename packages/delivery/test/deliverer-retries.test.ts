@@ -7,7 +7,16 @@ import { DEFAULT_HEADER_NAMES, verifySignature } from '@jobhook/core';
 import { createTestKeyPair } from '@jobhook/core/testing';
 import { createDeliverer, createRetryPolicy, createSsrfGuard, type DelivererOptions } from '../src/index.js';
 import { createTestLog, driveDelivery, seedJob, testPayload, type TestJob } from './helpers/test-jobs.js';
-import { answer, closedPort, hang, reset, sequence, startDeliveryReceiver, type DeliveryReceiver, type ReceiverScript } from './helpers/delivery-receiver.js';
+import {
+  answer,
+  closedPort,
+  hang,
+  reset,
+  sequence,
+  startDeliveryReceiver,
+  type DeliveryReceiver,
+  type ReceiverScript,
+} from './helpers/delivery-receiver.js';
 
 const keys = createTestKeyPair();
 const ATTEMPT_TIMEOUT_MS = 200;
@@ -53,7 +62,15 @@ describe('deliverer: retry schedule on real receivers', () => {
     expect(records.map((x) => x.outcome)).toEqual(['delivered']);
     expect(stored).toEqual(records);
     expect(state).toBe('delivered');
-    expect(records[0]).toMatchObject({ round: 0, attempt: 1, statusCode: 200, address: '127.0.0.1', error: null, nextDelayMs: null, url: r.url('/hook?tenant=7') });
+    expect(records[0]).toMatchObject({
+      round: 0,
+      attempt: 1,
+      statusCode: 200,
+      address: '127.0.0.1',
+      error: null,
+      nextDelayMs: null,
+      url: r.url('/hook?tenant=7'),
+    });
     expect(records[0]?.startedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/);
     expect(r.requests).toHaveLength(1);
     const req = r.requests[0]!;
@@ -109,7 +126,10 @@ describe('deliverer: retry schedule on real receivers', () => {
   it('500 then 200: delivered on the second attempt', async () => {
     const r = await receiver(sequence(answer(500), answer(200)));
     const { records, state } = await deliverTo(r.url());
-    expect(records.map((x) => [x.outcome, x.statusCode])).toEqual([['retry', 500], ['delivered', 200]]);
+    expect(records.map((x) => [x.outcome, x.statusCode])).toEqual([
+      ['retry', 500],
+      ['delivered', 200],
+    ]);
     expect(state).toBe('delivered');
     // The same signed payload both times (receivers dedupe on job_id).
     expect(r.requests[0]!.body.equals(r.requests[1]!.body)).toBe(true);
@@ -118,7 +138,10 @@ describe('deliverer: retry schedule on real receivers', () => {
   it('a receiver slower than the attempt timeout: timeout recorded, then retried', async () => {
     const r = await receiver(sequence(hang, answer(200)));
     const { records, state } = await deliverTo(r.url());
-    expect(records.map((x) => [x.outcome, x.error])).toEqual([['retry', 'timeout'], ['delivered', null]]);
+    expect(records.map((x) => [x.outcome, x.error])).toEqual([
+      ['retry', 'timeout'],
+      ['delivered', null],
+    ]);
     expect(records[0]?.statusCode).toBeNull();
     expect(records[0]?.durationMs).toBeGreaterThanOrEqual(ATTEMPT_TIMEOUT_MS - 5);
     expect(records[0]?.durationMs).toBeLessThan(ATTEMPT_TIMEOUT_MS + 500);
@@ -128,14 +151,24 @@ describe('deliverer: retry schedule on real receivers', () => {
   it('a receiver that never answers: 4 timeouts, then failed', async () => {
     const r = await receiver(hang);
     const { records, state } = await deliverTo(r.url());
-    expect(records.map((x) => [x.outcome, x.error])).toEqual([['retry', 'timeout'], ['retry', 'timeout'], ['retry', 'timeout'], ['failed', 'timeout']]);
+    expect(records.map((x) => [x.outcome, x.error])).toEqual([
+      ['retry', 'timeout'],
+      ['retry', 'timeout'],
+      ['retry', 'timeout'],
+      ['failed', 'timeout'],
+    ]);
     expect(state).toBe('failed');
   });
 
   it('connection refused (closed port): ECONNREFUSED, retried', async () => {
     const port = await closedPort();
     const { records, state } = await deliverTo(`http://127.0.0.1:${port}/hook`);
-    expect(records.map((x) => [x.outcome, x.error])).toEqual([['retry', 'ECONNREFUSED'], ['retry', 'ECONNREFUSED'], ['retry', 'ECONNREFUSED'], ['failed', 'ECONNREFUSED']]);
+    expect(records.map((x) => [x.outcome, x.error])).toEqual([
+      ['retry', 'ECONNREFUSED'],
+      ['retry', 'ECONNREFUSED'],
+      ['retry', 'ECONNREFUSED'],
+      ['failed', 'ECONNREFUSED'],
+    ]);
     expect(records[0]?.address).toBe('127.0.0.1');
     expect(state).toBe('failed');
   });
@@ -143,7 +176,10 @@ describe('deliverer: retry schedule on real receivers', () => {
   it('connection reset (the server destroys the socket): ECONNRESET, retried', async () => {
     const r = await receiver(sequence(reset, answer(200)));
     const { records, state } = await deliverTo(r.url());
-    expect(records.map((x) => [x.outcome, x.error])).toEqual([['retry', 'ECONNRESET'], ['delivered', null]]);
+    expect(records.map((x) => [x.outcome, x.error])).toEqual([
+      ['retry', 'ECONNRESET'],
+      ['delivered', null],
+    ]);
     expect(state).toBe('delivered');
     expect(r.requests).toHaveLength(2);
   });
@@ -159,7 +195,10 @@ describe('deliverer: retry schedule on real receivers', () => {
   it('Retry-After longer than the cap is capped', async () => {
     const r = await receiver(sequence(answer(503, { 'retry-after': '1' }), answer(200)));
     const { records } = await deliverTo(r.url(), { policy: createRetryPolicy({ baseMs: 10, capMs: 50 }) });
-    expect(records.map((x) => [x.outcome, x.nextDelayMs])).toEqual([['retry', 50], ['delivered', null]]);
+    expect(records.map((x) => [x.outcome, x.nextDelayMs])).toEqual([
+      ['retry', 50],
+      ['delivered', null],
+    ]);
   });
 
   it('3xx: not followed (the Location target receives nothing), rejected', async () => {

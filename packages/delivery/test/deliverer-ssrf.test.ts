@@ -50,7 +50,8 @@ describe('deliverer: SSRF guard on every attempt', () => {
   it('DNS rebinding: public at submission, 127.0.0.1 at attempt time: refused, nothing connects', async () => {
     const before = r.requests.length;
     let calls = 0;
-    const rebinding: HostResolver = async () => (calls++ === 0 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }]);
+    const rebinding: HostResolver = async () =>
+      calls++ === 0 ? [{ address: '93.184.216.34', family: 4 }] : [{ address: '127.0.0.1', family: 4 }];
     const { jobs, guard, deliverer } = setup({ allowInsecure: true, resolve: rebinding });
     const url = `http://rebind.example.com:${r.port}/hook`;
     await expect(guard.resolveTarget(url)).resolves.toEqual({ address: '93.184.216.34', family: 4 }); // submission check passes
@@ -130,9 +131,24 @@ describe('deliverer: tasks that are not attempts', () => {
   });
 
   it('refuses wrong options at construction', () => {
-    const base = { jobs: createTestLog(), payload: testPayload, privateKey: keys.privateKey, policy: createRetryPolicy(), guard: createSsrfGuard() };
-    for (const bad of [{ attemptTimeoutMs: 0 }, { bodyStyle: 'pretty' }, { headerNames: { signature: 'X Sig' } }, { userAgent: 'a\r\nX-Evil: 1' }, { policy: {} }, { payload: 'not a function' }]) {
-      expect(() => createDeliverer({ ...base, ...(bad as object) } as never)).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID' }));
+    const base = {
+      jobs: createTestLog(),
+      payload: testPayload,
+      privateKey: keys.privateKey,
+      policy: createRetryPolicy(),
+      guard: createSsrfGuard(),
+    };
+    for (const bad of [
+      { attemptTimeoutMs: 0 },
+      { bodyStyle: 'pretty' },
+      { headerNames: { signature: 'X Sig' } },
+      { userAgent: 'a\r\nX-Evil: 1' },
+      { policy: {} },
+      { payload: 'not a function' },
+    ]) {
+      expect(() => createDeliverer({ ...base, ...(bad as object) } as never)).toThrow(
+        expect.objectContaining({ code: 'ERR_OPTION_INVALID' }),
+      );
     }
     expect(() => createDeliverer({ ...base, privateKey: keys.publicKey })).toThrow(expect.objectContaining({ code: 'ERR_KEY_INVALID' }));
   });

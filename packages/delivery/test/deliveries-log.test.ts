@@ -36,10 +36,12 @@ async function attemptAgainst(script: ReceiverScript) {
 }
 
 /** Answers with `status` and the job's id in a body made by `body`. */
-const echo = (status: number, body: (jobId: string) => string): ReceiverScript => (req, res) => {
-  const { job_id: jobId } = JSON.parse(req.body.toString('utf8')) as { job_id: string };
-  res.writeHead(status, { 'content-type': 'application/json' }).end(body(jobId));
-};
+const echo =
+  (status: number, body: (jobId: string) => string): ReceiverScript =>
+  (req, res) => {
+    const { job_id: jobId } = JSON.parse(req.body.toString('utf8')) as { job_id: string };
+    res.writeHead(status, { 'content-type': 'application/json' }).end(body(jobId));
+  };
 
 describe('deliveries log: answers', () => {
   it("a jobhook receiver's 2xx answer is kept, parsed", async () => {
@@ -51,7 +53,13 @@ describe('deliveries log: answers', () => {
   it("a jobhook receiver's error answer is kept, and errorMessage stays null", async () => {
     const body = { error: { code: 'ERR_SIGNATURE_INVALID', message: 'the signature does not verify' } };
     const { stored } = await attemptAgainst(answer(401, { 'content-type': 'application/json' }, JSON.stringify(body)));
-    expect(stored).toMatchObject({ outcome: 'rejected', statusCode: 401, errorMessage: null, responseBody: body, responseBytes: JSON.stringify(body).length });
+    expect(stored).toMatchObject({
+      outcome: 'rejected',
+      statusCode: 401,
+      errorMessage: null,
+      responseBody: body,
+      responseBytes: JSON.stringify(body).length,
+    });
   });
 
   it.each([
@@ -105,11 +113,14 @@ describe('deliveries log: answers', () => {
 
 describe('readJobhookAnswer: the strict shape', () => {
   const JOB = '7d3c6f7e-5b1a-4c2d-9e8f-0a1b2c3d4e5f';
-  const read = (text: string | Buffer, complete = true) => readJobhookAnswer(Buffer.isBuffer(text) ? text : Buffer.from(text), complete, JOB);
+  const read = (text: string | Buffer, complete = true) =>
+    readJobhookAnswer(Buffer.isBuffer(text) ? text : Buffer.from(text), complete, JOB);
 
   it('accepts the two answers of a jobhook receiver, rebuilt from their members', () => {
     expect(read(`{"ok":true,"job_id":"${JOB}","duplicate":true}`)).toEqual({ ok: true, job_id: JOB, duplicate: true });
-    expect(read('{"error":{"code":"ERR_JOB_IN_FLIGHT","message":"in flight elsewhere"}}')).toEqual({ error: { code: 'ERR_JOB_IN_FLIGHT', message: 'in flight elsewhere' } });
+    expect(read('{"error":{"code":"ERR_JOB_IN_FLIGHT","message":"in flight elsewhere"}}')).toEqual({
+      error: { code: 'ERR_JOB_IN_FLIGHT', message: 'in flight elsewhere' },
+    });
     expect(read(' {"error":{"message":"","code":"ERR_A"}}\n')).toEqual({ error: { code: 'ERR_A', message: '' } });
   });
 

@@ -27,8 +27,27 @@ beforeAll(async () => {
   // A self-signed certificate for receiver.test only (openssl is what a user would use too).
   const dir = mkdtempSync(join(tmpdir(), 'jobhook-tls-'));
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-      '-days', '1', '-subj', '/CN=receiver.test', '-addext', 'subjectAltName=DNS:receiver.test'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=receiver.test',
+        '-addext',
+        'subjectAltName=DNS:receiver.test',
+      ],
+      { stdio: 'ignore' },
+    );
     cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
     tls = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
       seen.push({ servername: (req.socket as TLSSocket).servername, host: req.headers.host });
@@ -57,7 +76,14 @@ afterAll(async () => {
 });
 
 const post = (url: string, extra: { ca?: string; timeoutMs?: number } = {}) =>
-  postWebhook({ url: new URL(url), address: LOCAL, body: Buffer.from('{}'), headers: { 'Content-Type': 'application/json' }, timeoutMs: 2000, ...extra });
+  postWebhook({
+    url: new URL(url),
+    address: LOCAL,
+    body: Buffer.from('{}'),
+    headers: { 'Content-Type': 'application/json' },
+    timeoutMs: 2000,
+    ...extra,
+  });
 
 describe('postWebhook', () => {
   it('https: connects to the pinned address, sends SNI and checks the certificate against the URL name', async () => {
@@ -81,7 +107,14 @@ describe('postWebhook', () => {
 
   it('keeps at most maxResponseBytes of the answer and reads Retry-After dates', async () => {
     const started = Date.now();
-    const result = await postWebhook({ url: new URL(plain.url('/big')), address: LOCAL, body: Buffer.from('{}'), headers: {}, timeoutMs: 2000, maxResponseBytes: 64 });
+    const result = await postWebhook({
+      url: new URL(plain.url('/big')),
+      address: LOCAL,
+      body: Buffer.from('{}'),
+      headers: {},
+      timeoutMs: 2000,
+      maxResponseBytes: 64,
+    });
     expect(result).toMatchObject({ kind: 'response', statusCode: 500, bodyText: 'x'.repeat(64) });
     expect(result.kind === 'response' && result.retryAfterMs).toBeGreaterThan(1e12);
     expect(Date.now() - started).toBeLessThan(1000);

@@ -57,7 +57,13 @@ describe('createRetryPolicy', () => {
   });
 
   it('refuses wrong options at construction', () => {
-    for (const bad of [{ maxRetries: -1 }, { maxRetries: 1.5 }, { baseMs: Number.NaN }, { baseMs: 100, capMs: 50 }, { random: 3 as unknown as () => number }]) {
+    for (const bad of [
+      { maxRetries: -1 },
+      { maxRetries: 1.5 },
+      { baseMs: Number.NaN },
+      { baseMs: 100, capMs: 50 },
+      { random: 3 as unknown as () => number },
+    ]) {
       expect(() => createRetryPolicy(bad)).toThrow(JobhookError);
     }
     expect(() => createRetryPolicy().nextDelayMs(0, null)).toThrow(RangeError);

@@ -190,7 +190,13 @@ describe('SSRF guard: allowed receivers', () => {
   });
 
   it('refuses wrong options at construction', () => {
-    for (const bad of [{ allowCidrs: ['127.0.0.1'] }, { allowCidrs: ['nope/8'] }, { allowCidrs: '127.0.0.0/8' as unknown as string[] }, { allowInsecure: 'yes' as unknown as boolean }, { maxUrlLength: 0 }]) {
+    for (const bad of [
+      { allowCidrs: ['127.0.0.1'] },
+      { allowCidrs: ['nope/8'] },
+      { allowCidrs: '127.0.0.0/8' as unknown as string[] },
+      { allowInsecure: 'yes' as unknown as boolean },
+      { maxUrlLength: 0 },
+    ]) {
       expect(() => createSsrfGuard(bad)).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID' }));
     }
   });

@@ -13,16 +13,32 @@ const TOO_LONG = 3e9;
 
 describe('timer options are bounded by 2^31-1 ms', () => {
   it('createDeliverer: attemptTimeoutMs 3e9 is refused, 2^31-1 accepted', () => {
-    const base = { jobs: createTestLog(), payload: testPayload, privateKey: keys.privateKey, policy: createRetryPolicy(), guard: createSsrfGuard() };
+    const base = {
+      jobs: createTestLog(),
+      payload: testPayload,
+      privateKey: keys.privateKey,
+      policy: createRetryPolicy(),
+      guard: createSsrfGuard(),
+    };
     expect(() => createDeliverer({ ...base, attemptTimeoutMs: TOO_LONG })).toThrow(
-      expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringContaining(`attemptTimeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got 3000000000`) }),
+      expect.objectContaining({
+        code: 'ERR_OPTION_INVALID',
+        message: expect.stringContaining(`attemptTimeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got 3000000000`),
+      }),
     );
     expect(() => createDeliverer({ ...base, attemptTimeoutMs: MAX_TIMER_MS })).not.toThrow();
   });
 
   it('createRetryPolicy: capMs 3e9 is refused (baseMs above it too), 2^31-1 accepted', () => {
-    expect(() => createRetryPolicy({ capMs: TOO_LONG })).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringContaining('capMs must be a finite number from baseMs to 2147483647') }));
-    expect(() => createRetryPolicy({ baseMs: TOO_LONG, capMs: TOO_LONG })).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringContaining('capMs') }));
+    expect(() => createRetryPolicy({ capMs: TOO_LONG })).toThrow(
+      expect.objectContaining({
+        code: 'ERR_OPTION_INVALID',
+        message: expect.stringContaining('capMs must be a finite number from baseMs to 2147483647'),
+      }),
+    );
+    expect(() => createRetryPolicy({ baseMs: TOO_LONG, capMs: TOO_LONG })).toThrow(
+      expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringContaining('capMs') }),
+    );
     expect(createRetryPolicy({ capMs: MAX_TIMER_MS, baseMs: MAX_TIMER_MS, random: () => 1 }).nextDelayMs(1, null)).toBe(MAX_TIMER_MS);
   });
 
@@ -35,9 +51,16 @@ describe('timer options are bounded by 2^31-1 ms', () => {
   });
 
   it('postWebhook: timeoutMs 3e9 (or 0, or NaN) is refused before anything is sent', () => {
-    const request = { url: new URL('http://127.0.0.1:1/'), address: { address: '127.0.0.1', family: 4 as const }, body: Buffer.from('{}'), headers: {} };
+    const request = {
+      url: new URL('http://127.0.0.1:1/'),
+      address: { address: '127.0.0.1', family: 4 as const },
+      body: Buffer.from('{}'),
+      headers: {},
+    };
     for (const timeoutMs of [TOO_LONG, 0, Number.NaN]) {
-      expect(() => postWebhook({ ...request, timeoutMs })).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringContaining('postWebhook: timeoutMs') }));
+      expect(() => postWebhook({ ...request, timeoutMs })).toThrow(
+        expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringContaining('postWebhook: timeoutMs') }),
+      );
     }
   });
 });

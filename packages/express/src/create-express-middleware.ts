@@ -40,7 +40,10 @@ function writeAnswer(res: ServerResponse, { status, headers, body }: ReceiverRes
  * }));
  * ```
  */
-export function createExpressMiddleware(receiverOrOptions: ReceiverOrOptions, options?: ExpressMiddlewareOptions): ExpressWebhookMiddleware {
+export function createExpressMiddleware(
+  receiverOrOptions: ReceiverOrOptions,
+  options?: ExpressMiddlewareOptions,
+): ExpressWebhookMiddleware {
   const receiver = resolveReceiver(receiverOrOptions, ADAPTER);
   const path = adapterPath(options, ADAPTER);
   const view = adapterView(receiver);

@@ -33,4 +33,3 @@ export async function readRequestBody(req: ExpressRequestLike, limitBytes: numbe
     throw bodyReadError(err, limitBytes);
   }
 }
-

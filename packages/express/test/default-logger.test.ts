@@ -54,7 +54,10 @@ describe('the default logger (no logger option)', () => {
 
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-      const lines = stderr.trim().split('\n').map((l) => JSON.parse(l) as PinoLine);
+      const lines = stderr
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as PinoLine);
       expect(lines.map((l) => [l.level, l.code])).toEqual([
         [50, 'ERR_HANDLER_FAILED'],
         [50, 'ERR_BODY_ALREADY_PARSED'],

@@ -52,9 +52,9 @@ describe('examples/express-receiver', () => {
     const res = await send(url, request);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ ok: true, job_id: request.event.job_id, duplicate: false });
-    await expect.poll(() => handledLines(request.event.job_id)).toEqual([
-      expect.objectContaining({ msg: 'job handled', job_id: request.event.job_id, status: 'success' }),
-    ]);
+    await expect
+      .poll(() => handledLines(request.event.job_id))
+      .toEqual([expect.objectContaining({ msg: 'job handled', job_id: request.event.job_id, status: 'success' })]);
 
     const again = await send(url, request);
     expect(again.body.duplicate).toBe(true);

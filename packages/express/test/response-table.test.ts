@@ -109,7 +109,11 @@ describe('200: verified events', () => {
       app.use((_req, res, next) => {
         res.on('finish', () => {
           const { jobhook } = res.locals;
-          seen.push({ status: res.statusCode, jobId: jobhook?.event.job_id, ...(jobhook === undefined ? {} : { kind: jobhook.outcome.kind }) });
+          seen.push({
+            status: res.statusCode,
+            jobId: jobhook?.event.job_id,
+            ...(jobhook === undefined ? {} : { kind: jobhook.outcome.kind }),
+          });
           if (seen.length === 4) allSeen();
         });
         next();
@@ -355,7 +359,10 @@ describe('errors stay in the answer', () => {
 describe('{ path }', () => {
   it('handles only its path when mounted app-wide; other paths go on to next()', async () => {
     const handled: string[] = [];
-    const middleware = createExpressMiddleware({ publicKeys: keys.publicKeyPem, onEvent: (e) => void handled.push(e.job_id) }, { path: '/hook' });
+    const middleware = createExpressMiddleware(
+      { publicKeys: keys.publicKeyPem, onEvent: (e) => void handled.push(e.job_id) },
+      { path: '/hook' },
+    );
     running = await startApp((app) => {
       app.use(middleware);
       app.post('/other', (_req, res) => void res.status(202).json({ next: true }));

@@ -64,7 +64,10 @@ export function webhookRoute(view: AdapterView, path: string) {
     if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
       // A Content-Type header Fastify cannot even parse: the pipeline's 415, not Fastify's.
       const type = String(request.headers['content-type']);
-      return send(reply, view.reject(new JobhookError('ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${type}`)));
+      return send(
+        reply,
+        view.reject(new JobhookError('ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${type}`)),
+      );
     }
     // Over bodyLimit (from Content-Length, or while streaming), length mismatch, client abort.
     if (code.startsWith('FST_ERR_CTP_') || request.raw.readableAborted) {

@@ -106,10 +106,30 @@ describe('@jobhook/fastify: body limit', () => {
 
 describe('@jobhook/fastify: a request refused by the checks that need no body', () => {
   it.each([
-    ['401, signature missing (Content-Length declared)', { 'content-type': 'application/json', 'content-length': '65536' }, 401, 'ERR_SIGNATURE_MISSING'],
-    ['401, signature not hex (chunked)', { 'content-type': 'application/json', 'x-service-signature': 'not-hex!' }, 401, 'ERR_SIGNATURE_MALFORMED'],
-    ['401, signature of no configured key’s length', { 'content-type': 'application/json', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(384) }, 401, 'ERR_SIGNATURE_MALFORMED'],
-    ['415, content type not JSON', { 'content-type': 'text/plain', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(256) }, 415, 'ERR_UNSUPPORTED_MEDIA_TYPE'],
+    [
+      '401, signature missing (Content-Length declared)',
+      { 'content-type': 'application/json', 'content-length': '65536' },
+      401,
+      'ERR_SIGNATURE_MISSING',
+    ],
+    [
+      '401, signature not hex (chunked)',
+      { 'content-type': 'application/json', 'x-service-signature': 'not-hex!' },
+      401,
+      'ERR_SIGNATURE_MALFORMED',
+    ],
+    [
+      '401, signature of no configured key’s length',
+      { 'content-type': 'application/json', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(384) },
+      401,
+      'ERR_SIGNATURE_MALFORMED',
+    ],
+    [
+      '415, content type not JSON',
+      { 'content-type': 'text/plain', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(256) },
+      415,
+      'ERR_UNSUPPORTED_MEDIA_TYPE',
+    ],
   ])('%s: answered while the body has not arrived, connection closed, handler never run', async (_what, headers, status, code) => {
     const options = receiverOptions();
     const receiver = createReceiver(options);

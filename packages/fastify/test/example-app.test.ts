@@ -20,8 +20,7 @@ const lines = (): Array<Record<string, unknown>> =>
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as Record<string, unknown>);
-const handledLines = (jobId: string): string[] =>
-  stdout.split('\n').filter((l) => l.includes('job handled') && l.includes(jobId));
+const handledLines = (jobId: string): string[] => stdout.split('\n').filter((l) => l.includes('job handled') && l.includes(jobId));
 
 async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 15_000): Promise<T> {
   const end = Date.now() + timeoutMs;

@@ -202,10 +202,20 @@ describe('@jobhook/fastify: registration errors', () => {
 
   it.each([
     ['no publicKeys', { onEvent: () => {} }, undefined, /^@jobhook\/fastify: createReceiver: publicKeys is required/],
-    ['no handler', { publicKeys: keys.publicKeyPem }, undefined, /^@jobhook\/fastify: .*no handler: give onEvent, or both onSuccess and onFail/],
+    [
+      'no handler',
+      { publicKeys: keys.publicKeyPem },
+      undefined,
+      /^@jobhook\/fastify: .*no handler: give onEvent, or both onSuccess and onFail/,
+    ],
     ['a relative path', receiverOptions(), { path: 'hooks' }, /^@jobhook\/fastify: path must be a string starting with "\/"/],
     ['options that are not an object', receiverOptions(), 'hooks', /^@jobhook\/fastify: options must be an object/],
-    ['a receiver that is not one', { handle: async () => ({}) }, undefined, /^@jobhook\/fastify: adapterView: not a receiver made by createReceiver/],
+    [
+      'a receiver that is not one',
+      { handle: async () => ({}) },
+      undefined,
+      /^@jobhook\/fastify: adapterView: not a receiver made by createReceiver/,
+    ],
   ])('throws ERR_OPTION_INVALID at construction for %s', (_name, receiverOrOptions, options, message) => {
     let err: unknown;
     try {

@@ -32,7 +32,11 @@ describe('@jobhook/fastify: the response table over HTTP', () => {
 
   it('200 handled for a fail event, through onFail', async () => {
     const failed: string[] = [];
-    const url = await serve({ publicKeys: receiverOptions().publicKeys, onSuccess: () => {}, onFail: (event) => void failed.push(event.error.message) });
+    const url = await serve({
+      publicKeys: receiverOptions().publicKeys,
+      onSuccess: () => {},
+      onFail: (event) => void failed.push(event.error.message),
+    });
     const request = signed({ status: 'fail' });
     const res = await post(url, request);
     expect(res.status).toBe(200);

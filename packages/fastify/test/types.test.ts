@@ -10,7 +10,12 @@ describe('@jobhook/fastify: types', () => {
   it('takes receiver options or a receiver, then { path }', async () => {
     const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: () => {} });
     const app = Fastify();
-    app.register(jobhookFastify({ publicKeys: keys.publicKeyPem, onSuccess: (event) => void event.output, onFail: (event) => void event.error }, { path: '/a' }));
+    app.register(
+      jobhookFastify(
+        { publicKeys: keys.publicKeyPem, onSuccess: (event) => void event.output, onFail: (event) => void event.error },
+        { path: '/a' },
+      ),
+    );
     app.register(jobhookFastify(receiver, { path: '/b' }));
     expectTypeOf(jobhookFastify(receiver).receiver).toEqualTypeOf(receiver);
     // @ts-expect-error path is a string

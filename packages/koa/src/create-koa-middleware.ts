@@ -98,4 +98,3 @@ async function receive(receiver: AdapterView, ctx: ParameterizedContext<JobhookS
   }
   return receiver.handle({ method: ctx.method, headers: ctx.headers, rawBody });
 }
-

@@ -96,7 +96,10 @@ describe('reading the body', () => {
         await next();
       }),
     );
-    const req = httpRequest(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': 1000, ...WELL_FORMED_SIGNATURE } });
+    const req = httpRequest(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-length': 1000, ...WELL_FORMED_SIGNATURE },
+    });
     req.on('error', () => {});
     req.write('{"event": "async_job_completed", ');
     await inApp; // the server is on the request: aborting now is mid-body
@@ -119,10 +122,30 @@ describe('reading the body', () => {
 
 describe('a request refused by the checks that need no body', () => {
   it.each([
-    ['401, signature missing (Content-Length declared)', { 'content-type': 'application/json', 'content-length': '65536' }, 401, 'ERR_SIGNATURE_MISSING'],
-    ['401, signature not hex (chunked)', { 'content-type': 'application/json', 'x-service-signature': 'not-hex!' }, 401, 'ERR_SIGNATURE_MALFORMED'],
-    ['401, signature of no configured key’s length', { 'content-type': 'application/json', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(384) }, 401, 'ERR_SIGNATURE_MALFORMED'],
-    ['415, content type not JSON', { 'content-type': 'text/plain', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(256) }, 415, 'ERR_UNSUPPORTED_MEDIA_TYPE'],
+    [
+      '401, signature missing (Content-Length declared)',
+      { 'content-type': 'application/json', 'content-length': '65536' },
+      401,
+      'ERR_SIGNATURE_MISSING',
+    ],
+    [
+      '401, signature not hex (chunked)',
+      { 'content-type': 'application/json', 'x-service-signature': 'not-hex!' },
+      401,
+      'ERR_SIGNATURE_MALFORMED',
+    ],
+    [
+      '401, signature of no configured key’s length',
+      { 'content-type': 'application/json', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(384) },
+      401,
+      'ERR_SIGNATURE_MALFORMED',
+    ],
+    [
+      '415, content type not JSON',
+      { 'content-type': 'text/plain', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(256) },
+      415,
+      'ERR_UNSUPPORTED_MEDIA_TYPE',
+    ],
   ])('%s: answered while the body has not arrived, connection closed, handler never run', async (_what, headers, status, code) => {
     const { url, ran, outcomes } = await start();
     // The client sends the head and a first chunk, then waits for the answer: the body never ends.
@@ -140,7 +163,10 @@ describe('a JSON body parser mounted before the middleware', () => {
   it('verifies when the parser keeps ctx.request.rawBody (as koa-bodyparser and @koa/bodyparser do)', async () => {
     const { url, ran } = await start((app) => app.use(inlineBodyParser(true)));
     // Raw UTF-8 (compact body): the parser's string must give back the same bytes.
-    const request = buildSignedRequest({ output: { text: 'caf\u00e9 \u2615 \u{1F600}' } }, { privateKey: keys.privateKey, bodyStyle: 'compact' });
+    const request = buildSignedRequest(
+      { output: { text: 'caf\u00e9 \u2615 \u{1F600}' } },
+      { privateKey: keys.privateKey, bodyStyle: 'compact' },
+    );
     expect(request.body.toString('latin1')).not.toMatch(/^[\x00-\x7f]*$/);
     const res = await post(url, request);
     expect(res.status).toBe(200);

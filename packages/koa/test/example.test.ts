@@ -10,7 +10,10 @@ const privateKey = readFileSync(fileURLToPath(new URL('../../../examples/keys/de
 
 describe('examples/koa-receiver', () => {
   it('handles a job once, ignores its duplicate, refuses a tampered one, exits 0 on SIGTERM', async () => {
-    const child = spawn(process.execPath, [server], { env: { ...process.env, PORT: '0', WEBHOOK_PATH: '/hooks', DATABASE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [server], {
+      env: { ...process.env, PORT: '0', WEBHOOK_PATH: '/hooks', DATABASE_URL: '' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
@@ -48,7 +51,10 @@ describe('examples/koa-receiver', () => {
         [failed.event.job_id, 'fail'],
       ]);
       // The default logger (stderr, pino lines): the two refusals at warn, one line each, nothing at error.
-      const logged = stderr.trim().split('\n').map((l) => JSON.parse(l) as { level: number; code: string });
+      const logged = stderr
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { level: number; code: string });
       expect(logged.map((l) => [l.level, l.code])).toEqual([
         [40, 'ERR_SIGNATURE_INVALID'],
         [40, 'ERR_METHOD_NOT_ALLOWED'],

@@ -34,7 +34,11 @@ export function signed(overrides: TestEventOverrides = {}) {
 }
 
 /** POSTs a request built by {@link signed} (headers may be overridden) and reads the JSON answer. */
-export async function post(url: string, request: { headers: Record<string, string>; body: Buffer | string }, headers: Record<string, string | undefined> = {}) {
+export async function post(
+  url: string,
+  request: { headers: Record<string, string>; body: Buffer | string },
+  headers: Record<string, string | undefined> = {},
+) {
   const merged: Record<string, string> = {};
   for (const [name, value] of Object.entries({ ...request.headers, ...headers })) if (value !== undefined) merged[name] = value;
   const res = await fetch(url, { method: 'POST', headers: merged, body: request.body });

@@ -1,6 +1,14 @@
 import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
-import { JobhookError, createMemoryStore, createReceiver, signPayload, type AsyncJobCompletedEvent, type IdempotencyStore, type ReceiverOptions } from '@jobhook/core';
+import {
+  JobhookError,
+  createMemoryStore,
+  createReceiver,
+  signPayload,
+  type AsyncJobCompletedEvent,
+  type IdempotencyStore,
+  type ReceiverOptions,
+} from '@jobhook/core';
 import { createKoaMiddleware, type JobhookState } from '../src/index.js';
 import { gate, keys, listen, post, signed } from './helpers.js';
 

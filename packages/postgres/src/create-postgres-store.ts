@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimResult } from '@jobhook/core';
-import { checkJobId, checkMs, checkToken, describeValue, MAX_TIMER_MS, MAX_TOKEN_LENGTH, optionError, readOption } from '@jobhook/core/internal';
+import {
+  checkJobId,
+  checkMs,
+  checkToken,
+  describeValue,
+  MAX_TIMER_MS,
+  MAX_TOKEN_LENGTH,
+  optionError,
+  readOption,
+} from '@jobhook/core/internal';
 import pg, { type Pool, type PoolClient } from 'pg';
 import { poolTransaction } from './pool-transaction.js';
 import {
@@ -57,12 +66,29 @@ interface ClaimRow {
  * reject with `ERR_OPTION_INVALID` on a bad argument and `ERR_STORE_UNAVAILABLE` when PostgreSQL
  * cannot be reached, errs, or does not answer in time.
  */
-export function createPostgresStore(connection: PostgresConnection, options: PostgresStoreOptions<never> & { transactional: false }): PostgresLeaseStore;
-export function createPostgresStore(connection: PostgresConnection, options?: PostgresStoreOptions<PoolClient> & { transaction?: undefined }): PostgresStore<PoolClient>;
-export function createPostgresStore<Db>(connection: PostgresConnection, options: PostgresStoreOptions<Db> & { transaction: TransactionRunner<Db> }): PostgresStore<Db>;
-export function createPostgresStore<Db>(connection: PostgresConnection, options: PostgresStoreOptions<Db> = {}): PostgresStore<Db> | PostgresLeaseStore {
+export function createPostgresStore(
+  connection: PostgresConnection,
+  options: PostgresStoreOptions<never> & { transactional: false },
+): PostgresLeaseStore;
+export function createPostgresStore(
+  connection: PostgresConnection,
+  options?: PostgresStoreOptions<PoolClient> & { transaction?: undefined },
+): PostgresStore<PoolClient>;
+export function createPostgresStore<Db>(
+  connection: PostgresConnection,
+  options: PostgresStoreOptions<Db> & { transaction: TransactionRunner<Db> },
+): PostgresStore<Db>;
+export function createPostgresStore<Db>(
+  connection: PostgresConnection,
+  options: PostgresStoreOptions<Db> = {},
+): PostgresStore<Db> | PostgresLeaseStore {
   const table = tableName(readOption(options, 'table', WHERE), options.schema, WHERE);
-  const timeoutMs = checkMs(readOption(options, 'operationTimeoutMs', WHERE) ?? DEFAULT_OPERATION_TIMEOUT_MS, 'operationTimeoutMs', WHERE, MAX_TIMER_MS);
+  const timeoutMs = checkMs(
+    readOption(options, 'operationTimeoutMs', WHERE) ?? DEFAULT_OPERATION_TIMEOUT_MS,
+    'operationTimeoutMs',
+    WHERE,
+    MAX_TIMER_MS,
+  );
   const sweepEvery = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
   if (sweepEvery !== false) checkMs(sweepEvery, 'sweepIntervalMs', WHERE, MAX_TIMER_MS);
   if (options.transactional !== undefined && typeof options.transactional !== 'boolean') {
@@ -164,7 +190,11 @@ export function createPostgresStore<Db>(connection: PostgresConnection, options:
     async runInTransaction(jobId, transactionOptions, work) {
       checkOpen('transaction');
       checkJobId(jobId, 'postgresStore.runInTransaction');
-      const doneTtlMs = checkMs(readOption(transactionOptions, 'doneTtlMs', 'postgresStore.runInTransaction'), 'doneTtlMs', 'postgresStore.runInTransaction');
+      const doneTtlMs = checkMs(
+        readOption(transactionOptions, 'doneTtlMs', 'postgresStore.runInTransaction'),
+        'doneTtlMs',
+        'postgresStore.runInTransaction',
+      );
       return runJobTransaction({ sql, runner, lockKey }, jobId, doneTtlMs, work);
     },
   };
@@ -180,7 +210,10 @@ function resolvePool(connection: PostgresConnection, timeoutMs: number): { pool:
     return { pool, owned: false };
   }
   if (typeof connectionString !== 'string' || !/^postgres(ql)?:\/\//.test(connectionString)) {
-    throw optionError(WHERE, `give { pool } (a pg Pool) or { connectionString } (a postgres:// URL), got ${describeValue(connectionString ?? connection)}`);
+    throw optionError(
+      WHERE,
+      `give { pool } (a pg Pool) or { connectionString } (a postgres:// URL), got ${describeValue(connectionString ?? connection)}`,
+    );
   }
   const owned = new pg.Pool({ connectionString, connectionTimeoutMillis: timeoutMs });
   // An idle client whose server went away emits 'error' on the pool: without a listener that
@@ -190,7 +223,12 @@ function resolvePool(connection: PostgresConnection, timeoutMs: number): { pool:
 }
 
 function isPool(value: unknown): value is Pool {
-  return typeof value === 'object' && value !== null && typeof (value as Pool).connect === 'function' && typeof (value as Pool).query === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Pool).connect === 'function' &&
+    typeof (value as Pool).query === 'function'
+  );
 }
 
 /** A token this store could have issued; any other cannot match, so no round trip is needed. */

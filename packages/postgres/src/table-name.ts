@@ -20,7 +20,10 @@ export interface TableName {
 
 function checkIdentifier(value: unknown, name: string, where: string): string {
   if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
-    throw optionError(where, `${name} must be an SQL identifier (a letter or _, then letters, digits or _, at most 63), got ${describeValue(value)}`);
+    throw optionError(
+      where,
+      `${name} must be an SQL identifier (a letter or _, then letters, digits or _, at most 63), got ${describeValue(value)}`,
+    );
   }
   return value;
 }

@@ -33,7 +33,10 @@ describeStoreConformance(
 describeStoreConformance(
   'postgres (connectionString: the store owns its pool; transactional: false)',
   async () => {
-    const store = createPostgresStore({ connectionString: server.url }, { table: table(), schema: 'jobhook_conformance', transactional: false });
+    const store = createPostgresStore(
+      { connectionString: server.url },
+      { table: table(), schema: 'jobhook_conformance', transactional: false },
+    );
     await store.migrate();
     return store;
   },

@@ -27,7 +27,9 @@ afterAll(async () => {
 });
 
 /** A fresh store table and results table. */
-async function setup<S extends { migrate(): Promise<void>; close(): Promise<void> }>(make: (table: string) => S): Promise<{ store: S; results: string }> {
+async function setup<S extends { migrate(): Promise<void>; close(): Promise<void> }>(
+  make: (table: string) => S,
+): Promise<{ store: S; results: string }> {
   const suffix = randomUUID().replaceAll('-', '').slice(0, 12);
   const store = make(`jobhook_tx_${suffix}`);
   stores.push(store);
@@ -194,7 +196,9 @@ describe('transactional mode (pg PoolClient as ctx.db)', () => {
     for (const make of bad) expect(await rejectionCode(Promise.resolve().then(make))).toBe('ERR_OPTION_INVALID');
     const { store } = await setup((table) => createPostgresStore({ pool }, { table }));
     await store.close();
-    expect(await rejectionCode(store.runInTransaction(randomUUID(), { doneTtlMs: 1000 }, async () => undefined))).toBe('ERR_STORE_UNAVAILABLE');
+    expect(await rejectionCode(store.runInTransaction(randomUUID(), { doneTtlMs: 1000 }, async () => undefined))).toBe(
+      'ERR_STORE_UNAVAILABLE',
+    );
     expect(await rejectionCode(store.sweep())).toBe('ERR_STORE_UNAVAILABLE');
   });
 
@@ -269,7 +273,9 @@ describe('other libraries through the executeSql adapter', () => {
           {
             table,
             transaction: (body) =>
-              db.transaction().execute((trx) => body(trx, { executeSql: (text, values) => trx.executeQuery(CompiledQuery.raw(text, values)) })),
+              db
+                .transaction()
+                .execute((trx) => body(trx, { executeSql: (text, values) => trx.executeQuery(CompiledQuery.raw(text, values)) })),
           },
         );
         return store;
@@ -281,7 +287,10 @@ describe('other libraries through the executeSql adapter', () => {
         store,
         logger: silent,
         onEvent: async (event, ctx) => {
-          await ctx.db.insertInto(results).values({ job_id: event.job_id, note: `call ${++calls}` }).execute();
+          await ctx.db
+            .insertInto(results)
+            .values({ job_id: event.job_id, note: `call ${++calls}` })
+            .execute();
           if (calls === 1) throw new Error('fails after the insert');
         },
       });

@@ -144,20 +144,23 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
     const accounts = createAccountRegistry(keys, ledger);
     const headerNames = Object.fromEntries(Object.entries(o.headerNames).filter(([, v]) => v !== undefined));
     const metrics = createSenderMetrics();
-    const deliverer = observeDeliverer(createDeliverer({
-      jobs,
-      payload: buildWebhookPayload,
-      privateKey,
-      policy,
-      guard,
-      attemptTimeoutMs: o.attemptTimeoutMs,
-      bodyStyle: o.bodyStyle,
-      headerNames,
-      ...(o.userAgent === undefined ? {} : { userAgent: o.userAgent }),
-      now: () => o.now().getTime(),
-      logger: o.logger,
-      maxCanonicalBytes: o.maxCanonicalBytes,
-    }), metrics.observeAttempt);
+    const deliverer = observeDeliverer(
+      createDeliverer({
+        jobs,
+        payload: buildWebhookPayload,
+        privateKey,
+        policy,
+        guard,
+        attemptTimeoutMs: o.attemptTimeoutMs,
+        bodyStyle: o.bodyStyle,
+        headerNames,
+        ...(o.userAgent === undefined ? {} : { userAgent: o.userAgent }),
+        now: () => o.now().getTime(),
+        logger: o.logger,
+        maxCanonicalBytes: o.maxCanonicalBytes,
+      }),
+      metrics.observeAttempt,
+    );
     const service = createJobService({
       jobs,
       queue,
@@ -167,33 +170,36 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       redeliverCooldownMs: o.redeliverCooldownMs,
       maxRedeliveries: o.maxRedeliveries,
     });
-    const app = createApi({
-      accounts,
-      authenticate: createAuthenticator(accounts, o.now),
-      jobs,
-      service,
-      checkReceiver: async (url) => {
-        // Bounded like an attempt's lookup: a name whose DNS never answers must not hold the request.
-        const target = await withDeadline(guard.resolveTarget(url), Math.min(o.attemptTimeoutMs, SUBMIT_RESOLVE_TIMEOUT_MS));
-        if (target === 'timeout') throw receiverRefused('resolve_failed', 'the host name did not resolve in time');
-        return target;
+    const app = createApi(
+      {
+        accounts,
+        authenticate: createAuthenticator(accounts, o.now),
+        jobs,
+        service,
+        checkReceiver: async (url) => {
+          // Bounded like an attempt's lookup: a name whose DNS never answers must not hold the request.
+          const target = await withDeadline(guard.resolveTarget(url), Math.min(o.attemptTimeoutMs, SUBMIT_RESOLVE_TIMEOUT_MS));
+          if (target === 'timeout') throw receiverRefused('resolve_failed', 'the host name did not resolve in time');
+          return target;
+        },
+        now: o.now,
+        jobDelayMs: o.jobDelayMs,
+        maxCanonicalBytes: o.maxCanonicalBytes,
+        // Signed as the deliverer signs (same key, options and headers): RSA PKCS#1 v1.5 is
+        // deterministic, so these are the bytes its attempts sent.
+        signWebhook: async (job) => {
+          const signed = await signPayloadAsync(Buffer.from(buildWebhookPayload(job), 'utf8'), privateKey, {
+            profile: 'python',
+            bodyStyle: o.bodyStyle,
+            headerNames,
+            maxCanonicalBytes: o.maxCanonicalBytes,
+          });
+          return { body: signed.body, headers: { ...signed.headers, 'User-Agent': o.userAgent ?? DEFAULT_USER_AGENT } };
+        },
+        logger: o.logger,
       },
-      now: o.now,
-      jobDelayMs: o.jobDelayMs,
-      maxCanonicalBytes: o.maxCanonicalBytes,
-      // Signed as the deliverer signs (same key, options and headers): RSA PKCS#1 v1.5 is
-      // deterministic, so these are the bytes its attempts sent.
-      signWebhook: async (job) => {
-        const signed = await signPayloadAsync(Buffer.from(buildWebhookPayload(job), 'utf8'), privateKey, {
-          profile: 'python',
-          bodyStyle: o.bodyStyle,
-          headerNames,
-          maxCanonicalBytes: o.maxCanonicalBytes,
-        });
-        return { body: signed.body, headers: { ...signed.headers, 'User-Agent': o.userAgent ?? DEFAULT_USER_AGENT } };
-      },
-      logger: o.logger,
-    }, o.http);
+      o.http,
+    );
     registerMetricsRoute(app, metrics.registry);
     if (o.dashboard) registerDashboard(app, o.logger);
     await queue.start(service.handlers);
@@ -212,7 +218,8 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
         if (!Number.isSafeInteger(port) || port < 0 || port > 65535) {
           throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: listen port must be an integer from 0 to 65535, got ${String(port)}`);
         }
-        if (typeof host !== 'string' || host === '') throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: listen host must be a non-empty string`);
+        if (typeof host !== 'string' || host === '')
+          throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: listen host must be a non-empty string`);
         await app.listen({ port, host });
         const address = app.server.address();
         const boundPort = typeof address === 'object' && address !== null ? address.port : port;

@@ -206,7 +206,8 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
     if (!KNOWN.has(name) && value !== undefined) fail(`unknown option ${JSON.stringify(name)}`);
   }
   const o = options;
-  if (o.accounts !== undefined && (typeof o.accounts !== 'object' || o.accounts === null)) fail('accounts must be an object (see loadAccountsConfig)');
+  if (o.accounts !== undefined && (typeof o.accounts !== 'object' || o.accounts === null))
+    fail('accounts must be an object (see loadAccountsConfig)');
   const apiKeys = o.apiKeys ?? [];
   if (!Array.isArray(apiKeys) || apiKeys.some((k) => typeof k !== 'string')) fail('apiKeys must be an array of token strings');
 
@@ -223,7 +224,8 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
   const headerNames = o.headerNames ?? {};
   if (typeof headerNames !== 'object' || headerNames === null) fail('headerNames must be an object');
   for (const [key, name] of Object.entries(headerNames)) {
-    if (!['signature', 'hashAlgorithm', 'webhook'].includes(key)) fail(`headerNames.${key} is not known (signature, hashAlgorithm, webhook)`);
+    if (!['signature', 'hashAlgorithm', 'webhook'].includes(key))
+      fail(`headerNames.${key} is not known (signature, hashAlgorithm, webhook)`);
     if (name !== undefined && !isHeaderName(name)) {
       fail(`headerNames.${key} must be an HTTP header name, got ${JSON.stringify(name)}`);
     }
@@ -240,25 +242,50 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
   const deliveryConcurrency = integer('deliveryConcurrency', o.deliveryConcurrency, 16, 1, 10_000);
   const jobDelayMs = integer('jobDelayMs', o.jobDelayMs, 100, 0, 600_000);
   const queueLockMs = integer('queueLockMs', o.queueLockMs, 30_000, 100, 600_000);
-  const maxCanonicalBytes = integer('maxCanonicalBytes', o.maxCanonicalBytes, DEFAULT_MAX_CANONICAL_BYTES, MIN_MAX_CANONICAL_BYTES, Number.MAX_SAFE_INTEGER);
+  const maxCanonicalBytes = integer(
+    'maxCanonicalBytes',
+    o.maxCanonicalBytes,
+    DEFAULT_MAX_CANONICAL_BYTES,
+    MIN_MAX_CANONICAL_BYTES,
+    Number.MAX_SAFE_INTEGER,
+  );
   const redeliverCooldownMs = integer('redeliverCooldownMs', o.redeliverCooldownMs, DEFAULT_REDELIVER_COOLDOWN_MS, 0, 86_400_000);
   const maxRedeliveries = integer('maxRedeliveries', o.maxRedeliveries, DEFAULT_MAX_REDELIVERIES, 0, 1_000_000);
 
   const maxStoredJobs = integer('maxStoredJobs', o.maxStoredJobs, DEFAULT_MAX_STORED_JOBS, 1, 10_000_000);
-  const maxStoredJobBytes = integer('maxStoredJobBytes', o.maxStoredJobBytes, DEFAULT_MAX_STORED_JOB_BYTES, 1024 * 1024, Number.MAX_SAFE_INTEGER);
+  const maxStoredJobBytes = integer(
+    'maxStoredJobBytes',
+    o.maxStoredJobBytes,
+    DEFAULT_MAX_STORED_JOB_BYTES,
+    1024 * 1024,
+    Number.MAX_SAFE_INTEGER,
+  );
   const storedJobTtlMs = integer('storedJobTtlMs', o.storedJobTtlMs, DEFAULT_STORED_JOB_TTL_MS, 1, MAX_TIMER_MS);
   const requestTimeoutMs = integer('requestTimeoutMs', o.requestTimeoutMs, DEFAULT_HTTP_TIMEOUTS.requestTimeoutMs, 100, 600_000);
   // Node refuses a headersTimeout above requestTimeout: the headers are part of the request.
-  const headersTimeoutMs = integer('headersTimeoutMs', o.headersTimeoutMs, Math.min(DEFAULT_HTTP_TIMEOUTS.headersTimeoutMs, requestTimeoutMs), 100, requestTimeoutMs);
+  const headersTimeoutMs = integer(
+    'headersTimeoutMs',
+    o.headersTimeoutMs,
+    Math.min(DEFAULT_HTTP_TIMEOUTS.headersTimeoutMs, requestTimeoutMs),
+    100,
+    requestTimeoutMs,
+  );
   const keepAliveTimeoutMs = integer('keepAliveTimeoutMs', o.keepAliveTimeoutMs, DEFAULT_HTTP_TIMEOUTS.keepAliveTimeoutMs, 1, 600_000);
-  const connectionTimeoutMs = integer('connectionTimeoutMs', o.connectionTimeoutMs, DEFAULT_HTTP_TIMEOUTS.connectionTimeoutMs, 100, 600_000);
+  const connectionTimeoutMs = integer(
+    'connectionTimeoutMs',
+    o.connectionTimeoutMs,
+    DEFAULT_HTTP_TIMEOUTS.connectionTimeoutMs,
+    100,
+    600_000,
+  );
 
   const allowInsecureReceivers = boolean('allowInsecureReceivers', o.allowInsecureReceivers);
   const allowPrivateReceivers = boolean('allowPrivateReceivers', o.allowPrivateReceivers);
   const receiverAllowlist = o.receiverAllowlist ?? [];
   if (!Array.isArray(receiverAllowlist)) fail('receiverAllowlist must be an array of CIDRs');
   receiverAllowlist.forEach((cidr: unknown, i) => {
-    if (typeof cidr !== 'string' || !ipaddr.isValidCIDR(cidr)) fail(`receiverAllowlist[${i}] must be a CIDR such as 127.0.0.0/8, got ${JSON.stringify(cidr)}`);
+    if (typeof cidr !== 'string' || !ipaddr.isValidCIDR(cidr))
+      fail(`receiverAllowlist[${i}] must be a CIDR such as 127.0.0.0/8, got ${JSON.stringify(cidr)}`);
   });
 
   const resolveHost = optionalFunction<HostResolver>('resolveHost', o.resolveHost);

@@ -17,10 +17,12 @@ export interface DoctorRequest {
  * @param record the parsed JSON of a request file or batch line.
  */
 export function readDoctorRequest(record: unknown): DoctorRequest | string {
-  if (typeof record !== 'object' || record === null || Array.isArray(record)) return 'a request must be a JSON object {"method","headers","body_b64"}';
+  if (typeof record !== 'object' || record === null || Array.isArray(record))
+    return 'a request must be a JSON object {"method","headers","body_b64"}';
   const { method = 'POST', headers, body_b64: bodyB64, body_read: bodyRead, body_omitted: bodyOmitted } = record as Record<string, unknown>;
   if (typeof method !== 'string') return '"method" must be a string';
-  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) return '"headers" must be an object of header names to values';
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers))
+    return '"headers" must be an object of header names to values';
   for (const [name, value] of Object.entries(headers)) {
     const ok = typeof value === 'string' || (Array.isArray(value) && value.every((v) => typeof v === 'string'));
     if (!ok) return `header ${JSON.stringify(name)} must be a string or an array of strings`;

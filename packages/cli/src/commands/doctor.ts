@@ -19,7 +19,7 @@ export const doctorCommand = defineCommand({
     ['--request FILE', 'a request file {"method","headers":{...},"body_b64"} (- is stdin), as captureFailures writes them'],
     ['--batch FILE', 'JSONL of request objects, each with an "id" (- is stdin); one JSON line per input'],
     ['--json', 'single request: print the diagnosis as one JSON line'],
-    ['--profile NAME', 'canonical profile to try, as the receiver\'s profiles; repeatable; default all'],
+    ['--profile NAME', "canonical profile to try, as the receiver's profiles; repeatable; default all"],
     ['--signature-header NAME', 'the signature header your receiver reads (default X-Service-Signature)'],
     ['--hash-algorithm-header NAME', 'the hash-algorithm header (default X-Service-Hash-Algorithm)'],
   ],
@@ -76,7 +76,10 @@ export const doctorCommand = defineCommand({
     }
     const diagnosis = diagnoseDelivery(request, options);
     const note = request.bodyNote;
-    await write(io.stdout, values.json === true ? jsonLine({ ...diagnosis, ...(note === undefined ? {} : { note }) }) : humanReport(diagnosis, note));
+    await write(
+      io.stdout,
+      values.json === true ? jsonLine({ ...diagnosis, ...(note === undefined ? {} : { note }) }) : humanReport(diagnosis, note),
+    );
     return diagnosis.verified ? 0 : 1;
   },
 });

@@ -8,7 +8,15 @@ import { signCommand } from './sign.js';
 import { verifyCommand } from './verify.js';
 
 /** Every `jobhook` command, in help order. Nothing else dispatches on command names. */
-export const COMMANDS: readonly Command[] = [verifyCommand, doctorCommand, canonicalizeCommand, signCommand, keygenCommand, serveCommand, sendCommand];
+export const COMMANDS: readonly Command[] = [
+  verifyCommand,
+  doctorCommand,
+  canonicalizeCommand,
+  signCommand,
+  keygenCommand,
+  serveCommand,
+  sendCommand,
+];
 
 /** The command named `name`, if any. */
 export function findCommand(name: string): Command | undefined {

@@ -39,9 +39,7 @@ export const keygenCommand = defineCommand({
     };
     // Check before the (slow) generation, and before writing anything, so a refusal leaves no half pair.
     if (!force) {
-      const existing = (await Promise.all(Object.values(paths).map(async (p) => ((await exists(p)) ? p : null)))).filter(
-        (p) => p !== null,
-      );
+      const existing = (await Promise.all(Object.values(paths).map(async (p) => ((await exists(p)) ? p : null)))).filter((p) => p !== null);
       if (existing.length > 0) {
         throw new CliError('ERR_FILE_EXISTS', `refusing to overwrite ${existing.join(', ')} (use --force)`);
       }

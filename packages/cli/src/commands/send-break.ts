@@ -13,8 +13,11 @@ export const BREAK_OPTIONS = {
 
 /** The help rows of those flags. */
 export const BREAK_FLAG_ROWS: readonly (readonly [string, string])[] = [
-  ['--break CAUSE', `deliver a webhook broken that way, to see what your receiver and its logs say: ${Object.keys(BREAK_VARIANTS).join(', ')}`],
-  ['--break-variant N', 'which of the ways the cause happens (0 = the first; see core\'s BREAK_VARIANTS)'],
+  [
+    '--break CAUSE',
+    `deliver a webhook broken that way, to see what your receiver and its logs say: ${Object.keys(BREAK_VARIANTS).join(', ')}`,
+  ],
+  ['--break-variant N', "which of the ways the cause happens (0 = the first; see core's BREAK_VARIANTS)"],
 ];
 
 /** How to break every delivery of a run. */

@@ -50,7 +50,12 @@ export function latencySummary(latencies: readonly number[], errors: number, ela
   const mean = n === 0 ? 0 : sorted.reduce((s, v) => s + v, 0) / n;
   const stdev = n === 0 ? 0 : Math.sqrt(sorted.reduce((s, v) => s + (v - mean) ** 2, 0) / n);
   const rate = elapsedMs > 0 ? (n / elapsedMs) * 1000 : 0;
-  const cells: [string, number][] = [['p50', 50], ['p90', 90], ['p97.5', 97.5], ['p99', 99]].map(([name, p]) => [name as string, percentileOf(sorted, p as number)]);
+  const cells: [string, number][] = [
+    ['p50', 50],
+    ['p90', 90],
+    ['p97.5', 97.5],
+    ['p99', 99],
+  ].map(([name, p]) => [name as string, percentileOf(sorted, p as number)]);
   return (
     `jobhook send: ${n} deliveries in ${(elapsedMs / 1000).toFixed(2)} s (${rate.toFixed(1)}/s), ${n - errors} 2xx, ${errors} errors\n` +
     `  latency  ${cells.map(([name, v]) => `${name} ${ms(v)}`).join('  ')}  avg ${ms(mean)}  stdev ${ms(stdev)}  max ${ms(sorted.at(-1) ?? 0)}\n`
@@ -85,7 +90,8 @@ export function createSendProgress(options: SendProgressOptions): SendProgress {
   let doneAtTick = 0;
   let rate = 0;
 
-  const line = (): string => `jobhook send: ${latencies.length}/${total} done · ${inFlight} in flight · ${errors} errors · ${rate.toFixed(0)}/s`;
+  const line = (): string =>
+    `jobhook send: ${latencies.length}/${total} done · ${inFlight} in flight · ${errors} errors · ${rate.toFixed(0)}/s`;
   const tick = (): void => {
     const t = now();
     // The current rate: deliveries answered since the last update.
@@ -110,7 +116,9 @@ export function createSendProgress(options: SendProgressOptions): SendProgress {
     async end() {
       clearInterval(timer);
       const clear = mode === 'tty' ? '\r\u001b[2K' : '';
-      await new Promise<void>((resolve) => stderr.write(`${clear}${latencySummary(latencies, errors, now() - startedAt)}`, () => resolve()));
+      await new Promise<void>((resolve) =>
+        stderr.write(`${clear}${latencySummary(latencies, errors, now() - startedAt)}`, () => resolve()),
+      );
     },
   };
 }
@@ -123,6 +131,9 @@ export const PROGRESS_OPTIONS = {
 
 /** The help rows of those flags. */
 export const PROGRESS_FLAG_ROWS: readonly (readonly [string, string])[] = [
-  ['--progress', 'a progress line (done, in flight, errors, rate) and a latency summary on stderr even when it is not a terminal (a line a second)'],
+  [
+    '--progress',
+    'a progress line (done, in flight, errors, rate) and a latency summary on stderr even when it is not a terminal (a line a second)',
+  ],
   ['--no-progress', 'none, even on a terminal (by default they show when stderr is a terminal)'],
 ];

@@ -42,14 +42,14 @@ export const sendCommand = defineCommand({
   ],
   flags: [
     ['--url URL', 'the receiver (http:// or https://)'],
-    ['--private-key FILE', 'RSA private key, PEM (PKCS#8 or PKCS#1), matching the receiver\'s public key'],
+    ['--private-key FILE', "RSA private key, PEM (PKCS#8 or PKCS#1), matching the receiver's public key"],
     ['--status S', 'success (default) or fail: the kind of test event built'],
     ['--payload FILE', 'a JSON event sent instead of built ones (not validated; numbers kept exactly)'],
     ['--count N', 'distinct events, each with its own job_id (default 1)'],
     ['--duplicates K', 'extra deliveries of each event: same body, same signature (default 0)'],
     ['--concurrency C', 'events in flight at once (default 10)'],
     ['--body-style STYLE', 'body layout: python (default, as the service), canonical or compact'],
-    ['--timeout-ms MS', 'time allowed for each answer (default 30000, the service\'s)'],
+    ['--timeout-ms MS', "time allowed for each answer (default 30000, the service's)"],
     ...BREAK_FLAG_ROWS,
     ...PROGRESS_FLAG_ROWS,
   ],
@@ -57,9 +57,9 @@ export const sendCommand = defineCommand({
     'Prints one JSON line per delivery, as answers come:\n' +
       '  {"job_id","copy","status","latency_ms","code","duplicate"}\n' +
       'then {"summary":{"url","events","deliveries","ok","by_status","p50_ms","p95_ms","max_ms","elapsed_ms"}}.\n' +
-      'code is the error code of the answer\'s body, or ERR_NETWORK / ERR_TIMEOUT (status null) without answer.',
+      "code is the error code of the answer's body, or ERR_NETWORK / ERR_TIMEOUT (status null) without answer.",
     'The copies of one event go one after the other (a redelivery follows the previous answer), events in\n' +
-      'parallel. With --payload and --count > 1, the first event keeps the file\'s job_id and the others get a\n' +
+      "parallel. With --payload and --count > 1, the first event keeps the file's job_id and the others get a\n" +
       'fresh one each. Nothing is retried.',
     'With --break every delivery is broken that way (a receiver should refuse each: 4xx, so exit 1).',
     'Exit 0 when every answer is 2xx, 1 otherwise; 2 for a command-line mistake or an unusable key or payload.',
@@ -98,9 +98,7 @@ export const sendCommand = defineCommand({
     const key = loadPrivateKey(await readFileArg(keyFile, '--private-key'));
     const template = values.payload === undefined ? undefined : await readPayload(values.payload);
     const intactAt = (index: number): Signed =>
-      template === undefined
-        ? signed(buildTestEvent({ status }), key, bodyStyle)
-        : signedFromTemplate(template, index, key, bodyStyle);
+      template === undefined ? signed(buildTestEvent({ status }), key, bodyStyle) : signedFromTemplate(template, index, key, bodyStyle);
     const eventAt = breakPlan === undefined ? intactAt : (index: number): Signed => breakSigned(intactAt(index), breakPlan, key, bodyStyle);
     if (breakPlan !== undefined) await write(io.stderr, `jobhook send: every delivery broken: ${breakPlan.cause} (${breakPlan.name})\n`);
 
@@ -110,7 +108,11 @@ export const sendCommand = defineCommand({
     let networkErrorShown = false;
     let next = 0;
     const to = target(url, Math.min(concurrency, count));
-    const progress = createSendProgress({ stderr: io.stderr, mode: progressMode(values.progress, values['no-progress'], io.stderr), total: count * (1 + duplicates) });
+    const progress = createSendProgress({
+      stderr: io.stderr,
+      mode: progressMode(values.progress, values['no-progress'], io.stderr),
+      total: count * (1 + duplicates),
+    });
     const started = performance.now();
 
     async function deliver(event: Signed, copy: number): Promise<void> {
@@ -195,12 +197,7 @@ async function readPayload(file: string): Promise<{ bytes: Buffer; value: Record
 }
 
 /** One POST; never throws: a missing answer is a line too. */
-async function post(
-  target: Target,
-  event: Signed,
-  copy: number,
-  timeoutMs: number,
-): Promise<DeliveryLine & { error?: string }> {
+async function post(target: Target, event: Signed, copy: number, timeoutMs: number): Promise<DeliveryLine & { error?: string }> {
   const started = performance.now();
   const base = { job_id: event.jobId, copy };
   try {

@@ -50,14 +50,17 @@ export const serveCommand = defineCommand({
     ['--allow-private-receivers', 'accept receivers on loopback, private and other non-public addresses'],
     ['--allow-receiver CIDR', 'accept receivers in this non-public range, e.g. 127.0.0.0/8; repeatable'],
     ['--job-delay-ms MS', 'processing time of a job without input.simulate.delay_ms (default 100)'],
-    ['--queue-lock-ms MS', 'with --redis: a dead sender\'s running task is taken over after this (default 30000)'],
-    ['--max-canonical-bytes N', 'refuse (413) a job whose webhook payload\'s canonical form may exceed this (default 16777216, the receivers\' default)'],
+    ['--queue-lock-ms MS', "with --redis: a dead sender's running task is taken over after this (default 30000)"],
+    [
+      '--max-canonical-bytes N',
+      "refuse (413) a job whose webhook payload's canonical form may exceed this (default 16777216, the receivers' default)",
+    ],
     ['--redeliver-cooldown-ms MS', 'shortest time between two redelivers of one job, 429 meanwhile; 0 for none (default 10000)'],
     ['--max-redeliveries N', 'most redeliveries of one job, 409 after (default 20)'],
     ['--max-stored-jobs N', 'without --redis: most jobs kept in memory; full of unfinished ones, submissions get 503 (default 10000)'],
     ['--stored-job-ttl-ms MS', 'without --redis: a finished job is forgotten (404) this long after it finished (default 86400000)'],
     ['--request-timeout-ms MS', 'a request (headers and body) must arrive within this, else 408 (default 30000)'],
-    ['--headers-timeout-ms MS', 'a request\'s headers must arrive within this, at most --request-timeout-ms (default 10000)'],
+    ['--headers-timeout-ms MS', "a request's headers must arrive within this, at most --request-timeout-ms (default 10000)"],
     ['--no-dashboard', 'serve no web page (by default /dashboard/ shows jobs, attempts, payloads and redeliver)'],
     ['--verbose', 'log jobs and delivery attempts to stderr, one JSON line each'],
   ],
@@ -113,14 +116,38 @@ export const serveCommand = defineCommand({
       maxRetries: integerFlag(cmd, '--max-retries', values['max-retries'], { min: 0, max: 100, fallback: 3 }),
       jobDelayMs: integerFlag(cmd, '--job-delay-ms', values['job-delay-ms'], { min: 0, max: 600_000, fallback: 100 }),
       queueLockMs: integerFlag(cmd, '--queue-lock-ms', values['queue-lock-ms'], { min: 100, max: 600_000, fallback: 30_000 }),
-      maxCanonicalBytes: integerFlag(cmd, '--max-canonical-bytes', values['max-canonical-bytes'], { min: 1024, max: Number.MAX_SAFE_INTEGER, fallback: 16 * 1024 * 1024 }),
-      redeliverCooldownMs: integerFlag(cmd, '--redeliver-cooldown-ms', values['redeliver-cooldown-ms'], { min: 0, max: 86_400_000, fallback: 10_000 }),
+      maxCanonicalBytes: integerFlag(cmd, '--max-canonical-bytes', values['max-canonical-bytes'], {
+        min: 1024,
+        max: Number.MAX_SAFE_INTEGER,
+        fallback: 16 * 1024 * 1024,
+      }),
+      redeliverCooldownMs: integerFlag(cmd, '--redeliver-cooldown-ms', values['redeliver-cooldown-ms'], {
+        min: 0,
+        max: 86_400_000,
+        fallback: 10_000,
+      }),
       maxRedeliveries: integerFlag(cmd, '--max-redeliveries', values['max-redeliveries'], { min: 0, max: 1_000_000, fallback: 20 }),
       maxStoredJobs: integerFlag(cmd, '--max-stored-jobs', values['max-stored-jobs'], { min: 1, max: 10_000_000, fallback: 10_000 }),
-      storedJobTtlMs: integerFlag(cmd, '--stored-job-ttl-ms', values['stored-job-ttl-ms'], { min: 1, max: 2_147_483_647, fallback: 86_400_000 }),
-      requestTimeoutMs: integerFlag(cmd, '--request-timeout-ms', values['request-timeout-ms'], { min: 100, max: 600_000, fallback: 30_000 }),
+      storedJobTtlMs: integerFlag(cmd, '--stored-job-ttl-ms', values['stored-job-ttl-ms'], {
+        min: 1,
+        max: 2_147_483_647,
+        fallback: 86_400_000,
+      }),
+      requestTimeoutMs: integerFlag(cmd, '--request-timeout-ms', values['request-timeout-ms'], {
+        min: 100,
+        max: 600_000,
+        fallback: 30_000,
+      }),
       // Unset: the sender's default, capped at --request-timeout-ms (Node refuses more).
-      ...(values['headers-timeout-ms'] === undefined ? {} : { headersTimeoutMs: integerFlag(cmd, '--headers-timeout-ms', values['headers-timeout-ms'], { min: 100, max: 600_000, fallback: 10_000 }) }),
+      ...(values['headers-timeout-ms'] === undefined
+        ? {}
+        : {
+            headersTimeoutMs: integerFlag(cmd, '--headers-timeout-ms', values['headers-timeout-ms'], {
+              min: 100,
+              max: 600_000,
+              fallback: 10_000,
+            }),
+          }),
       allowInsecureReceivers: values['allow-insecure-receivers'] === true,
       allowPrivateReceivers: values['allow-private-receivers'] === true,
       receiverAllowlist: (values['allow-receiver'] ?? []).map((cidr) => checkCidr(cidr)),
@@ -128,7 +155,10 @@ export const serveCommand = defineCommand({
       dashboard: values['no-dashboard'] !== true,
     };
     if (options.maxRetryDelayMs! < options.retryBaseMs!) {
-      throw new UsageError(`--max-retry-delay-ms (${options.maxRetryDelayMs}) must be at least --retry-base-ms (${options.retryBaseMs})`, cmd);
+      throw new UsageError(
+        `--max-retry-delay-ms (${options.maxRetryDelayMs}) must be at least --retry-base-ms (${options.retryBaseMs})`,
+        cmd,
+      );
     }
     if (values.redis !== undefined) options.redisUrl = checkRedisUrl(values.redis);
     if (values.verbose === true) options.logger = jsonLineLogger(io);

@@ -271,14 +271,7 @@ function writeMantissa(w: ByteWriter, n: number): void {
  * overflows to (then nothing was written: each profile spells infinities its own way).
  * @internal
  */
-export function writeFloatLexeme(
-  b: Uint8Array,
-  start: number,
-  end: number,
-  layout: FloatLayout,
-  mode: FloatMode,
-  w: ByteWriter,
-): number {
+export function writeFloatLexeme(b: Uint8Array, start: number, end: number, layout: FloatLayout, mode: FloatMode, w: ByteWriter): number {
   const loaded = loadLexeme(b, start, end, mode);
   if (loaded === AS_IS) {
     w.copy(b, start, end);

@@ -117,10 +117,7 @@ export function resolveParseOptions(options: ParseOptions, owner: string): Resol
     );
   }
   if (!Number.isSafeInteger(maxCanonicalBytes) || maxCanonicalBytes < 2) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `${owner}: maxCanonicalBytes must be an integer >= 2, got ${String(maxCanonicalBytes)}`,
-    );
+    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: maxCanonicalBytes must be an integer >= 2, got ${String(maxCanonicalBytes)}`);
   }
   return { maxBodyBytes, maxDepth, maxCanonicalBytes };
 }

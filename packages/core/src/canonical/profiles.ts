@@ -17,12 +17,7 @@ import type { ParsedBody } from './tape.js';
 export type CanonicalProfile = 'python' | 'python-ascii' | 'orjson' | 'javascript';
 
 /** Every profile, in the order verification tries them by default. */
-export const CANONICAL_PROFILES: readonly CanonicalProfile[] = Object.freeze([
-  'python',
-  'python-ascii',
-  'orjson',
-  'javascript',
-]);
+export const CANONICAL_PROFILES: readonly CanonicalProfile[] = Object.freeze(['python', 'python-ascii', 'orjson', 'javascript']);
 
 const TAPE_PROFILES = {
   python: PYTHON_PROFILE,

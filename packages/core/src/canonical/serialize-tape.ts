@@ -302,8 +302,7 @@ class TapeSerializer {
       const kind = tape[v]! & TYPE_MASK;
       j = kind === T_OBJ || kind === T_ARR ? tape[v + 2]! : v + 3;
     }
-    const order =
-      asciiKeys && profile.sortKeys ? this.asciiKeyOrder(keyIndex, count, depth) : this.generalKeyOrder(keyIndex, count);
+    const order = asciiKeys && profile.sortKeys ? this.asciiKeyOrder(keyIndex, count, depth) : this.generalKeyOrder(keyIndex, count);
     w.byte(0x7b);
     for (let m = 0; m < order.length; m++) {
       const k = keyIndex[order[m]!]!;

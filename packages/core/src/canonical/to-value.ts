@@ -113,7 +113,10 @@ export function toValue(doc: ParsedBody, options: ToValueOptions = {}): JsonValu
 export function resolveBigIntegers(value: unknown, owner: string, fallback: BigIntegers): BigIntegers {
   if (value === undefined) return fallback;
   if (value === 'bigint' || value === 'string') return value;
-  throw new JobhookError('ERR_OPTION_INVALID', `${owner}: bigIntegers must be 'string' or 'bigint', got ${JSON.stringify(value) ?? String(value)}`);
+  throw new JobhookError(
+    'ERR_OPTION_INVALID',
+    `${owner}: bigIntegers must be 'string' or 'bigint', got ${JSON.stringify(value) ?? String(value)}`,
+  );
 }
 
 /** Where JSON.parse reads the body differently from Python's json.loads. */

@@ -44,7 +44,8 @@ export const CAUSE_FIX: Readonly<Record<DiagnosisCause, string>> = Object.freeze
     'Read the header named above (set headerNames.signature to it), or make the proxy that renamed it forward the original name.',
   'signature-malformed':
     'Pass the header value through untouched: no prefix, no re-encoding (base64), no splitting or truncation; a 64-hex value is a digest, not the signature.',
-  'hash-algorithm': 'The service signs with SHA256 only: something between it and you rewrote the hash-algorithm header, or the request is not from the service.',
+  'hash-algorithm':
+    'The service signs with SHA256 only: something between it and you rewrote the hash-algorithm header, or the request is not from the service.',
   'unknown-key':
     'Configure the public key the service signs with (ask support for the current one; during a rotation configure both). A test key in production, or production keys in a test, also land here.',
   'body-malformed':

@@ -91,7 +91,9 @@ export function diagnoseDelivery(request: DiagnosisRequest, options: DiagnoseOpt
   if (!head.ok) {
     if (head.recovered === undefined) return failure(head.cause, head.message, { detail: { ...head.detail } });
     // The signature is there in another place or dress: say what the delivery would be once it is read right.
-    const headers: Record<string, string | string[]> = Object.fromEntries(listHeaders(request.headers, [names.signature, names.hashAlgorithm, names.webhook]));
+    const headers: Record<string, string | string[]> = Object.fromEntries(
+      listHeaders(request.headers, [names.signature, names.hashAlgorithm, names.webhook]),
+    );
     headers[names.signature.toLowerCase()] = head.recovered;
     const fixed = diagnoseDelivery({ ...request, headers }, { ...options, publicKeys: keyRing });
     const then = fixed.verified ? 'read from there, the signature verifies' : `read from there, the delivery still fails: ${fixed.cause}`;
@@ -199,7 +201,7 @@ function malformedBody(body: Uint8Array, err: JobhookError, keyId: string): Diag
     text = 'the body is empty: it was not read (a middleware consumed the stream?) or not sent';
   } else if (head.startsWith('<')) {
     kind = 'html';
-    text = 'the body is HTML, not JSON: an error or login page of a proxy or gateway, not the service\'s delivery';
+    text = "the body is HTML, not JSON: an error or login page of a proxy or gateway, not the service's delivery";
   } else if (!isUtf8) {
     kind = 'not-utf8';
     text = 'the body is not UTF-8: it was decoded or re-encoded in another charset on the way';

@@ -50,7 +50,8 @@ export function resolveCaptureFailures(value: unknown, owner: string): ResolvedC
   if (typeof value !== 'object' || value === null) fail(' must be an object { dir, max? }');
   const { dir, max = DEFAULT_MAX_CAPTURES, maxBodyBytes = DEFAULT_MAX_CAPTURE_BODY_BYTES } = value as Partial<CaptureFailuresOptions>;
   if (typeof dir !== 'string' || dir.trim() === '') fail('.dir must be a directory path');
-  if (!Number.isSafeInteger(max) || max < 1 || max > MAX_CAPTURES) fail(`.max must be an integer from 1 to ${MAX_CAPTURES}, got ${String(max)}`);
+  if (!Number.isSafeInteger(max) || max < 1 || max > MAX_CAPTURES)
+    fail(`.max must be an integer from 1 to ${MAX_CAPTURES}, got ${String(max)}`);
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 0) fail(`.maxBodyBytes must be an integer >= 0, got ${String(maxBodyBytes)}`);
   return { dir: dir as string, max, maxBodyBytes };
 }
@@ -63,12 +64,21 @@ export interface FailedRequest {
 }
 
 /** Header names whose values are credentials, whatever the service: never written to a capture. */
-const SECRET_HEADERS: ReadonlySet<string> = new Set(['authorization', 'proxy-authorization', 'cookie', 'set-cookie', 'x-api-key', 'api-key', 'apikey']);
+const SECRET_HEADERS: ReadonlySet<string> = new Set([
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'x-api-key',
+  'api-key',
+  'apikey',
+]);
 const SECRET_NAME = /auth|token|secret|passw|cookie|session|api[-_]?key|credential|private/i;
 const REDACTED = '[redacted]';
 /** Longest header value kept: twice a signature of the largest key; Node's 16 KiB head bounds the rest, a fetch runtime may not. */
 const MAX_HEADER_VALUE_CHARS = 8192;
-const capValue = (value: string): string => (value.length > MAX_HEADER_VALUE_CHARS ? `${value.slice(0, MAX_HEADER_VALUE_CHARS)}[…]` : value);
+const capValue = (value: string): string =>
+  value.length > MAX_HEADER_VALUE_CHARS ? `${value.slice(0, MAX_HEADER_VALUE_CHARS)}[…]` : value;
 
 /**
  * Makes the capture writer of one receiver: fire and forget (the answer never waits for the disk),
@@ -116,14 +126,18 @@ export function createFailureCapture(
     if (count >= max) {
       if (!fullWarned) {
         fullWarned = true;
-        log.warn({ dir, max }, `jobhook: captureFailures: ${dir} holds ${max} captures; later failures are not written until some are deleted`);
+        log.warn(
+          { dir, max },
+          `jobhook: captureFailures: ${dir} holds ${max} captures; later failures are not written until some are deleted`,
+        );
       }
       return;
     }
     fullWarned = false;
     count++; // reserved before the first await, so concurrent captures never pass max
     const capturedAt = new Date();
-    const body = request.body === undefined ? undefined : typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
+    const body =
+      request.body === undefined ? undefined : typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
     const headers = Object.fromEntries(listHeaders(request.headers, known).map(([name, value]) => [name, redact(name, value)]));
     const record = {
       method: request.method,

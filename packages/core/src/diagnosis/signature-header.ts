@@ -99,16 +99,28 @@ function classifyValue(
   const expected = [...keyBytes].map((b) => b * 2).join(' or ');
   if (text === '') return malformed('empty', `${names.signature} is empty`, names);
   if (text.length > MAX_VALUE_CHARS) {
-    return malformed('too-long', `${names.signature} has ${text.length} characters; a signature of the configured keys has ${expected} hex digits`, names);
+    return malformed(
+      'too-long',
+      `${names.signature} has ${text.length} characters; a signature of the configured keys has ${expected} hex digits`,
+      names,
+    );
   }
   if (HEX.test(text)) {
     const bytes = text.length / 2;
     if (text.length % 2 === 0 && keyBytes.has(bytes)) return { ok: true, signature: Buffer.from(text, 'hex') };
     if (text.length === 64) {
-      return malformed('digest', `${names.signature} holds 64 hex digits: a SHA-256 digest (an HMAC?), not the RSA signature (${expected} hex digits)`, names);
+      return malformed(
+        'digest',
+        `${names.signature} holds 64 hex digits: a SHA-256 digest (an HMAC?), not the RSA signature (${expected} hex digits)`,
+        names,
+      );
     }
     if (text.length % 2 !== 0) {
-      return malformed('odd-length', `${names.signature} has an odd number of hex digits (${text.length}); the configured keys make ${expected}`, names);
+      return malformed(
+        'odd-length',
+        `${names.signature} has an odd number of hex digits (${text.length}); the configured keys make ${expected}`,
+        names,
+      );
     }
     if (RSA_SIGNATURE_BYTES.has(bytes)) {
       const tried = keyRing.keys.map((k) => ({ keyId: k.id, bits: k.bits }));
@@ -130,7 +142,12 @@ function classifyValue(
   const label = LABEL.exec(text);
   const unlabelled = label === null ? '' : text.slice(label[0].length).trim();
   if (label !== null && usable(unlabelled)) {
-    return malformed('prefixed', `${names.signature} starts with "${label[0].trim()}"; the service sends the hex alone (the rest is a well-formed signature)`, names, unlabelled);
+    return malformed(
+      'prefixed',
+      `${names.signature} starts with "${label[0].trim()}"; the service sends the hex alone (the rest is a well-formed signature)`,
+      names,
+      unlabelled,
+    );
   }
   const unquoted = text.replace(/^["']|["']$/g, '');
   if (unquoted !== text && usable(unquoted)) {
@@ -142,13 +159,33 @@ function classifyValue(
   }
   const decoded = BASE64.test(text) ? Buffer.from(text, 'base64') : undefined;
   if (decoded !== undefined && keyBytes.has(decoded.length)) {
-    return malformed('base64', `${names.signature} is base64 of a signature; the service sends hex (${expected} digits)`, names, decoded.toString('hex'));
+    return malformed(
+      'base64',
+      `${names.signature} is base64 of a signature; the service sends hex (${expected} digits)`,
+      names,
+      decoded.toString('hex'),
+    );
   }
-  return malformed('not-hex', `${names.signature} is not hex (${text.length} characters); the configured keys make ${expected} hex digits`, names);
+  return malformed(
+    'not-hex',
+    `${names.signature} is not hex (${text.length} characters); the configured keys make ${expected} hex digits`,
+    names,
+  );
 }
 
-function malformed(shape: SignatureShape, message: string, names: Pick<WebhookHeaderNames, 'signature'>, recovered?: string): HeaderFinding {
-  return { ok: false, cause: 'signature-malformed', message, detail: { shape, header: names.signature }, ...(recovered === undefined ? {} : { recovered }) };
+function malformed(
+  shape: SignatureShape,
+  message: string,
+  names: Pick<WebhookHeaderNames, 'signature'>,
+  recovered?: string,
+): HeaderFinding {
+  return {
+    ok: false,
+    cause: 'signature-malformed',
+    message,
+    detail: { shape, header: names.signature },
+    ...(recovered === undefined ? {} : { recovered }),
+  };
 }
 
 /**

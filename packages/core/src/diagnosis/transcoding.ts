@@ -19,10 +19,38 @@ export interface UndoneChange {
  * undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D) stand for themselves, as lenient decoders pass them.
  */
 const CP1252_HIGH: readonly string[] = [
-  '\u20ac', '\u0081', '\u201a', '\u0192', '\u201e', '\u2026', '\u2020', '\u2021',
-  '\u02c6', '\u2030', '\u0160', '\u2039', '\u0152', '\u008d', '\u017d', '\u008f',
-  '\u0090', '\u2018', '\u2019', '\u201c', '\u201d', '\u2022', '\u2013', '\u2014',
-  '\u02dc', '\u2122', '\u0161', '\u203a', '\u0153', '\u009d', '\u017e', '\u0178',
+  '\u20ac',
+  '\u0081',
+  '\u201a',
+  '\u0192',
+  '\u201e',
+  '\u2026',
+  '\u2020',
+  '\u2021',
+  '\u02c6',
+  '\u2030',
+  '\u0160',
+  '\u2039',
+  '\u0152',
+  '\u008d',
+  '\u017d',
+  '\u008f',
+  '\u0090',
+  '\u2018',
+  '\u2019',
+  '\u201c',
+  '\u201d',
+  '\u2022',
+  '\u2013',
+  '\u2014',
+  '\u02dc',
+  '\u2122',
+  '\u0161',
+  '\u203a',
+  '\u0153',
+  '\u009d',
+  '\u017e',
+  '\u0178',
 ];
 /** Char → byte for cp1252's 0x80–0x9F. */
 const CP1252_BYTE = new Map<string, number>(CP1252_HIGH.map((ch, i) => [ch, 0x80 + i]));
@@ -77,7 +105,11 @@ export function undoCharacterChanges(body: Uint8Array): UndoneChange[] {
   if (text === undefined) {
     // Not UTF-8: the whole body may have been re-encoded in a single-byte charset.
     for (const charset of ['latin1', 'cp1252'] as const) {
-      add(Buffer.from(decodeSingle(body, charset), 'utf8'), `reencoded-as-${charset}`, `the body was re-encoded from UTF-8 to ${charset === 'latin1' ? 'Latin-1 (ISO-8859-1)' : 'Windows-1252'}`);
+      add(
+        Buffer.from(decodeSingle(body, charset), 'utf8'),
+        `reencoded-as-${charset}`,
+        `the body was re-encoded from UTF-8 to ${charset === 'latin1' ? 'Latin-1 (ISO-8859-1)' : 'Windows-1252'}`,
+      );
     }
     return out;
   }
@@ -93,7 +125,11 @@ export function undoCharacterChanges(body: Uint8Array): UndoneChange[] {
     for (const form of ['NFC', 'NFD', 'NFKC'] as const) {
       const normalized: string = text.normalize(form);
       if (normalized !== text) {
-        add(Buffer.from(normalized, 'utf8'), `unicode-normalized-from-${form.toLowerCase()}`, `the text was Unicode-normalized on the way (it was ${form} when signed)`);
+        add(
+          Buffer.from(normalized, 'utf8'),
+          `unicode-normalized-from-${form.toLowerCase()}`,
+          `the text was Unicode-normalized on the way (it was ${form} when signed)`,
+        );
       }
     }
   }

@@ -93,6 +93,8 @@ export function loadPublicKey(input: PublicKeyInput, label = 'the key'): RingKey
   if (bits < MIN_RSA_BITS) {
     throw new JobhookError('ERR_KEY_INVALID', `${label} has ${bits} bits; at least ${MIN_RSA_BITS} are required`);
   }
-  const id = createHash('sha256').update(key.export({ type: 'spki', format: 'der' })).digest('hex');
+  const id = createHash('sha256')
+    .update(key.export({ type: 'spki', format: 'der' }))
+    .digest('hex');
   return Object.freeze({ id, key, bits });
 }

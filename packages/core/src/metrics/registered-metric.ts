@@ -10,7 +10,10 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
  */
 export function checkPrefix(prefix: unknown, owner: string): string {
   if (typeof prefix !== 'string' || (prefix !== '' && !METRIC_NAME.test(prefix))) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: prefix must match ${String(METRIC_NAME)} (or be ''), got ${JSON.stringify(prefix)}`);
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `${owner}: prefix must match ${String(METRIC_NAME)} (or be ''), got ${JSON.stringify(prefix)}`,
+    );
   }
   return prefix;
 }

@@ -105,7 +105,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   }
 
   const rejectionLogAllowed = createRejectionLogLimit();
-  const captureFailure = resolved.captureFailures === undefined ? undefined : createFailureCapture(resolved.captureFailures, headerNames, log);
+  const captureFailure =
+    resolved.captureFailures === undefined ? undefined : createFailureCapture(resolved.captureFailures, headerNames, log);
 
   /**
    * One log line per answer, at the level a team would page on: failures (5xx but the two that are
@@ -125,7 +126,13 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       const suppressed = rejectionLogAllowed(outcome.code ?? kind);
       if (suppressed === undefined) return;
       const reason = (error?.message ?? '').slice(0, 200);
-      const fields = { ...outcome, reason, ...cause, ...(suppressed > 0 ? { suppressed } : {}), ...(error?.cause === undefined ? {} : { err: error.cause }) };
+      const fields = {
+        ...outcome,
+        reason,
+        ...cause,
+        ...(suppressed > 0 ? { suppressed } : {}),
+        ...(error?.cause === undefined ? {} : { err: error.cause }),
+      };
       log.warn(fields, `jobhook: webhook refused (${outcome.code ?? kind}); one line per code per minute`);
     }
   }

@@ -181,7 +181,11 @@ function positiveInteger(name: string, value: number, max = Number.MAX_SAFE_INTE
 export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): ResolvedReceiverOptions {
   if (typeof options !== 'object' || options === null) fail('options must be an object');
   if (options.publicKeys === undefined) fail('publicKeys is required (the service public key PEM)');
-  for (const [name, h] of [['onSuccess', options.onSuccess], ['onFail', options.onFail], ['onEvent', options.onEvent]] as const) {
+  for (const [name, h] of [
+    ['onSuccess', options.onSuccess],
+    ['onFail', options.onFail],
+    ['onEvent', options.onEvent],
+  ] as const) {
     if (h !== undefined && typeof h !== 'function') fail(`${name} must be a function`);
   }
   if (options.onEvent === undefined) {
@@ -191,7 +195,9 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     const [name] = missing;
     if (name !== undefined) {
       const status = name === 'onFail' ? '"fail"' : '"success"';
-      fail(`${status} events would be acknowledged without running anything: give ${name} or onEvent (${name}: () => {} drops them on purpose)`);
+      fail(
+        `${status} events would be acknowledged without running anything: give ${name} or onEvent (${name}: () => {} drops them on purpose)`,
+      );
     }
   }
   if (options.onOutcome !== undefined && typeof options.onOutcome !== 'function') fail('onOutcome must be a function');
@@ -234,5 +240,16 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
       ? doneTtlMs
       : Math.min(Math.max(doneTtlMs, eventAge.maxEventAgeMs + eventAge.clockSkewMs), Number.MAX_SAFE_INTEGER);
   const captureFailures = resolveCaptureFailures(options.captureFailures, 'createReceiver');
-  return { leaseMs, doneTtlMs: doneTtl, eventAge, limits, handlerTimeoutMs, retryAfterSeconds, headerNames, bigIntegers, logger, captureFailures };
+  return {
+    leaseMs,
+    doneTtlMs: doneTtl,
+    eventAge,
+    limits,
+    handlerTimeoutMs,
+    retryAfterSeconds,
+    headerNames,
+    bigIntegers,
+    logger,
+    captureFailures,
+  };
 }

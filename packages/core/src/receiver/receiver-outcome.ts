@@ -12,14 +12,7 @@ import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
  * - `store-unavailable`: the idempotency store failed, 503, nothing handled;
  * - `rejected`: refused before any handling (signature, body, method, content type), 4xx.
  */
-export type OutcomeKind =
-  | 'handled'
-  | 'duplicate'
-  | 'in-flight'
-  | 'handler-failed'
-  | 'handler-timeout'
-  | 'store-unavailable'
-  | 'rejected';
+export type OutcomeKind = 'handled' | 'duplicate' | 'in-flight' | 'handler-failed' | 'handler-timeout' | 'store-unavailable' | 'rejected';
 
 /** One request's outcome, as given to `onOutcome` and logs. */
 export interface ReceiverOutcome {

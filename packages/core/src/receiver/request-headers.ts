@@ -2,9 +2,7 @@
  * Request headers as adapters have them: Node's `IncomingHttpHeaders` (lower-case keys, arrays for
  * repeats), any record of names to values, or a fetch `Headers`.
  */
-export type RequestHeaders =
-  | Readonly<Record<string, string | readonly string[] | undefined>>
-  | { get(name: string): string | null };
+export type RequestHeaders = Readonly<Record<string, string | readonly string[] | undefined>> | { get(name: string): string | null };
 
 /**
  * Reads one header case-insensitively; repeated headers come back as an array.

@@ -48,7 +48,7 @@ export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
     renewing = false;
     clearTimeout(heartbeat);
     log.warn({ jobId }, 'jobhook: lease lost while the handler runs (another instance may take the job); ctx.signal aborted');
-    stop(new Error('jobhook: the claim\'s lease was lost (store unreachable or stalled past the lease); another instance may run this job'));
+    stop(new Error("jobhook: the claim's lease was lost (store unreachable or stalled past the lease); another instance may run this job"));
   };
   const beat = (): void => {
     const sentAt = performance.now();
@@ -105,12 +105,7 @@ export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
  * so this is logged, not answered: on complete the job was handled (a later duplicate may run it
  * again), on release the lease simply runs out.
  */
-async function settleClaim(
-  settle: () => Promise<boolean>,
-  log: Logger,
-  jobId: string,
-  what: 'complete' | 'release',
-): Promise<void> {
+async function settleClaim(settle: () => Promise<boolean>, log: Logger, jobId: string, what: 'complete' | 'release'): Promise<void> {
   try {
     const kept = await settle();
     if (!kept) log.warn({ jobId }, `jobhook: could not ${what} the claim: its lease had expired and the job was claimed again`);

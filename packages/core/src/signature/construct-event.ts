@@ -80,7 +80,10 @@ function isVerifier(value: unknown): value is Verifier {
   return typeof candidate.verify === 'function' && isKeyRing(candidate.keyRing);
 }
 
-function verifierFor(publicKeys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing | Verifier, options: ConstructEventOptions): Verifier {
+function verifierFor(
+  publicKeys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing | Verifier,
+  options: ConstructEventOptions,
+): Verifier {
   if (!isVerifier(publicKeys)) {
     return createVerifier({ ...options, publicKeys });
   }

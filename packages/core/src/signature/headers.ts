@@ -40,7 +40,10 @@ export function resolveHeaderNames(given: Partial<WebhookHeaderNames> | undefine
   const names = { ...DEFAULT_HEADER_NAMES, ...given };
   for (const [key, value] of Object.entries(names)) {
     if (!isHeaderName(value)) {
-      throw new JobhookError('ERR_OPTION_INVALID', `${owner}: headerNames.${key} must be an HTTP header name, got ${JSON.stringify(value)}`);
+      throw new JobhookError(
+        'ERR_OPTION_INVALID',
+        `${owner}: headerNames.${key} must be an HTTP header name, got ${JSON.stringify(value)}`,
+      );
     }
   }
   return names;

@@ -125,7 +125,10 @@ function prepareSignature(payload: unknown, privateKey: PrivateKeyInput, options
     throw new JobhookError('ERR_OPTION_INVALID', `${caller}: unknown profile ${JSON.stringify(profile)}`);
   }
   if (!isBodyStyle(bodyStyle)) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${caller}: bodyStyle must be python, canonical or compact, got ${JSON.stringify(bodyStyle)}`);
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `${caller}: bodyStyle must be python, canonical or compact, got ${JSON.stringify(bodyStyle)}`,
+    );
   }
   const key = loadPrivateKey(privateKey);
   const bytes = payload instanceof Uint8Array ? payload : Buffer.from(valueToJson(payload), 'utf8');
@@ -133,9 +136,7 @@ function prepareSignature(payload: unknown, privateKey: PrivateKeyInput, options
   const canonical = serializeCanonical(doc, profile);
   const digest = createHash('sha256').update(canonical).digest('hex');
   const body =
-    bodyStyle === 'canonical'
-      ? canonical
-      : serializeTape(doc, bodyStyle === 'python' ? PYTHON_DEFAULT_DUMPS : PYTHON_COMPACT_DUMPS);
+    bodyStyle === 'canonical' ? canonical : serializeTape(doc, bodyStyle === 'python' ? PYTHON_DEFAULT_DUMPS : PYTHON_COMPACT_DUMPS);
   // A receiver canonicalizes the BODY, so it must read back to the signed form. Under the lossy
   // profiles it may not (JSON.parse cannot read the Infinity a Python-style body writes for an
   // overflowing number): never hand out a delivery that no receiver can verify.

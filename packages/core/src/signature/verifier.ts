@@ -19,18 +19,19 @@ import { decodeSignatureHex } from './signature-hex.js';
 type PublicKeys = PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
 
 /** Options of {@link createVerifier}: `publicKeys` (as in `createReceiver`), or the deprecated `keys`. */
-export type VerifierOptions = VerifierBaseOptions & (
-  | {
-      /** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
-      publicKeys: PublicKeys;
-      keys?: never;
-    }
-  | {
-      /** @deprecated the old name of `publicKeys` (still accepted). */
-      keys: PublicKeys;
-      publicKeys?: never;
-    }
-);
+export type VerifierOptions = VerifierBaseOptions &
+  (
+    | {
+        /** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
+        publicKeys: PublicKeys;
+        keys?: never;
+      }
+    | {
+        /** @deprecated the old name of `publicKeys` (still accepted). */
+        keys: PublicKeys;
+        publicKeys?: never;
+      }
+  );
 
 /** The options of {@link createVerifier} besides the keys. */
 export interface VerifierBaseOptions extends ParseOptions {

@@ -231,23 +231,28 @@ export function createRedisStore(options: RedisStoreOptions): IdempotencyStore {
       checkJobId(jobId, 'redisStore.claim');
       const leaseMs = checkMs(readOption(claimOptions, 'leaseMs', 'redisStore.claim'), 'leaseMs', 'redisStore.claim');
       const token = randomUUID();
-      return run('claim', jobId, () => scripted.jobhookClaimV1(keyOf(jobId), token, leaseMs), (reply): ClaimResult | undefined => {
-        if (!Array.isArray(reply)) return undefined;
-        switch (reply[0]) {
-          case 1:
-            return { state: 'claimed', token };
-          case 3:
-            return DONE;
-          case 2: {
-            const pttl = reply[1];
-            if (typeof pttl !== 'number') return undefined;
-            // -1 (a key without expiry, which this store never writes) waits one lease.
-            return { state: 'in-flight', retryAfterMs: pttl > 0 ? pttl : pttl === -1 ? leaseMs : 1 };
+      return run(
+        'claim',
+        jobId,
+        () => scripted.jobhookClaimV1(keyOf(jobId), token, leaseMs),
+        (reply): ClaimResult | undefined => {
+          if (!Array.isArray(reply)) return undefined;
+          switch (reply[0]) {
+            case 1:
+              return { state: 'claimed', token };
+            case 3:
+              return DONE;
+            case 2: {
+              const pttl = reply[1];
+              if (typeof pttl !== 'number') return undefined;
+              // -1 (a key without expiry, which this store never writes) waits one lease.
+              return { state: 'in-flight', retryAfterMs: pttl > 0 ? pttl : pttl === -1 ? leaseMs : 1 };
+            }
+            default:
+              return undefined;
           }
-          default:
-            return undefined;
-        }
-      });
+        },
+      );
     },
 
     async complete(jobId: string, token: string, completeOptions: { ttlMs: number }): Promise<boolean> {

@@ -42,7 +42,8 @@ export function checkToken(token: unknown, where: string): asserts token is stri
  */
 export function checkMs(value: unknown, name: string, where: string, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? 'a positive whole number of milliseconds' : `a whole number of milliseconds from 1 to ${max}`;
+    const range =
+      max === Number.MAX_SAFE_INTEGER ? 'a positive whole number of milliseconds' : `a whole number of milliseconds from 1 to ${max}`;
     throw optionError(where, `${name} must be ${range}, got ${describeValue(value)}`);
   }
   return value;

@@ -19,7 +19,14 @@ export type BreakCause = Exclude<DiagnosisCause, 'verified'>;
  */
 export const BREAK_VARIANTS: Readonly<Record<BreakCause, readonly string[]>> = Object.freeze({
   'signature-missing': ['removed', 'removed-with-hash-header', 'only-content-type-left'],
-  'signature-elsewhere': ['x-signature', 'x-hub-signature-256', 'x-webhook-signature', 'signature', 'x-original-signature', 'x-signature-base64'],
+  'signature-elsewhere': [
+    'x-signature',
+    'x-hub-signature-256',
+    'x-webhook-signature',
+    'signature',
+    'x-original-signature',
+    'x-signature-base64',
+  ],
   'signature-malformed': ['sha256-prefix', 'base64', 'truncated', 'odd-length', 'colons', 'spaces', 'digest', 'empty', 'quoted', 'not-hex'],
   'hash-algorithm': ['SHA1', 'SHA512', 'MD5', 'SHA384', 'HMAC-SHA256'],
   'unknown-key': ['other-key', 'second-other-key', 'key-3072', 'random-bytes'],
@@ -84,7 +91,10 @@ const LATIN1_NOTE = 'Café crème, naïve, Straße, ½';
 export function breakDelivery(event: object, cause: BreakCause, options: BreakOptions): BrokenDelivery {
   const variants = BREAK_VARIANTS[cause];
   if (variants === undefined) {
-    throw new JobhookError('ERR_OPTION_INVALID', `breakDelivery: unknown cause ${JSON.stringify(cause)}; expected one of ${Object.keys(BREAK_VARIANTS).join(', ')}`);
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `breakDelivery: unknown cause ${JSON.stringify(cause)}; expected one of ${Object.keys(BREAK_VARIANTS).join(', ')}`,
+    );
   }
   const index = Math.abs(Math.trunc(options.variant ?? 0)) % variants.length;
   const variant = variants[index]!;
@@ -150,9 +160,16 @@ export function breakDelivery(event: object, cause: BreakCause, options: BreakOp
       const text = body.toString('utf8');
       const broken: Record<string, () => Buffer> = {
         truncated: () => body.subarray(0, Math.floor(body.length / 2)),
-        'html-error-page': () => Buffer.from('<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>\n'),
+        'html-error-page': () =>
+          Buffer.from('<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>\n'),
         empty: () => Buffer.alloc(0),
-        'not-utf8': () => Buffer.from(Buffer.from(text.replace(/"event"\s*:\s*"/, (m) => `${m}\u0000`), 'utf8').map((b) => (b === 0 ? 0xff : b))),
+        'not-utf8': () =>
+          Buffer.from(
+            Buffer.from(
+              text.replace(/"event"\s*:\s*"/, (m) => `${m}\u0000`),
+              'utf8',
+            ).map((b) => (b === 0 ? 0xff : b)),
+          ),
         'trailing-garbage': () => Buffer.concat([body, Buffer.from('\n--boundary--\n')]),
         'form-encoded': () => Buffer.from(`payload=${encodeURIComponent(text)}`),
         'top-level-array': () => Buffer.concat([Buffer.from('['), body, Buffer.from(']')]),

@@ -289,7 +289,13 @@ export function describeStoreConformance(
     });
 
     it('takes any job id of 1 to 200 characters (unicode, braces, colons)', async () => {
-      for (const id of [`é☕-${randomUUID()}`, `{brace}-${randomUUID()}`, `a}b{c-${randomUUID()}`, `x:y:${randomUUID()}`, 'z'.repeat(200)]) {
+      for (const id of [
+        `é☕-${randomUUID()}`,
+        `{brace}-${randomUUID()}`,
+        `a}b{c-${randomUUID()}`,
+        `x:y:${randomUUID()}`,
+        'z'.repeat(200),
+      ]) {
         const token = expectClaimed(await store.claim(id, { leaseMs: 10_000 }));
         expect((await store.claim(id, { leaseMs: 10_000 })).state).toBe('in-flight');
         expect(await store.complete(id, token, { ttlMs: 60_000 })).toBe(true);
@@ -306,7 +312,9 @@ export function describeStoreConformance(
         expect(await rejectionCode(store.release(bad, token))).toBe('ERR_OPTION_INVALID');
         expect(await rejectionCode(store.extend(bad, token, { leaseMs: 1000 }))).toBe('ERR_OPTION_INVALID');
       }
-      expect(await rejectionMessage(store.claim('', { leaseMs: 1000 }))).toMatch(/jobId must be a non-empty string of at most 200 characters, got ""/);
+      expect(await rejectionMessage(store.claim('', { leaseMs: 1000 }))).toMatch(
+        /jobId must be a non-empty string of at most 200 characters, got ""/,
+      );
     });
 
     it('rejects invalid leaseMs, ttlMs and tokens with ERR_OPTION_INVALID, changing nothing', async () => {
@@ -326,7 +334,9 @@ export function describeStoreConformance(
         expect(await rejectionCode(store.release(id, badToken))).toBe('ERR_OPTION_INVALID');
         expect(await rejectionCode(store.extend(id, badToken, { leaseMs: 1000 }))).toBe('ERR_OPTION_INVALID');
       }
-      expect(await rejectionMessage(store.claim(job(), { leaseMs: 0 }))).toMatch(/leaseMs must be a positive whole number of milliseconds, got 0/);
+      expect(await rejectionMessage(store.claim(job(), { leaseMs: 0 }))).toMatch(
+        /leaseMs must be a positive whole number of milliseconds, got 0/,
+      );
       // The claim is untouched.
       expect((await store.claim(id, { leaseMs: 10_000 })).state).toBe('in-flight');
       expect(await store.complete(id, token, { ttlMs: 60_000 })).toBe(true);

@@ -22,7 +22,10 @@ const cases = buildDiagnosisCases();
 const { publicKeyPems } = caseKeys();
 const ring = createKeyRing(publicKeyPems);
 const started = performance.now();
-const diagnosed = cases.map((c) => ({ c, d: diagnoseDelivery({ method: 'POST', headers: c.headers, body: c.body }, { publicKeys: ring }) }));
+const diagnosed = cases.map((c) => ({
+  c,
+  d: diagnoseDelivery({ method: 'POST', headers: c.headers, body: c.body }, { publicKeys: ring }),
+}));
 
 // Printed for the record, not asserted: wall-clock figures vary with the machine.
 console.log(`diagnoseDelivery: ${cases.length} cases in ${Math.round(performance.now() - started)} ms`);
@@ -94,7 +97,13 @@ describe('what each diagnosis says', () => {
 
   it('signature-elsewhere: names the header that holds it', () => {
     const headers = new Set(of('signature-elsewhere/').map((d) => d.detail?.['header']));
-    expect([...headers].sort()).toEqual(['signature', 'x-hub-signature-256', 'x-original-x-service-signature', 'x-signature', 'x-webhook-signature']);
+    expect([...headers].sort()).toEqual([
+      'signature',
+      'x-hub-signature-256',
+      'x-original-x-service-signature',
+      'x-signature',
+      'x-webhook-signature',
+    ]);
     // Read from there, each verifies: the body was never the problem.
     for (const d of of('signature-elsewhere/')) {
       expect(d.detail?.['onceFixed']).toBe('verified');
@@ -141,12 +150,18 @@ describe('what each diagnosis says', () => {
     const broken = breakDelivery(buildTestEvent(), 'body-reserialized', { privateKey: keys.privateKey });
     const { 'X-Service-Signature': signature, ...rest } = broken.headers;
     const d = diagnoseDelivery({ headers: { ...rest, 'X-Signature': signature! }, body: broken.body }, { publicKeys: keys.publicKeyPem });
-    expect(d).toMatchObject({ cause: 'signature-elsewhere', keyId: expect.any(String), detail: { header: 'x-signature', onceFixed: 'body-reserialized' } });
+    expect(d).toMatchObject({
+      cause: 'signature-elsewhere',
+      keyId: expect.any(String),
+      detail: { header: 'x-signature', onceFixed: 'body-reserialized' },
+    });
     expect(d.message).toMatch(/read from there, the delivery still fails: body-reserialized$/);
   });
 
   it('body-malformed: the kind of body', () => {
-    const kinds = Object.fromEntries(diagnosed.filter(({ c }) => c.expected === 'body-malformed').map(({ c, d }) => [c.variant, d.detail?.['kind']]));
+    const kinds = Object.fromEntries(
+      diagnosed.filter(({ c }) => c.expected === 'body-malformed').map(({ c, d }) => [c.variant, d.detail?.['kind']]),
+    );
     expect(kinds).toEqual({
       truncated: 'truncated',
       'html-error-page': 'html',
@@ -159,7 +174,9 @@ describe('what each diagnosis says', () => {
   });
 
   it('body-transcoded: the change undone, with the key and profile it verifies under', () => {
-    const changes = Object.fromEntries(diagnosed.filter(({ c }) => c.expected === 'body-transcoded').map(({ c, d }) => [c.variant, d.detail?.['change']]));
+    const changes = Object.fromEntries(
+      diagnosed.filter(({ c }) => c.expected === 'body-transcoded').map(({ c, d }) => [c.variant, d.detail?.['change']]),
+    );
     expect(changes).toEqual({
       'latin1-mojibake': 'utf8-read-as-latin1',
       'cp1252-mojibake': 'utf8-read-as-cp1252',
@@ -176,7 +193,7 @@ describe('what each diagnosis says', () => {
     const [float] = of('body-reserialized/float-1.0/success/python');
     expect(float!.detail?.['numbers']).toContain('1');
     const [big] = of('body-reserialized/big-integer/');
-    expect(big!.detail).toMatchObject({ bigIntegers: 1, numbers: expect.arrayContaining(['12345678901234567000']) }) ;
+    expect(big!.detail).toMatchObject({ bigIntegers: 1, numbers: expect.arrayContaining(['12345678901234567000']) });
     expect(float!.fix).toMatch(/before any JSON body parser/);
   });
 
@@ -191,7 +208,9 @@ describe('inputs', () => {
   it('custom header names, as the receiver takes them', () => {
     const headerNames = { signature: 'X-Acme-Sig', hashAlgorithm: 'X-Acme-Alg' };
     const signed = signPayload(buildTestEvent(), keys.privateKey, { headerNames });
-    expect(diagnoseDelivery({ headers: signed.headers, body: signed.body }, { publicKeys: keys.publicKeyPem, headerNames }).cause).toBe('verified');
+    expect(diagnoseDelivery({ headers: signed.headers, body: signed.body }, { publicKeys: keys.publicKeyPem, headerNames }).cause).toBe(
+      'verified',
+    );
     // Under the default names the same delivery carries its signature in another header.
     const d = diagnoseDelivery({ headers: signed.headers, body: signed.body }, { publicKeys: keys.publicKeyPem });
     expect(d).toMatchObject({ cause: 'signature-elsewhere', detail: { header: 'x-acme-sig' } });
@@ -199,7 +218,10 @@ describe('inputs', () => {
 
   it('a fetch Headers and a string body', () => {
     const signed = signPayload(buildTestEvent(), keys.privateKey);
-    const d = diagnoseDelivery({ headers: new Headers(signed.headers), body: signed.body.toString('utf8') }, { publicKeys: keys.publicKeyPem });
+    const d = diagnoseDelivery(
+      { headers: new Headers(signed.headers), body: signed.body.toString('utf8') },
+      { publicKeys: keys.publicKeyPem },
+    );
     expect(d.cause).toBe('verified');
     const moved = breakDelivery(buildTestEvent(), 'signature-elsewhere', { privateKey: keys.privateKey });
     expect(diagnoseDelivery({ headers: new Headers(moved.headers), body: moved.body }, { publicKeys: keys.publicKeyPem }).detail).toEqual({
@@ -211,13 +233,18 @@ describe('inputs', () => {
 
   it('the hash-algorithm header comes first, as in the receiver', () => {
     const broken = breakDelivery(buildTestEvent(), 'signature-missing', { privateKey: keys.privateKey });
-    const d = diagnoseDelivery({ headers: { ...broken.headers, 'X-Service-Hash-Algorithm': 'SHA1' }, body: broken.body }, { publicKeys: keys.publicKeyPem });
+    const d = diagnoseDelivery(
+      { headers: { ...broken.headers, 'X-Service-Hash-Algorithm': 'SHA1' }, body: broken.body },
+      { publicKeys: keys.publicKeyPem },
+    );
     expect(d.cause).toBe('hash-algorithm');
   });
 
   it('refuses bad options, never a bad delivery', () => {
     expect(() => diagnoseDelivery({ headers: {}, body: '' }, {} as never)).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID' }));
-    expect(() => diagnoseDelivery({ headers: {}, body: '' }, { publicKeys: 'not a key' })).toThrow(expect.objectContaining({ code: 'ERR_KEY_INVALID' }));
+    expect(() => diagnoseDelivery({ headers: {}, body: '' }, { publicKeys: 'not a key' })).toThrow(
+      expect.objectContaining({ code: 'ERR_KEY_INVALID' }),
+    );
     expect(diagnoseDelivery({ headers: {}, body: '' }, { publicKeys: keys.publicKeyPem }).cause).toBe('signature-missing');
   });
 });

@@ -84,12 +84,20 @@ describe('captureFailures', () => {
     expect(files.every((f) => /^failure-.+\.json$/.test(f))).toBe(true); // no temporary file left
     const diagnosed = files.map((f) => {
       expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
-      const record = JSON.parse(readFileSync(join(dir, f), 'utf8')) as { method: string; headers: Record<string, string>; body_b64: string; cause: string };
+      const record = JSON.parse(readFileSync(join(dir, f), 'utf8')) as {
+        method: string;
+        headers: Record<string, string>;
+        body_b64: string;
+        cause: string;
+      };
       expect(record.headers['authorization']).toBe('[redacted]');
       expect(record.headers['x-api-key']).toBe('[redacted]');
       expect(record.headers['cookie']).toBe('[redacted]');
       expect(JSON.stringify(record)).not.toMatch(/sk_live_secret|k-123|session=abc/);
-      return diagnoseDelivery({ method: record.method, headers: record.headers, body: Buffer.from(record.body_b64, 'base64') }, { publicKeys: keys.publicKeyPem }).cause;
+      return diagnoseDelivery(
+        { method: record.method, headers: record.headers, body: Buffer.from(record.body_b64, 'base64') },
+        { publicKeys: keys.publicKeyPem },
+      ).cause;
     });
     expect(diagnosed.sort()).toEqual([...causes].sort());
   });
@@ -98,7 +106,14 @@ describe('captureFailures', () => {
     const dir = tempDir();
     const { logger, lines } = logLines();
     const receiver = receiverWith(logger, { captureFailures: { dir, max: 3 } });
-    const order: BreakCause[] = ['hash-algorithm', 'signature-missing', 'body-malformed', 'body-modified', 'unknown-key', 'signature-malformed'];
+    const order: BreakCause[] = [
+      'hash-algorithm',
+      'signature-missing',
+      'body-malformed',
+      'body-modified',
+      'unknown-key',
+      'signature-malformed',
+    ];
     for (const cause of order) await receiver.handle(brokenRequest(cause));
     await expect.poll(() => lines.some((l) => String(l['msg']).includes('captureFailures'))).toBe(true);
     const kept = readdirSync(dir).map((f) => (JSON.parse(readFileSync(join(dir, f), 'utf8')) as { cause: string }).cause);
@@ -115,18 +130,32 @@ describe('captureFailures', () => {
     await expect.poll(() => readdirSync(dir).length).toBe(2);
     const [mine] = readdirSync(dir).filter((f) => f !== 'failure-earlier.json');
     const record = JSON.parse(readFileSync(join(dir, mine!), 'utf8')) as Record<string, unknown>;
-    expect(record).toMatchObject({ body_b64: '', body_omitted: expect.any(Number), status: 401, code: 'ERR_SIGNATURE_INVALID', cause: 'body-mismatch' });
+    expect(record).toMatchObject({
+      body_b64: '',
+      body_omitted: expect.any(Number),
+      status: 401,
+      code: 'ERR_SIGNATURE_INVALID',
+      cause: 'body-mismatch',
+    });
   });
 
-  it('an adapter\'s header check refuses before the body is read: the capture has the headers, no body', async () => {
+  it("an adapter's header check refuses before the body is read: the capture has the headers, no body", async () => {
     const dir = tempDir();
     const handler = createFetchHandler(receiverWith(logLines().logger, { captureFailures: { dir } }));
     const broken = breakDelivery(buildTestEvent(), 'signature-elsewhere', { privateKey: keys.privateKey });
     const res = await handler(new Request('http://localhost/hooks', { method: 'POST', headers: broken.headers, body: broken.body }));
     expect(res.status).toBe(401);
     await expect.poll(() => readdirSync(dir).length).toBe(1);
-    const record = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]!), 'utf8')) as { headers: Record<string, string>; body_b64: string };
-    expect(record).toMatchObject({ body_b64: '', body_read: false, cause: 'signature-elsewhere', headers: { 'x-signature': expect.any(String) } });
+    const record = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]!), 'utf8')) as {
+      headers: Record<string, string>;
+      body_b64: string;
+    };
+    expect(record).toMatchObject({
+      body_b64: '',
+      body_read: false,
+      cause: 'signature-elsewhere',
+      headers: { 'x-signature': expect.any(String) },
+    });
     const d = diagnoseDelivery({ headers: record.headers, body: Buffer.alloc(0) }, { publicKeys: keys.publicKeyPem });
     expect(d).toMatchObject({ cause: 'signature-elsewhere', detail: { header: 'x-signature' } });
   });

@@ -57,7 +57,6 @@ interface Style {
   readonly seed: number;
 }
 
-
 const WHITESPACE = [' ', '\t', '\n', '\r'] as const;
 
 /** Writes a node tree as JSON text in a style (keys and literals are already JSON text). */
@@ -170,8 +169,8 @@ const pairEsc = (cp: number, m1: number, m2: number): string => {
 
 const PRINTABLE = Array.from({ length: 0x5f }, (_, i) => String.fromCharCode(0x20 + i)).filter((c) => c !== '"' && c !== '\\');
 const INTERESTING_BMP = [
-  0x00, 0x1f, 0x20, 0x22, 0x2f, 0x41, 0x5c, 0x61, 0x7e, 0x7f, 0x80, 0xa0, 0xe9, 0xff, 0x100, 0x301, 0x7ff, 0x800, 0x2028,
-  0x2029, 0xfeff, 0xe000, 0xf8ff, 0xfffd, 0xfffe, 0xffff,
+  0x00, 0x1f, 0x20, 0x22, 0x2f, 0x41, 0x5c, 0x61, 0x7e, 0x7f, 0x80, 0xa0, 0xe9, 0xff, 0x100, 0x301, 0x7ff, 0x800, 0x2028, 0x2029, 0xfeff,
+  0xe000, 0xf8ff, 0xfffd, 0xfffe, 0xffff,
 ];
 const RAW_CHARS = [
   '😀',
@@ -212,11 +211,7 @@ const piece = {
   simpleEscape: fc.constantFrom('\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t'),
   controlEscape: escOf(fc.integer({ min: 0, max: 0x1f })),
   bmpEscape: escOf(
-    fc.oneof(
-      fc.constantFrom(...INTERESTING_BMP),
-      fc.integer({ min: 0x20, max: 0xd7ff }),
-      fc.integer({ min: 0xe000, max: 0xffff }),
-    ),
+    fc.oneof(fc.constantFrom(...INTERESTING_BMP), fc.integer({ min: 0x20, max: 0xd7ff }), fc.integer({ min: 0xe000, max: 0xffff })),
   ),
   rawChar: fc.oneof(
     { weight: 3, arbitrary: fc.constantFrom(...RAW_CHARS) },
@@ -358,9 +353,7 @@ const intLexeme: fc.Arbitrary<string> = fc.oneof(
   { weight: 2, arbitrary: fc.tuple(sign, fc.bigInt(TWO_53 - 4n, TWO_53 + 4n)).map(([s, v]) => s + v.toString()) },
   {
     weight: 1,
-    arbitrary: fc
-      .tuple(sign, fc.constantFrom(TWO_63, TWO_64), fc.bigInt(-3n, 3n))
-      .map(([s, base, d]) => s + (base + d).toString()),
+    arbitrary: fc.tuple(sign, fc.constantFrom(TWO_63, TWO_64), fc.bigInt(-3n, 3n)).map(([s, base, d]) => s + (base + d).toString()),
   },
   { weight: 1, arbitrary: fc.tuple(sign, naturalDigits(17, 22)).map(([s, d]) => s + d) },
   { weight: 1, arbitrary: fc.tuple(sign, naturalDigits(20, 100)).map(([s, d]) => s + d) },
@@ -484,12 +477,10 @@ const floatLexeme: fc.Arbitrary<string> = fc.oneof(
   // Doubles of ordinary magnitude.
   {
     weight: 3,
-    arbitrary: fc
-      .tuple(fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.integer({ min: 1, max: 17 }))
-      .map(([x, p]) => {
-        const s = x.toPrecision(p);
-        return /[.e]/.test(s) ? s : `${s}.0`;
-      }),
+    arbitrary: fc.tuple(fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.integer({ min: 1, max: 17 })).map(([x, p]) => {
+      const s = x.toPrecision(p);
+      return /[.e]/.test(s) ? s : `${s}.0`;
+    }),
   },
   // Constructed lexemes: many digits, exponents with signs and leading zeros.
   {
@@ -557,7 +548,10 @@ function objectArb(key: fc.Arbitrary<string>, value: fc.Arbitrary<Node>, maxLeng
   return fc
     .tuple(
       fc.array(fc.tuple(key, value), { maxLength }),
-      fc.oneof({ weight: 2, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(fc.tuple(fc.nat(), value), { minLength: 1, maxLength: 2 }) }),
+      fc.oneof(
+        { weight: 2, arbitrary: fc.constant([]) },
+        { weight: 1, arbitrary: fc.array(fc.tuple(fc.nat(), value), { minLength: 1, maxLength: 2 }) },
+      ),
     )
     .map(([members, dups]): Node => {
       const out: (readonly [string, Node])[] = [...members];
@@ -589,10 +583,7 @@ function treeArb(flavor: Flavor): { value: fc.Arbitrary<Node>; array: fc.Arbitra
 const nearOrjsonLimit: fc.Arbitrary<Node> = fc
   .tuple(fc.integer({ min: 250, max: 258 }), fc.constantFrom('arr', 'obj', 'mixed'), fc.constantFrom('1', '[]', '{}', '"x"', '1.5'))
   .map(([total, shape, inner]) =>
-    obj(
-      ['a', chain(total - 1, lit(inner), (level) => (shape === 'mixed' ? (level % 3 === 0 ? 'obj' : 'arr') : shape))],
-      ['b', lit('0')],
-    ),
+    obj(['a', chain(total - 1, lit(inner), (level) => (shape === 'mixed' ? (level % 3 === 0 ? 'obj' : 'arr') : shape))], ['b', lit('0')]),
   );
 
 const styleArb: fc.Arbitrary<Style> = fc.record({
@@ -604,8 +595,8 @@ const styleArb: fc.Arbitrary<Style> = fc.record({
 
 type Mutation = { kind: 'truncate' | 'delete' | 'insert' | 'replace'; at: number; byte: number };
 const MUTATION_BYTES = [
-  0x00, 0x09, 0x0a, 0x1f, 0x20, 0x22, 0x2b, 0x2c, 0x2d, 0x2e, 0x30, 0x3a, 0x45, 0x5b, 0x5c, 0x5d, 0x65, 0x7b, 0x7d, 0x7f,
-  0x80, 0xbf, 0xc0, 0xc1, 0xed, 0xef, 0xf4, 0xf5, 0xff,
+  0x00, 0x09, 0x0a, 0x1f, 0x20, 0x22, 0x2b, 0x2c, 0x2d, 0x2e, 0x30, 0x3a, 0x45, 0x5b, 0x5c, 0x5d, 0x65, 0x7b, 0x7d, 0x7f, 0x80, 0xbf, 0xc0,
+  0xc1, 0xed, 0xef, 0xf4, 0xf5, 0xff,
 ];
 const mutationArb: fc.Arbitrary<Mutation> = fc.record({
   kind: fc.constantFrom<Mutation['kind']>('truncate', 'delete', 'insert', 'replace'),
@@ -770,7 +761,10 @@ export function fixedCases(): FixedCase[] {
   add('float/exp-no-digits', '{"f": 1e}');
   add('float/leading-dot', '{"f": .5}');
   add('float/min-subnormal-halfway', `{"f": ${midpointLexeme(0, 0).replace(/^-/, '')}}`);
-  add('float/min-subnormal-midpoint', `{"f": ${midpointLexeme(5e-324, 0)}, "g": ${midpointLexeme(5e-324, 1)}, "h": ${midpointLexeme(5e-324, -1)}}`);
+  add(
+    'float/min-subnormal-midpoint',
+    `{"f": ${midpointLexeme(5e-324, 0)}, "g": ${midpointLexeme(5e-324, 1)}, "h": ${midpointLexeme(5e-324, -1)}}`,
+  );
   add('float/max-midpoint', `{"f": ${midpointLexeme(Number.MAX_VALUE, 0)}, "g": ${midpointLexeme(Number.MAX_VALUE, -1)}}`);
   add('float/one-midpoint', `{"f": ${midpointLexeme(1, 0)}, "g": ${midpointLexeme(1, 1)}, "h": ${midpointLexeme(1, -1)}}`);
   add('float/2^-1075', `{"f": ${(5n ** 1075n).toString()}e-1075, "g": ${(5n ** 1075n).toString()}1e-1076}`);
@@ -818,4 +812,3 @@ export function fixedCases(): FixedCase[] {
   for (const top of ['[1]', '"s"', '1', '1.5', 'null', 'true', 'NaN', '[]']) add(`top/${top}`, top);
   return cases;
 }
-

@@ -51,10 +51,7 @@ export function buildLargeBody({ kind, bytes, seed }: LargeBody): Buffer {
 /** Sizes of large bodies: around 100 KB, around the 1 MiB limit, and up to 2 MB. */
 export const largeBodyArb: fc.Arbitrary<LargeBody> = fc.record({
   kind: fc.constantFrom<LargeBody['kind']>('noise', 'spaces-object', 'long-string', 'many-keys', 'deep-arrays', 'long-number'),
-  bytes: fc.oneof(
-    fc.integer({ min: 100_000, max: 2_000_000 }),
-    fc.integer({ min: 1024 * 1024 - 4, max: 1024 * 1024 + 4 }),
-  ),
+  bytes: fc.oneof(fc.integer({ min: 100_000, max: 2_000_000 }), fc.integer({ min: 1024 * 1024 - 4, max: 1024 * 1024 + 4 })),
   seed: fc.nat(),
 });
 
@@ -68,13 +65,11 @@ export const smallBodyBytesArb: fc.Arbitrary<Uint8Array> = fc.oneof(
     weight: 3,
   },
   {
-    arbitrary: fc
-      .tuple(fc.json({ maxDepth: 3 }), fc.uint8Array({ minLength: 1, maxLength: 8 }), fc.nat())
-      .map(([text, junk, at]) => {
-        const b = Buffer.from(`{"a":${text}}`, 'utf8');
-        const pos = at % (b.length + 1);
-        return Buffer.concat([b.subarray(0, pos), junk, b.subarray(pos)]);
-      }),
+    arbitrary: fc.tuple(fc.json({ maxDepth: 3 }), fc.uint8Array({ minLength: 1, maxLength: 8 }), fc.nat()).map(([text, junk, at]) => {
+      const b = Buffer.from(`{"a":${text}}`, 'utf8');
+      const pos = at % (b.length + 1);
+      return Buffer.concat([b.subarray(0, pos), junk, b.subarray(pos)]);
+    }),
     weight: 2,
   },
 );
@@ -109,7 +104,9 @@ const hugeNumberArb = fc
   .tuple(fc.constantFrom(17, 20, 309, 4299, 4300, 4301, 5000, 20_000), fc.constantFrom('int', 'negint', 'exp', 'frac', 'tiny', 'mixed'))
   .map(([digits, shape]) => {
     const d = '9'.repeat(digits);
-    const n = { int: d, negint: `-${d}`, exp: `1e${d.slice(0, 6)}`, frac: `0.${d}`, tiny: `1e-${d.slice(0, 6)}`, mixed: `${d}.5e-3` }[shape];
+    const n = { int: d, negint: `-${d}`, exp: `1e${d.slice(0, 6)}`, frac: `0.${d}`, tiny: `1e-${d.slice(0, 6)}`, mixed: `${d}.5e-3` }[
+      shape
+    ];
     return `{"n":${n}}`;
   });
 
@@ -197,9 +194,7 @@ export const wildJsonArb: fc.Arbitrary<Buffer> = fc.oneof(
   { arbitrary: fc.json({ maxDepth: 4 }).map((t) => Buffer.from(t, 'utf8')), weight: 2 },
   { arbitrary: fc.json({ maxDepth: 4 }).map((t) => Buffer.from(`{"v":${t}}`, 'utf8')), weight: 2 },
   {
-    arbitrary: fc
-      .jsonValue({ maxDepth: 4, stringUnit: 'binary' })
-      .map((v) => Buffer.from(`{"v":${JSON.stringify(v) ?? 'null'}}`, 'utf8')),
+    arbitrary: fc.jsonValue({ maxDepth: 4, stringUnit: 'binary' }).map((v) => Buffer.from(`{"v":${JSON.stringify(v) ?? 'null'}}`, 'utf8')),
     weight: 2,
   },
   { arbitrary: eventLikeArb.map((t) => Buffer.from(t, 'utf8')), weight: 3 },
@@ -234,7 +229,9 @@ export const wildSignatureArb: fc.Arbitrary<WildSignature> = fc.oneof(
   },
   { arbitrary: fc.nat().map((index) => ({ kind: 'replay' as const, index })), weight: 2 },
   {
-    arbitrary: fc.string({ unit: fc.constantFrom(...'0123456789abcdefABCDEFxg ,'), maxLength: 600 }).map((text) => ({ kind: 'malformed' as const, text })),
+    arbitrary: fc
+      .string({ unit: fc.constantFrom(...'0123456789abcdefABCDEFxg ,'), maxLength: 600 })
+      .map((text) => ({ kind: 'malformed' as const, text })),
     weight: 1,
   },
 );
@@ -271,7 +268,15 @@ const valueTextArb: fc.Arbitrary<string> = fc.oneof(
 );
 
 const objectTextArb: fc.Arbitrary<string> = fc.oneof(
-  { arbitrary: fc.dictionary(fc.string({ maxLength: 6 }), valueTextArb, { maxKeys: 4 }).map((d) => `{${Object.entries(d).map(([k, v]) => `${JSON.stringify(k)}:${v}`).join(',')}}`), weight: 4 },
+  {
+    arbitrary: fc.dictionary(fc.string({ maxLength: 6 }), valueTextArb, { maxKeys: 4 }).map(
+      (d) =>
+        `{${Object.entries(d)
+          .map(([k, v]) => `${JSON.stringify(k)}:${v}`)
+          .join(',')}}`,
+    ),
+    weight: 4,
+  },
   { arbitrary: fc.constantFrom('null', '[]', '"text"', '1', '{}', '{"__proto__":{"admin":true}}'), weight: 1 },
 );
 
@@ -279,10 +284,20 @@ const objectTextArb: fc.Arbitrary<string> = fc.oneof(
 export const eventTextArb: fc.Arbitrary<string> = fc
   .record({
     event: fc.oneof({ arbitrary: fc.constant('"async_job_completed"'), weight: 8 }, fc.constantFrom('"job_completed"', 'null', '1')),
-    jobId: fc.oneof({ arbitrary: fc.uuid().map((u) => JSON.stringify(u)), weight: 8 }, fc.constantFrom('"not-a-uuid"', '123', '""', 'null')),
+    jobId: fc.oneof(
+      { arbitrary: fc.uuid().map((u) => JSON.stringify(u)), weight: 8 },
+      fc.constantFrom('"not-a-uuid"', '123', '""', 'null'),
+    ),
     status: fc.constantFrom('"success"', '"success"', '"fail"', '"fail"', '"done"', 'null'),
     output: objectTextArb,
-    error: fc.constantFrom('{"message":"x"}', '{"message":"x","error_code":"e"}', '{"message":1}', '{"message":"x","error_code":5}', 'null', '"x"'),
+    error: fc.constantFrom(
+      '{"message":"x"}',
+      '{"message":"x","error_code":"e"}',
+      '{"message":1}',
+      '{"message":"x","error_code":5}',
+      'null',
+      '"x"',
+    ),
     model: fc.constantFrom('null', 'null', '"m"', '5'),
     userParameters: fc.option(objectTextArb, { nil: undefined }),
     cost: fc.constantFrom(undefined, '"0.12"', '0.12', 'null', '[]'),

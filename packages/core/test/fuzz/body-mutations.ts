@@ -55,15 +55,41 @@ export interface Mutation {
 }
 
 const REPLACEMENT_LITERALS = [
-  'null', 'true', 'false', '0', '-0', '0.0', '-0.0', '1', '1.0', '1e2', '100', '100.0', '1e400', '-1e400', 'NaN', 'Infinity',
-  '-Infinity', '9007199254740993', '""', '"null"', '{}', '[]', '[null]', '{"__proto__":{"admin":true}}',
+  'null',
+  'true',
+  'false',
+  '0',
+  '-0',
+  '0.0',
+  '-0.0',
+  '1',
+  '1.0',
+  '1e2',
+  '100',
+  '100.0',
+  '1e400',
+  '-1e400',
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '9007199254740993',
+  '""',
+  '"null"',
+  '{}',
+  '[]',
+  '[null]',
+  '{"__proto__":{"admin":true}}',
 ];
 
 const treeOpArb: fc.Arbitrary<TreeOp> = fc.oneof(
   { arbitrary: fc.record({ op: fc.constant('reorder' as const), target: fc.nat(), seed: fc.nat() }), weight: 4 },
   { arbitrary: fc.record({ op: fc.constant('respell' as const), target: fc.nat(), variant: fc.nat(), k: fc.nat() }), weight: 4 },
   {
-    arbitrary: fc.record({ op: fc.constant('reescape' as const), target: fc.nat(), choices: fc.array(fc.nat({ max: 5 }), { maxLength: 8 }) }),
+    arbitrary: fc.record({
+      op: fc.constant('reescape' as const),
+      target: fc.nat(),
+      choices: fc.array(fc.nat({ max: 5 }), { maxLength: 8 }),
+    }),
     weight: 4,
   },
   {
@@ -102,7 +128,10 @@ const byteOpArb: fc.Arbitrary<ByteOp> = fc.oneof(
   { arbitrary: fc.record({ op: fc.constant('swap' as const), pos: fc.nat() }), weight: 1 },
   { arbitrary: fc.constant({ op: 'bom' as const }), weight: 1 },
   {
-    arbitrary: fc.record({ op: fc.constant('append' as const), text: fc.constantFrom(' ', '\n', '\r\n', '\t', '\u00a0', '\u0000', 'x', ',', '}', '{}') }),
+    arbitrary: fc.record({
+      op: fc.constant('append' as const),
+      text: fc.constantFrom(' ', '\n', '\r\n', '\t', '\u00a0', '\u0000', 'x', ',', '}', '{}'),
+    }),
     weight: 2,
   },
   {
@@ -127,7 +156,11 @@ const spacingArb: fc.Arbitrary<Spacing> = fc.oneof(
 const keepingTreeOpArb: fc.Arbitrary<TreeOp> = fc.oneof(
   { arbitrary: fc.record({ op: fc.constant('reorder' as const), target: fc.nat(), seed: fc.nat() }), weight: 3 },
   {
-    arbitrary: fc.record({ op: fc.constant('reescape' as const), target: fc.nat(), choices: fc.array(fc.nat({ max: 3 }), { minLength: 1, maxLength: 8 }) }),
+    arbitrary: fc.record({
+      op: fc.constant('reescape' as const),
+      target: fc.nat(),
+      choices: fc.array(fc.nat({ max: 3 }), { minLength: 1, maxLength: 8 }),
+    }),
     weight: 3,
   },
   { arbitrary: fc.record({ op: fc.constant('respell' as const), target: fc.nat(), variant: fc.nat({ max: 5 }), k: fc.nat() }), weight: 2 },
@@ -152,7 +185,10 @@ export const mutationArb: fc.Arbitrary<Mutation> = fc.oneof(
   { arbitrary: fc.constant<Mutation>({ spacing: { kind: 'original' }, tree: [], bytes: [] }), weight: 1 },
   {
     arbitrary: fc.record({
-      spacing: fc.oneof(spacingArb.filter((s) => s.kind !== 'foreign-whitespace'), fc.constant<Spacing>({ kind: 'original' })),
+      spacing: fc.oneof(
+        spacingArb.filter((s) => s.kind !== 'foreign-whitespace'),
+        fc.constant<Spacing>({ kind: 'original' }),
+      ),
       tree: fc.array(keepingTreeOpArb, { minLength: 1, maxLength: 4 }),
       bytes: fc.constant<ByteOp[]>([]),
     }),
@@ -219,7 +255,10 @@ function applyTreeOp(root: { node: JsonNode }, op: TreeOp): void {
     case 'inject': {
       const obj = pick(objectNodes(root.node), op.target);
       if (obj !== undefined) {
-        obj.members.splice(op.at % (obj.members.length + 1), 0, { key: JSON.stringify(op.key), value: { kind: 'literal', raw: op.valueText } });
+        obj.members.splice(op.at % (obj.members.length + 1), 0, {
+          key: JSON.stringify(op.key),
+          value: { kind: 'literal', raw: op.valueText },
+        });
       }
       return;
     }

@@ -44,14 +44,7 @@ import {
   type WildSignature,
 } from './arbitraries.js';
 import { applyMutation, mutationArb } from './body-mutations.js';
-import {
-  buildHeaders,
-  CONTENT_TYPES,
-  HASH_ALGORITHMS,
-  headerChoiceArb,
-  PLAIN_HEADERS,
-  type BuiltHeaders,
-} from './request-headers.js';
+import { buildHeaders, CONTENT_TYPES, HASH_ALGORITHMS, headerChoiceArb, PLAIN_HEADERS, type BuiltHeaders } from './request-headers.js';
 import { buildDeliveryPool, eventShapeOk, matchingProfiles, parsesAsObject, sameJson, type PoolEntry } from './delivery-pool.js';
 import { FUZZ_RUNS, FUZZ_SEED, runsFor, timeoutFor } from './fuzz-config.js';
 
@@ -76,7 +69,11 @@ interface Harness {
  * `known integrity gaps` tests): only a lossy profile matched, and the body's own value, which core
  * hands over today, is not an event although the signed one is.
  */
-function judge(built: BuiltHeaders, body: Buffer, entry: PoolEntry): { verdict: 'accept' | 'refuse' | 'either'; profiles: CanonicalProfile[] } {
+function judge(
+  built: BuiltHeaders,
+  body: Buffer,
+  entry: PoolEntry,
+): { verdict: 'accept' | 'refuse' | 'either'; profiles: CanonicalProfile[] } {
   const profiles = built.ok ? matchingProfiles(body, entry.canonical) : [];
   if (profiles.length === 0) return { verdict: 'refuse', profiles };
   if (eventShapeOk(body)) return { verdict: 'accept', profiles };

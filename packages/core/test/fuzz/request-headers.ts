@@ -76,8 +76,7 @@ export interface SignatureForm {
   decodes: 'same' | 'other' | 'unreadable';
 }
 
-const flipHexDigit = (hex: string, at: number): string =>
-  hex.slice(0, at) + ((parseInt(hex[at]!, 16) ^ 1).toString(16)) + hex.slice(at + 1);
+const flipHexDigit = (hex: string, at: number): string => hex.slice(0, at) + (parseInt(hex[at]!, 16) ^ 1).toString(16) + hex.slice(at + 1);
 
 /** Signature header variants (the verifier takes hex of either case, trimmed; see signature-hex.ts). */
 export const SIGNATURE_FORMS: readonly SignatureForm[] = [
@@ -133,10 +132,7 @@ export interface BuiltHeaders {
 }
 
 function weightedIndex(table: readonly unknown[], firstWeight: number): fc.Arbitrary<number> {
-  return fc.oneof(
-    { arbitrary: fc.constant(0), weight: firstWeight },
-    { arbitrary: fc.nat({ max: table.length - 1 }), weight: 1 },
-  );
+  return fc.oneof({ arbitrary: fc.constant(0), weight: firstWeight }, { arbitrary: fc.nat({ max: table.length - 1 }), weight: 1 });
 }
 
 /**

@@ -59,7 +59,13 @@ export function buildDiagnosisCases(): DiagnosisCase[] {
       for (const status of STATUSES) {
         for (const bodyStyle of STYLES) {
           const broken = breakDelivery(buildTestEvent({ status }), cause, { privateKey: main, variant, bodyStyle });
-          cases.push({ id: `${cause}/${broken.variant}/${status}/${bodyStyle}`, expected: cause, variant: broken.variant, headers: broken.headers, body: broken.body });
+          cases.push({
+            id: `${cause}/${broken.variant}/${status}/${bodyStyle}`,
+            expected: cause,
+            variant: broken.variant,
+            headers: broken.headers,
+            body: broken.body,
+          });
         }
       }
     });
@@ -81,14 +87,22 @@ export function buildDiagnosisCases(): DiagnosisCase[] {
     const harmless: Record<string, Buffer> = {
       'pretty-printed': Buffer.from(JSON.stringify(value, null, 4)),
       'keys-reordered': Buffer.from(JSON.stringify(reordered)),
-      'ascii-escaped': Buffer.from(JSON.stringify(value).replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)),
+      'ascii-escaped': Buffer.from(
+        JSON.stringify(value).replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+      ),
       'crlf-newlines': Buffer.from(JSON.stringify(value, null, 2).replace(/\n/g, '\r\n')),
     };
     for (const [variant, body] of Object.entries(harmless)) {
       cases.push({ id: `verified/${variant}/${status}`, expected: 'verified', variant, headers: intact.headers, body });
     }
     const upper = { ...intact.headers, 'X-Service-Signature': intact.signature.toUpperCase(), 'X-Service-Hash-Algorithm': 'sha256' };
-    cases.push({ id: `verified/upper-case-signature/${status}`, expected: 'verified', variant: 'upper-case-signature', headers: upper, body: intact.body });
+    cases.push({
+      id: `verified/upper-case-signature/${status}`,
+      expected: 'verified',
+      variant: 'upper-case-signature',
+      headers: upper,
+      body: intact.body,
+    });
   }
   return cases;
 }

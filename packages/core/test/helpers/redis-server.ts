@@ -53,7 +53,12 @@ export type RedisTarget = number | { port: number; host?: string } | { path: str
 
 /** ioredis options that fail fast: no retries, no offline queue, errors not logged as unhandled. */
 function oneShotOptions(target: RedisTarget, timeoutMs: number, host: string): RedisOptions {
-  const where = typeof target === 'number' ? { host, port: target } : 'path' in target ? { path: target.path } : { host: target.host ?? host, port: target.port };
+  const where =
+    typeof target === 'number'
+      ? { host, port: target }
+      : 'path' in target
+        ? { path: target.path }
+        : { host: target.host ?? host, port: target.port };
   return {
     ...where,
     lazyConnect: true,
@@ -297,7 +302,8 @@ export async function startRedisServer(options: { own?: boolean; tcp?: boolean }
     host: HOST,
     port,
     get url(): string {
-      if (port === 0) throw new Error(`this redis-server listens on ${socketPath} only (tcp: false): use client(), command() or socketPath`);
+      if (port === 0)
+        throw new Error(`this redis-server listens on ${socketPath} only (tcp: false): use client(), command() or socketPath`);
       return `redis://${HOST}:${port}`;
     },
     socketPath,
@@ -360,7 +366,8 @@ export async function startRedisCluster(size = 3): Promise<RedisCluster> {
       for (;;) {
         const info = await redisCommand({ path: server.socketPath }, ['CLUSTER', 'INFO']);
         if (typeof info === 'string' && info.includes('cluster_state:ok') && info.includes(`cluster_known_nodes:${size}`)) break;
-        if (Date.now() > deadline) throw new Error(`redis cluster node ${server.port} is not ok after ${START_TIMEOUT_MS} ms:\n${String(info)}`);
+        if (Date.now() > deadline)
+          throw new Error(`redis cluster node ${server.port} is not ok after ${START_TIMEOUT_MS} ms:\n${String(info)}`);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     }

@@ -34,7 +34,15 @@ export function sendUnfinishedBody(url: string, headers: Record<string, string>)
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: JSON.parse(text), sentWhenAnswered, closedByServer }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          connection: res.headers.connection,
+          body: JSON.parse(text),
+          sentWhenAnswered,
+          closedByServer,
+        }),
+      );
       res.on('error', reject);
     });
     req.write(first);

@@ -90,7 +90,7 @@ describe('createReceiverMetrics', () => {
     expect(ownOutcomes).toEqual(['handled', 'handled', 'duplicate', 'rejected', 'rejected']);
   });
 
-  it('a second set of metrics on the same registry reuses the first one\'s series; a clashing name is refused', async () => {
+  it("a second set of metrics on the same registry reuses the first one's series; a clashing name is refused", async () => {
     const shared = new Registry();
     const a = createReceiverMetrics({ registry: shared, prefix: 'app_' });
     const b = createReceiverMetrics({ registry: shared, prefix: 'app_' });

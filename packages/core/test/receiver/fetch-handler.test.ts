@@ -90,7 +90,14 @@ describe('createFetchHandler', () => {
         controller.enqueue(new Uint8Array(512));
       },
     });
-    const res = await handler(new Request(URL_, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '5000000' }, body, duplex: 'half' } as RequestInit));
+    const res = await handler(
+      new Request(URL_, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': '5000000' },
+        body,
+        duplex: 'half',
+      } as RequestInit),
+    );
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ error: { code: 'ERR_BODY_TOO_LARGE' } });
     expect(pulled).toBeLessThanOrEqual(1); // a stream may pre-pull one chunk; nothing was read on purpose
@@ -137,7 +144,9 @@ describe('createFetchHandler', () => {
     expect(other.status).toBe(404);
     expect(await other.text()).toBe('');
     expect(receiver.stats().received).toBe(1);
-    expect(() => createFetchHandler(receiver, { path: 'webhooks' })).toThrow(/^createFetchHandler: path must be a string starting with "\/"/);
+    expect(() => createFetchHandler(receiver, { path: 'webhooks' })).toThrow(
+      /^createFetchHandler: path must be a string starting with "\/"/,
+    );
   });
 
   it('takes a receiver made elsewhere (handler.receiver is it) and names itself in option errors', () => {
@@ -154,7 +163,11 @@ describe('createFetchHandler', () => {
       const ok = await fetch(bridge.url, { method: 'POST', headers: signed.headers, body: signed.body });
       expect(ok.status).toBe(200);
       expect(handled).toEqual([signed.event.job_id]);
-      const big = await fetch(bridge.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(2 * 1024 * 1024, 0x20) }).catch((err: unknown) => err);
+      const big = await fetch(bridge.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.alloc(2 * 1024 * 1024, 0x20),
+      }).catch((err: unknown) => err);
       // The answer is 413; a client still sending may instead see the connection end first.
       if (big instanceof Response) expect(big.status).toBe(413);
       else expect(String(big)).toMatch(/fetch failed|other side closed|ECONNRESET/);
@@ -167,8 +180,18 @@ describe('createFetchHandler', () => {
     it.each([
       ['401, signature missing', { 'content-type': 'application/json' }, 401, 'ERR_SIGNATURE_MISSING'],
       ['401, signature not hex', { 'content-type': 'application/json', 'x-service-signature': 'not-hex!' }, 401, 'ERR_SIGNATURE_MALFORMED'],
-      ['401, signature of no configured key’s length', { 'content-type': 'application/json', 'x-service-signature': 'ab'.repeat(384) }, 401, 'ERR_SIGNATURE_MALFORMED'],
-      ['415, content type not JSON', { 'content-type': 'text/plain', 'x-service-signature': 'ab'.repeat(256) }, 415, 'ERR_UNSUPPORTED_MEDIA_TYPE'],
+      [
+        '401, signature of no configured key’s length',
+        { 'content-type': 'application/json', 'x-service-signature': 'ab'.repeat(384) },
+        401,
+        'ERR_SIGNATURE_MALFORMED',
+      ],
+      [
+        '415, content type not JSON',
+        { 'content-type': 'text/plain', 'x-service-signature': 'ab'.repeat(256) },
+        415,
+        'ERR_UNSUPPORTED_MEDIA_TYPE',
+      ],
     ])('%s: answered over a body that never ends, left unread, handler never run', async (_what, headers, status, code) => {
       const { handler, handled } = handlerWithLog();
       // A first chunk, and never the rest: the stream is never closed.
@@ -186,13 +209,18 @@ describe('createFetchHandler', () => {
       const bridge = await serveThroughBridge(handler);
       try {
         const answer = await new Promise<{ status: number; code: string }>((resolve, reject) => {
-          const req = httpRequest(bridge.url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': '65536' } });
+          const req = httpRequest(bridge.url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'content-length': '65536' },
+          });
           req.on('error', () => {}); // the bridge may drop the unread upload after answering
           req.on('response', (res) => {
             let text = '';
             res.setEncoding('utf8');
             res.on('data', (chunk: string) => (text += chunk));
-            res.on('end', () => resolve({ status: res.statusCode ?? 0, code: (JSON.parse(text) as { error: { code: string } }).error.code }));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, code: (JSON.parse(text) as { error: { code: string } }).error.code }),
+            );
             res.on('error', reject);
           });
           req.write(Buffer.alloc(1024, 0x20)); // the first chunk; the other 63 KiB never come

@@ -18,7 +18,9 @@ const ENVELOPE =
   `"created_at":"${new Date().toISOString()}","finished_at":"${new Date().toISOString()}","output":{}`;
 
 function repeatTo(unit: string, bytes: number): string {
-  return Array(Math.floor(bytes / (unit.length + 1))).fill(unit).join(',');
+  return Array(Math.floor(bytes / (unit.length + 1)))
+    .fill(unit)
+    .join(',');
 }
 
 const SHAPES = {
@@ -39,7 +41,11 @@ function rsaSign(message: string): string {
 }
 
 function send(body: Buffer, signature: string): Promise<ReceiverResponse> {
-  return receiver.handle({ method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': signature }, rawBody: body });
+  return receiver.handle({
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-service-signature': signature },
+    rawBody: body,
+  });
 }
 
 const handled: string[] = [];
@@ -52,12 +58,15 @@ describe('hostile bodies', () => {
     for (const text of Object.values(SHAPES)) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(1024 * 1024);
   });
 
-  it.each(Object.keys(SHAPES) as Shape[])('%s, made-up signature: 401 ERR_SIGNATURE_INVALID (no key decodes it; body never parsed)', async (shape) => {
-    const res = await send(Buffer.from(SHAPES[shape]), made);
-    expect(res.status).toBe(401);
-    expect(res.outcome.code).toBe('ERR_SIGNATURE_INVALID');
-    expect(JSON.parse(res.body).error.message).toMatch(/not made by any configured key/);
-  });
+  it.each(Object.keys(SHAPES) as Shape[])(
+    '%s, made-up signature: 401 ERR_SIGNATURE_INVALID (no key decodes it; body never parsed)',
+    async (shape) => {
+      const res = await send(Buffer.from(SHAPES[shape]), made);
+      expect(res.status).toBe(401);
+      expect(res.outcome.code).toBe('ERR_SIGNATURE_INVALID');
+      expect(JSON.parse(res.body).error.message).toMatch(/not made by any configured key/);
+    },
+  );
 
   it.each(Object.keys(SHAPES) as Shape[])('%s, a real signature over another body: 413 by the bound, else 401', async (shape) => {
     const res = await send(Buffer.from(SHAPES[shape]), decodesElsewhere);
@@ -76,7 +85,11 @@ describe('hostile bodies', () => {
       const signature = rsaSign(createHash('sha256').update(canonicalize(body)).digest('hex'));
       const fresh = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: (e) => void handled.push(e.job_id) });
       handled.length = 0;
-      const res = await fresh.handle({ method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': signature }, rawBody: body });
+      const res = await fresh.handle({
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-signature': signature },
+        rawBody: body,
+      });
       expect([res.status, res.outcome.kind, res.outcome.profile]).toEqual([200, 'handled', 'python']);
       expect(handled).toEqual(['45ef7cef-bf17-4f78-a427-906ce7e8711c']);
     },

@@ -13,7 +13,7 @@ function capture(level?: 'debug' | 'info' | 'warn' | 'error' | 'silent'): { logg
 afterEach(() => void vi.useRealTimers());
 
 describe('createJsonLogger: pino lines', () => {
-  it('writes pino\'s fields and numeric levels, from level warn by default', () => {
+  it("writes pino's fields and numeric levels, from level warn by default", () => {
     const { logger, lines } = capture();
     logger.info({ a: 1 }, 'not written');
     logger.warn({ a: 1 }, 'careful');
@@ -49,7 +49,7 @@ describe('createJsonLogger: pino lines', () => {
   });
 });
 
-describe('the receiver\'s log lines', () => {
+describe("the receiver's log lines", () => {
   it('refusals of bad requests: one warn line per error code per minute, the next one counting what was held back', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
     const { logger, lines } = capture();
@@ -80,7 +80,13 @@ describe('the receiver\'s log lines', () => {
       publicKeys: keys.publicKeyPem,
       onEvent: () => {},
       logger,
-      store: { claim: () => Promise.reject(down), complete: async () => true, release: async () => true, extend: async () => true, close: async () => {} },
+      store: {
+        claim: () => Promise.reject(down),
+        complete: async () => true,
+        release: async () => true,
+        extend: async () => true,
+        close: async () => {},
+      },
     });
     await broken.handle(request);
     expect(lines.map((l) => [l['level'], l['kind']])).toEqual([

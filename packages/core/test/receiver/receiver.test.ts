@@ -91,7 +91,13 @@ describe('receive pipeline: the response table', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     let running!: () => void;
     const inHandler = new Promise<void>((resolve) => (running = resolve));
-    const { r, handled } = receiver({ onEvent: async (e) => { running(); await gate; handled.push(e.job_id); } });
+    const { r, handled } = receiver({
+      onEvent: async (e) => {
+        running();
+        await gate;
+        handled.push(e.job_id);
+      },
+    });
     const req = buildSignedRequest();
     const first = r.handle(req);
     await inHandler; // the first delivery is in its handler
@@ -262,27 +268,102 @@ describe('receive pipeline: the response table', () => {
     expect(json(res.body)).toMatchObject({ error: { code: 'ERR_STORE_UNAVAILABLE' } });
     expect(handled).toEqual([]);
     // A store that throws something else is still a 503, never a crash.
-    const weird = receiver({ store: { ...broken, claim: async () => { throw new TypeError('boom'); } } });
+    const weird = receiver({
+      store: {
+        ...broken,
+        claim: async () => {
+          throw new TypeError('boom');
+        },
+      },
+    });
     expect((await weird.r.handle(buildSignedRequest())).status).toBe(503);
   });
 
   const signedBody = () => buildSignedRequest();
   const otherKey = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
   it.each([
-    ['no signature header', 401, 'ERR_SIGNATURE_MISSING', () => { const q = signedBody(); delete q.headers['x-service-signature']; return q; }],
-    ['signature not hex', 401, 'ERR_SIGNATURE_MALFORMED', () => { const q = signedBody(); q.headers['x-service-signature'] = 'xyz'; return q; }],
-    ['signature of another body', 401, 'ERR_SIGNATURE_INVALID', () => { const q = signedBody(); q.headers['x-service-signature'] = signTestEvent().signature; return q; }],
+    [
+      'no signature header',
+      401,
+      'ERR_SIGNATURE_MISSING',
+      () => {
+        const q = signedBody();
+        delete q.headers['x-service-signature'];
+        return q;
+      },
+    ],
+    [
+      'signature not hex',
+      401,
+      'ERR_SIGNATURE_MALFORMED',
+      () => {
+        const q = signedBody();
+        q.headers['x-service-signature'] = 'xyz';
+        return q;
+      },
+    ],
+    [
+      'signature of another body',
+      401,
+      'ERR_SIGNATURE_INVALID',
+      () => {
+        const q = signedBody();
+        q.headers['x-service-signature'] = signTestEvent().signature;
+        return q;
+      },
+    ],
     ['signed by another key', 401, 'ERR_SIGNATURE_INVALID', () => buildSignedRequest({}, { privateKey: otherKey })],
-    ['signed by a key of another size', 401, 'ERR_SIGNATURE_MALFORMED', () => buildSignedRequest({}, { privateKey: createTestKeyPair(3072).privateKey })],
-    ['unsupported hash algorithm', 401, 'ERR_HASH_ALGORITHM_UNSUPPORTED', () => { const q = signedBody(); q.headers['x-service-hash-algorithm'] = 'SHA1'; return q; }],
+    [
+      'signed by a key of another size',
+      401,
+      'ERR_SIGNATURE_MALFORMED',
+      () => buildSignedRequest({}, { privateKey: createTestKeyPair(3072).privateKey }),
+    ],
+    [
+      'unsupported hash algorithm',
+      401,
+      'ERR_HASH_ALGORITHM_UNSUPPORTED',
+      () => {
+        const q = signedBody();
+        q.headers['x-service-hash-algorithm'] = 'SHA1';
+        return q;
+      },
+    ],
     ['body not JSON', 400, 'ERR_BODY_MALFORMED', () => ({ ...signedBody(), rawBody: Buffer.from('not json') })],
     ['body a JSON array', 400, 'ERR_BODY_NOT_OBJECT', () => ({ ...signedBody(), rawBody: Buffer.from('[1]') })],
     ['verified but not the payload shape', 400, 'ERR_PAYLOAD_INVALID', () => buildSignedRequest({ job_id: 'not-a-uuid' })],
     ['verified, success without output', 400, 'ERR_PAYLOAD_INVALID', () => buildSignedRequest({ output: undefined })],
     ['body over the limit', 413, 'ERR_BODY_TOO_LARGE', () => ({ ...signedBody(), rawBody: Buffer.alloc(2 * 1024 * 1024, 0x20) })],
-    ['not JSON content type', 415, 'ERR_UNSUPPORTED_MEDIA_TYPE', () => { const q = signedBody(); q.headers['content-type'] = 'text/plain'; return q; }],
-    ['JSON in a charset other than UTF-8', 415, 'ERR_UNSUPPORTED_MEDIA_TYPE', () => { const q = signedBody(); q.headers['content-type'] = 'application/json; charset=latin1'; return q; }],
-    ['no content type', 415, 'ERR_UNSUPPORTED_MEDIA_TYPE', () => { const q = signedBody(); delete q.headers['content-type']; return q; }],
+    [
+      'not JSON content type',
+      415,
+      'ERR_UNSUPPORTED_MEDIA_TYPE',
+      () => {
+        const q = signedBody();
+        q.headers['content-type'] = 'text/plain';
+        return q;
+      },
+    ],
+    [
+      'JSON in a charset other than UTF-8',
+      415,
+      'ERR_UNSUPPORTED_MEDIA_TYPE',
+      () => {
+        const q = signedBody();
+        q.headers['content-type'] = 'application/json; charset=latin1';
+        return q;
+      },
+    ],
+    [
+      'no content type',
+      415,
+      'ERR_UNSUPPORTED_MEDIA_TYPE',
+      () => {
+        const q = signedBody();
+        delete q.headers['content-type'];
+        return q;
+      },
+    ],
     ['GET', 405, 'ERR_METHOD_NOT_ALLOWED', () => ({ ...signedBody(), method: 'GET' as const })],
   ] as const)('%s → %i %s, handler not called', async (_name, status, code, make) => {
     const { r, handled } = receiver();
@@ -298,7 +379,9 @@ describe('receive pipeline: the response table', () => {
   it('names the invalid field', async () => {
     const { r } = receiver();
     const res = await r.handle(buildSignedRequest({ status: 'fail', error: { message: 42 } }));
-    expect(json(res.body)).toMatchObject({ error: { code: 'ERR_PAYLOAD_INVALID', message: 'payload.error.message must be a string, got a number' } });
+    expect(json(res.body)).toMatchObject({
+      error: { code: 'ERR_PAYLOAD_INVALID', message: 'payload.error.message must be a string, got a number' },
+    });
   });
 });
 

@@ -52,8 +52,17 @@ describe('several receivers sharing one Redis', () => {
 
   it('a failing handler releases its claim; the retry on another instance handles it', async () => {
     const attempts: number[] = [];
-    const a = instance({ onEvent: () => { attempts.push(1); throw new Error('flaky'); } });
-    const b = instance({ onEvent: () => { attempts.push(2); } });
+    const a = instance({
+      onEvent: () => {
+        attempts.push(1);
+        throw new Error('flaky');
+      },
+    });
+    const b = instance({
+      onEvent: () => {
+        attempts.push(2);
+      },
+    });
     const req = buildSignedRequest();
     expect((await a.handle(req)).status).toBe(500);
     expect((await b.handle(req)).status).toBe(200);

@@ -74,7 +74,9 @@ describe('replay window: maxEventAgeMs', () => {
     const { r, handled } = receiver();
     const res = await r.handle(deliver('last tuesday'));
     expect(res.status).toBe(400);
-    expect(JSON.parse(res.body)).toEqual({ error: { code: 'ERR_PAYLOAD_INVALID', message: 'payload.finished_at must be an ISO 8601 timestamp' } });
+    expect(JSON.parse(res.body)).toEqual({
+      error: { code: 'ERR_PAYLOAD_INVALID', message: 'payload.finished_at must be an ISO 8601 timestamp' },
+    });
     expect(handled).toEqual([]);
   });
 

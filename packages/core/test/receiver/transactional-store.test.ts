@@ -6,13 +6,7 @@
  * buffered per transaction and applied only on commit.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  createReceiver,
-  JobhookError,
-  type ClaimResult,
-  type TransactionalStore,
-  type TransactionResult,
-} from '../../src/index.js';
+import { createReceiver, JobhookError, type ClaimResult, type TransactionalStore, type TransactionResult } from '../../src/index.js';
 import { buildSignedRequest, createTestKeyPair } from '../../src/testing/index.js';
 
 const keys = createTestKeyPair();

@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFakeClock as publishedFakeClock, describeStoreConformance as publishedSuite } from '@jobhook/core/testing';
 import { createMemoryStore as createMemoryStoreFromIndex, type IdempotencyStore } from '../../src/index.js';
-import { createMemoryStore, DEFAULT_MEMORY_STORE_MAX, MAX_MEMORY_STORE_MAX, type MemoryStoreOptions } from '../../src/store/memory-store.js';
+import {
+  createMemoryStore,
+  DEFAULT_MEMORY_STORE_MAX,
+  MAX_MEMORY_STORE_MAX,
+  type MemoryStoreOptions,
+} from '../../src/store/memory-store.js';
 import { createFakeClock, describeStoreConformance, rejectionCode } from './conformance.js';
 
 // Clock starting at 0: a store must not take time 0 for "no expiry". Through the published subpath,

@@ -23,7 +23,9 @@ afterAll(async () => {
   await cluster?.dispose();
 });
 
-describeStoreConformance('redis cluster (3 masters, a Cluster client passed in)', () => createRedisStore({ redis: client, keyPrefix: prefix() }));
+describeStoreConformance('redis cluster (3 masters, a Cluster client passed in)', () =>
+  createRedisStore({ redis: client, keyPrefix: prefix() }),
+);
 
 describe('createRedisStore on Redis Cluster', () => {
   it('spreads jobs over every node, each key in the slot of its job id', async () => {
@@ -47,7 +49,9 @@ describe('createRedisStore on Redis Cluster', () => {
     for (const count of perNode) expect(count).toBeGreaterThan(30); // ~100 each, evenly spread slots
     for (const id of ids.slice(0, 10)) {
       const port = cluster.nodes[0]!.port;
-      expect(await redisCommand(port, ['CLUSTER', 'KEYSLOT', `${keyPrefix}{${id}}`])).toBe(await redisCommand(port, ['CLUSTER', 'KEYSLOT', id]));
+      expect(await redisCommand(port, ['CLUSTER', 'KEYSLOT', `${keyPrefix}{${id}}`])).toBe(
+        await redisCommand(port, ['CLUSTER', 'KEYSLOT', id]),
+      );
     }
     const completed = await Promise.all(ids.map((id, i) => store.complete(id, tokens[i]!, { ttlMs: 60_000 })));
     expect(completed.every(Boolean)).toBe(true);

@@ -46,7 +46,8 @@ async function expectUnavailable(op: () => Promise<unknown>): Promise<{ error: J
     error = err;
   }
   const ms = performance.now() - t0;
-  if (!isJobhookError(error, 'ERR_STORE_UNAVAILABLE')) throw new Error(`expected ERR_STORE_UNAVAILABLE, got ${String(error)}`, { cause: error });
+  if (!isJobhookError(error, 'ERR_STORE_UNAVAILABLE'))
+    throw new Error(`expected ERR_STORE_UNAVAILABLE, got ${String(error)}`, { cause: error });
   return { error, ms };
 }
 
@@ -93,10 +94,16 @@ describe('createRedisStore', () => {
       [{ redis: {} }, /got an object/],
       [{ redis: 'localhost:6379' }, /redis must be a redis:\/\/ or rediss:\/\/ URL \(or an ioredis client\), got "localhost:6379"/],
       [{ redis: 'http://127.0.0.1:6379' }, /redis must be a redis:\/\/ or rediss:\/\/ URL/],
-      [{ redis: server.url, keyPrefix: 'app{1}:' }, /keyPrefix must be a string of at most 100 characters without \{ or \}.*got "app\{1\}:"/],
+      [
+        { redis: server.url, keyPrefix: 'app{1}:' },
+        /keyPrefix must be a string of at most 100 characters without \{ or \}.*got "app\{1\}:"/,
+      ],
       [{ redis: server.url, keyPrefix: 7 }, /keyPrefix .* got 7/],
       [{ redis: server.url, keyPrefix: 'p'.repeat(101) }, /keyPrefix must be a string of at most 100 characters/],
-      [{ redis: server.url, operationTimeoutMs: 0 }, /operationTimeoutMs must be a whole number of milliseconds from 1 to 2147483647, got 0/],
+      [
+        { redis: server.url, operationTimeoutMs: 0 },
+        /operationTimeoutMs must be a whole number of milliseconds from 1 to 2147483647, got 0/,
+      ],
       [{ redis: server.url, operationTimeoutMs: 1.5 }, /operationTimeoutMs .* got 1\.5/],
       [{ redis: server.url, operationTimeoutMs: '2000' }, /operationTimeoutMs .* got "2000"/],
       [{ redis: server.url, operationTimeoutMs: 2 ** 31 }, /operationTimeoutMs .* got 2147483648/],
@@ -151,7 +158,9 @@ describe('createRedisStore', () => {
     const owned = createRedisStore({ redis: `${server.url}?connectionName=${name}`, keyPrefix: prefix() });
     await claimToken(owned, randomUUID());
     const connections = async (): Promise<number> =>
-      String(await server.command(['CLIENT', 'LIST'])).split('\n').filter((line) => line.includes(`name=${name}`)).length;
+      String(await server.command(['CLIENT', 'LIST']))
+        .split('\n')
+        .filter((line) => line.includes(`name=${name}`)).length;
     expect(await connections()).toBe(1);
     await owned.close();
     // Gone from the server's client list once the QUIT is through (waited for without a count of

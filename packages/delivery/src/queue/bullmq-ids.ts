@@ -16,6 +16,10 @@ export const bullmqDeliveryId = (task: DeliveryTask): string => `delivery-${task
 /** A job id the BullMQ queue can carry: {@link checkJobId}, and no `:`. @internal */
 export function checkBullmqJobId(where: string, jobId: unknown): string {
   const id = checkJobId(where, jobId);
-  if (id.includes(':')) throw new JobhookError('ERR_OPTION_INVALID', `${where}: jobId must not contain ':' (BullMQ refuses it in ids), got ${JSON.stringify(id)}`);
+  if (id.includes(':'))
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `${where}: jobId must not contain ':' (BullMQ refuses it in ids), got ${JSON.stringify(id)}`,
+    );
   return id;
 }

@@ -69,7 +69,10 @@ export function resolveBullmqOptions(options: BullmqWorkQueueOptions): ResolvedB
   const lockDurationMs = options.lockDurationMs ?? 30_000;
   // BullMQ renews the lock on a timer (every lockDurationMs / 2): beyond 2^31-1 ms it would fire at once.
   if (!Number.isSafeInteger(lockDurationMs) || lockDurationMs < 100 || lockDurationMs > MAX_TIMER_MS) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: lockDurationMs must be an integer from 100 to ${MAX_TIMER_MS}, got ${String(lockDurationMs)}`);
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `${WHERE}: lockDurationMs must be an integer from 100 to ${MAX_TIMER_MS}, got ${String(lockDurationMs)}`,
+    );
   }
   return {
     url,

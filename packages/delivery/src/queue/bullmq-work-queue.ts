@@ -63,7 +63,9 @@ export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Pr
     await Promise.all([jobs.waitUntilReady(), deliveries.waitUntilReady()]);
   } catch (err) {
     await Promise.allSettled([jobs.close(), deliveries.close()]);
-    throw new JobhookError('ERR_STORE_UNAVAILABLE', `${WHERE}: cannot open the queues on ${redactUrl(url)}: ${(err as Error).message}`, { cause: err });
+    throw new JobhookError('ERR_STORE_UNAVAILABLE', `${WHERE}: cannot open the queues on ${redactUrl(url)}: ${(err as Error).message}`, {
+      cause: err,
+    });
   }
 
   let workers: Worker[] = [];
@@ -88,7 +90,13 @@ export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Pr
       if (work.kind === 'job') await handlers.runJob(work.jobId);
       else await handlers.deliver(work.task);
     };
-    const worker = new Worker(name, processor, { connection: workerConnection(url), prefix, concurrency: workerConcurrency, lockDuration: lockDurationMs, stalledInterval: lockDurationMs });
+    const worker = new Worker(name, processor, {
+      connection: workerConnection(url),
+      prefix,
+      concurrency: workerConcurrency,
+      lockDuration: lockDurationMs,
+      stalledInterval: lockDurationMs,
+    });
     worker.on('error', logError(name));
     worker.on('failed', (job, err) => {
       // Emitted after BullMQ moved the job (attemptsMade counts this run): no retry is left when the

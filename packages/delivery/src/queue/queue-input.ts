@@ -52,7 +52,9 @@ export function checkTask(where: string, task: DeliveryTask): DeliveryTask {
 
 /** Throws unless `h` has `runJob` and `deliver` functions, and `abandoned` is a function when given. @internal */
 export function checkHandlers(where: string, h: WorkHandlers): WorkHandlers {
-  if (typeof h?.runJob !== 'function' || typeof h.deliver !== 'function') throw invalid(where, 'start() needs runJob and deliver functions');
-  if (h.abandoned !== undefined && typeof h.abandoned !== 'function') throw invalid(where, 'start(): abandoned must be a function when given');
+  if (typeof h?.runJob !== 'function' || typeof h.deliver !== 'function')
+    throw invalid(where, 'start() needs runJob and deliver functions');
+  if (h.abandoned !== undefined && typeof h.abandoned !== 'function')
+    throw invalid(where, 'start(): abandoned must be a function when given');
   return h;
 }

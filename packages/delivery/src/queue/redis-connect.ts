@@ -12,7 +12,10 @@ export const DEFAULT_CONNECT_TIMEOUT_MS = 3000;
 export function checkRedisUrl(where: string, url: unknown): URL {
   const parsed = parseRedisUrl(url);
   if (parsed === undefined) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${where}: expected a redis:// or rediss:// URL, got ${typeof url === 'string' ? JSON.stringify(redactUrl(url)) : String(url)}`);
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `${where}: expected a redis:// or rediss:// URL, got ${typeof url === 'string' ? JSON.stringify(redactUrl(url)) : String(url)}`,
+    );
   }
   return parsed;
 }
@@ -50,7 +53,9 @@ export async function connectRedis(where: string, url: string, timeoutMs = DEFAU
   } catch (err) {
     client.disconnect();
     const reason = (lastError ?? (err as Error)).message;
-    throw new JobhookError('ERR_STORE_UNAVAILABLE', `${where}: cannot reach Redis at ${redactUrl(url)}: ${reason}`, { cause: lastError ?? err });
+    throw new JobhookError('ERR_STORE_UNAVAILABLE', `${where}: cannot reach Redis at ${redactUrl(url)}: ${reason}`, {
+      cause: lastError ?? err,
+    });
   } finally {
     clearTimeout(timer);
   }

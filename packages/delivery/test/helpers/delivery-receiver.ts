@@ -53,7 +53,13 @@ export async function startDeliveryReceiver(script: ReceiverScript = answer(200)
     const chunks: Buffer[] = [];
     raw.on('data', (c: Buffer) => chunks.push(c));
     raw.on('end', () => {
-      const req: ReceivedRequest = { method: raw.method ?? '', path: raw.url ?? '', headers: raw.headers, body: Buffer.concat(chunks), at: Date.now() };
+      const req: ReceivedRequest = {
+        method: raw.method ?? '',
+        path: raw.url ?? '',
+        headers: raw.headers,
+        body: Buffer.concat(chunks),
+        at: Date.now(),
+      };
       const n = requests.push(req) - 1;
       script(req, res, n, raw);
     });

@@ -46,7 +46,14 @@ export function createTestLog(): TestLog {
     },
     async startRound(jobId, round) {
       const job = jobs.get(jobId);
-      if (job === undefined || job.webhookReceiver === null || job.delivery === null || job.delivery === 'pending' || job.deliveryRound !== round - 1) return false;
+      if (
+        job === undefined ||
+        job.webhookReceiver === null ||
+        job.delivery === null ||
+        job.delivery === 'pending' ||
+        job.deliveryRound !== round - 1
+      )
+        return false;
       job.delivery = 'pending';
       job.deliveryRound = round;
       return true;

@@ -80,10 +80,14 @@ async function startWorker(env: Record<string, string>): Promise<Worker> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const worker = { child, lines, exited };
   children.push(worker);
-  await waitUntil(() => {
-    if (child.exitCode !== null) throw new Error(`worker ${env.WORKER_NAME} exited (${child.exitCode}):\n${stderr}`);
-    return lines.includes('ready');
-  }, `worker ${env.WORKER_NAME} to be ready`, 10_000);
+  await waitUntil(
+    () => {
+      if (child.exitCode !== null) throw new Error(`worker ${env.WORKER_NAME} exited (${child.exitCode}):\n${stderr}`);
+      return lines.includes('ready');
+    },
+    `worker ${env.WORKER_NAME} to be ready`,
+    10_000,
+  );
   return worker;
 }
 
@@ -116,8 +120,14 @@ describe('BullMQ work queue across processes', () => {
     await enqueue(prefix, jobIds);
     // Kill only once every first attempt got its 500 AND its retry is in Redis AND no handler is
     // active: then nothing is in flight, so nothing may be sent twice.
-    await waitUntil(() => first.lines.filter((l) => l.startsWith('retry-enqueued ')).length === jobIds.length, 'all retries to be enqueued');
-    await waitUntil(async () => (await redisCommand(server.port, ['LLEN', `${prefix}:sender-deliveries:active`])) === 0, 'no active delivery');
+    await waitUntil(
+      () => first.lines.filter((l) => l.startsWith('retry-enqueued ')).length === jobIds.length,
+      'all retries to be enqueued',
+    );
+    await waitUntil(
+      async () => (await redisCommand(server.port, ['LLEN', `${prefix}:sender-deliveries:active`])) === 0,
+      'no active delivery',
+    );
     expect(receiver.hits.filter((h) => !h.attempt.endsWith('/0/1'))).toEqual([]); // still inside the 2 s retry delay
     first.child.kill('SIGKILL');
     await first.exited;

@@ -110,7 +110,10 @@ describe('createBullmqWorkQueue', () => {
     await b.start(hb.handlers);
     // Both enqueue the same 60 deliveries, racing: still one run each.
     await Promise.all(
-      Array.from({ length: 60 }, (_, i) => [a.enqueueDelivery({ jobId: `s${i}`, round: 0, attempt: 1 }), b.enqueueDelivery({ jobId: `s${i}`, round: 0, attempt: 1 })]).flat(),
+      Array.from({ length: 60 }, (_, i) => [
+        a.enqueueDelivery({ jobId: `s${i}`, round: 0, attempt: 1 }),
+        b.enqueueDelivery({ jobId: `s${i}`, round: 0, attempt: 1 }),
+      ]).flat(),
     );
     await waitUntil(() => ha.deliveryRuns.length + hb.deliveryRuns.length >= 60, 'all deliveries');
     await sleep(100);
@@ -134,7 +137,11 @@ describe('createBullmqWorkQueue when Redis goes away', () => {
       expect(performance.now() - t0).toBeLessThan(5000);
       await own.restart();
       await waitUntil(
-        () => queue.enqueueDelivery({ jobId: 'up', round: 0, attempt: 1 }).then(() => true, () => false),
+        () =>
+          queue.enqueueDelivery({ jobId: 'up', round: 0, attempt: 1 }).then(
+            () => true,
+            () => false,
+          ),
         'an enqueue to succeed again',
       );
       await waitUntil(() => h.count('up/0/1') === 1, 'the worker to run work again', 8000);

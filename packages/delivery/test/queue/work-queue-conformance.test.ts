@@ -152,7 +152,11 @@ describe.each(kinds)('WorkQueue conformance: $name', ({ make, runs }) => {
     await queue.scheduleJob('bad-job', 0);
     await queue.enqueueDelivery({ jobId: 'good', round: 0, attempt: 1 });
     await waitUntil(() => given.length === 2, 'both to be given up', 5000);
-    expect(given).toContainEqual({ work: { kind: 'delivery', task: { jobId: 'bad', round: 0, attempt: 1 } }, message: 'boom bad/0/1', afterRuns: runs });
+    expect(given).toContainEqual({
+      work: { kind: 'delivery', task: { jobId: 'bad', round: 0, attempt: 1 } },
+      message: 'boom bad/0/1',
+      afterRuns: runs,
+    });
     expect(given).toContainEqual({ work: { kind: 'job', jobId: 'bad-job' }, message: 'boom bad-job', afterRuns: runs });
     expect(logger.lines.some((l) => l.level === 'error' && (l.obj as { err?: Error }).err?.message === 'hook failed too')).toBe(true);
     await queue.scheduleJob('after', 0);
@@ -228,7 +232,9 @@ describe.each(kinds)('WorkQueue conformance: $name', ({ make, runs }) => {
     await expect(queue.scheduleJob('j', -1)).rejects.toMatchObject({ code: 'ERR_OPTION_INVALID' });
     await expect(queue.enqueueDelivery({ jobId: 'j', round: 0, attempt: 0 })).rejects.toMatchObject({ code: 'ERR_OPTION_INVALID' });
     await expect(queue.enqueueDelivery({ jobId: 'j', round: -1, attempt: 1 })).rejects.toMatchObject({ code: 'ERR_OPTION_INVALID' });
-    await expect(queue.enqueueDelivery({ jobId: 'j', round: 0, attempt: 1 }, Number.NaN)).rejects.toMatchObject({ code: 'ERR_OPTION_INVALID' });
+    await expect(queue.enqueueDelivery({ jobId: 'j', round: 0, attempt: 1 }, Number.NaN)).rejects.toMatchObject({
+      code: 'ERR_OPTION_INVALID',
+    });
     expect(await queue.counts()).toEqual({ jobs: 0, deliveries: 0 });
   });
 });

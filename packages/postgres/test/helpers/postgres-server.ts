@@ -49,14 +49,31 @@ function runAs(): { uid: number; gid: number } | Record<string, never> {
   const uid = id('-u');
   const gid = id('-g');
   if (!Number.isInteger(uid) || !Number.isInteger(gid) || uid <= 0) {
-    throw new Error('running as root, and there is no `postgres` user to run initdb as (Debian\'s postgresql package creates it)');
+    throw new Error("running as root, and there is no `postgres` user to run initdb as (Debian's postgresql package creates it)");
   }
   return { uid, gid };
 }
 
 /** Starts `postgres` on `port`; resolves once it accepts connections, rejects with its output when it exits first. */
 function startServer(bin: string, dataDir: string, port: number, user: object): Promise<ChildProcess> {
-  const args = ['-D', dataDir, '-p', String(port), '-k', dataDir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200'];
+  const args = [
+    '-D',
+    dataDir,
+    '-p',
+    String(port),
+    '-k',
+    dataDir,
+    '-c',
+    'listen_addresses=127.0.0.1',
+    '-c',
+    'fsync=off',
+    '-c',
+    'synchronous_commit=off',
+    '-c',
+    'full_page_writes=off',
+    '-c',
+    'max_connections=200',
+  ];
   const child = spawn(join(bin, 'postgres'), args, { stdio: ['ignore', 'pipe', 'pipe'], ...user });
   killOnExit(child);
   let output = '';
@@ -80,7 +97,11 @@ function startServer(bin: string, dataDir: string, port: number, user: object): 
     });
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      reject(Object.assign(new Error(`postgres exited (${signal ?? `code ${code}`}):\n${output}`), { portTaken: /address already in use/i.test(output) }));
+      reject(
+        Object.assign(new Error(`postgres exited (${signal ?? `code ${code}`}):\n${output}`), {
+          portTaken: /address already in use/i.test(output),
+        }),
+      );
     });
   });
 }
@@ -91,12 +112,14 @@ function startServer(bin: string, dataDir: string, port: number, user: object): 
  */
 export async function startPostgresServer(options: { own?: boolean } = {}): Promise<PostgresServer> {
   const pools = new Set<pg.Pool>();
-  const poolOf = (url: string) => (config: pg.PoolConfig = {}) => {
-    const pool = new pg.Pool({ connectionString: url, ...config });
-    pool.on('error', () => undefined);
-    pools.add(pool);
-    return pool;
-  };
+  const poolOf =
+    (url: string) =>
+    (config: pg.PoolConfig = {}) => {
+      const pool = new pg.Pool({ connectionString: url, ...config });
+      pool.on('error', () => undefined);
+      pools.add(pool);
+      return pool;
+    };
   const endPools = async (): Promise<void> => {
     await Promise.all([...pools].map((p) => p.end().catch(() => undefined)));
     pools.clear();
@@ -111,7 +134,10 @@ export async function startPostgresServer(options: { own?: boolean } = {}): Prom
   if ('uid' in user) chownSync(dir, user.uid, user.gid);
   const dataDir = join(dir, 'data');
   try {
-    const init = spawnSync(join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'], { encoding: 'utf8', ...user });
+    const init = spawnSync(join(bin, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'], {
+      encoding: 'utf8',
+      ...user,
+    });
     if (init.status !== 0) throw new Error(`initdb failed (${init.status ?? init.signal}):\n${init.stderr}${init.error?.message ?? ''}`);
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();

@@ -31,7 +31,12 @@ export function computeTotals(jobs: readonly JobView[], attemptsOf: (jobId: stri
 /** The totals as a row of small boxes. */
 export function renderTotals(t: Totals): HTMLElement {
   const item = (name: string, value: number, cls = ''): HTMLElement =>
-    h('div', { class: `total ${cls}`, 'data-testid': `total-${name}` }, h('span', { class: 'value' }, value), h('span', { class: 'name' }, name));
+    h(
+      'div',
+      { class: `total ${cls}`, 'data-testid': `total-${name}` },
+      h('span', { class: 'value' }, value),
+      h('span', { class: 'name' }, name),
+    );
   return h(
     'div',
     { class: 'totals' },
@@ -50,7 +55,13 @@ const BUCKETS = 24;
 
 /** Attempts over time, in equal time buckets, stacked by outcome: a tiny SVG bar chart. */
 export function renderAttemptsChart(attempts: readonly Attempt[]): SVGElement {
-  const svg = s('svg', { viewBox: `0 0 ${WIDTH} ${HEIGHT}`, class: 'chart', 'data-testid': 'attempts-chart', role: 'img', 'aria-label': 'attempts over time' });
+  const svg = s('svg', {
+    viewBox: `0 0 ${WIDTH} ${HEIGHT}`,
+    class: 'chart',
+    'data-testid': 'attempts-chart',
+    role: 'img',
+    'aria-label': 'attempts over time',
+  });
   if (attempts.length === 0) {
     svg.append(s('text', { x: 8, y: HEIGHT / 2, class: 'muted' }, 'no attempt yet'));
     return svg;
@@ -72,17 +83,27 @@ export function renderAttemptsChart(attempts: readonly Attempt[]): SVGElement {
   const bw = WIDTH / BUCKETS;
   buckets.forEach((b, i) => {
     let top = plot;
-    for (const [count, cls] of [[b.ok, 'o-delivered'], [b.retry, 'o-retry'], [b.bad, 'o-failed']] as const) {
+    for (const [count, cls] of [
+      [b.ok, 'o-delivered'],
+      [b.retry, 'o-retry'],
+      [b.bad, 'o-failed'],
+    ] as const) {
       if (count === 0) continue;
       const hgt = (count / most) * (plot - 4);
       top -= hgt;
-      svg.append(s('rect', { x: i * bw + 1, y: top, width: bw - 2, height: hgt, class: `bar ${cls}` }, s('title', {}, `${count} ${cls.slice(2)}`)));
+      svg.append(
+        s('rect', { x: i * bw + 1, y: top, width: bw - 2, height: hgt, class: `bar ${cls}` }, s('title', {}, `${count} ${cls.slice(2)}`)),
+      );
     }
   });
   svg.append(
     s('line', { x1: 0, x2: WIDTH, y1: plot, y2: plot, class: 'axis' }),
     s('text', { x: 0, y: HEIGHT - 2, class: 'tick' }, shortTime(new Date(t0).toISOString())),
-    s('text', { x: WIDTH, y: HEIGHT - 2, class: 'tick end' }, `${most} max / bucket of ${bucket < 1000 ? `${Math.round(bucket)} ms` : `${(bucket / 1000).toFixed(1)} s`}`),
+    s(
+      'text',
+      { x: WIDTH, y: HEIGHT - 2, class: 'tick end' },
+      `${most} max / bucket of ${bucket < 1000 ? `${Math.round(bucket)} ms` : `${(bucket / 1000).toFixed(1)} s`}`,
+    ),
   );
   return svg;
 }

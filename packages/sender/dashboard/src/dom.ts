@@ -11,7 +11,8 @@ function fill(el: Element, attrs: Attrs, children: Child[]): void {
     else if (value !== null && value !== undefined && value !== false) el.setAttribute(name, value === true ? '' : String(value));
   }
   // Text goes in as text nodes: data from the API (receiver answers, payloads) can never become markup.
-  for (const child of children) if (child !== null && child !== undefined && child !== false) el.append(typeof child === 'number' ? String(child) : child);
+  for (const child of children)
+    if (child !== null && child !== undefined && child !== false) el.append(typeof child === 'number' ? String(child) : child);
 }
 
 /** An HTML element. */

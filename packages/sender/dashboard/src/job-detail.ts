@@ -10,7 +10,8 @@ export interface JobDetail {
 }
 
 function attemptRow(a: Attempt): HTMLElement {
-  const answer = a.response_body === null ? (a.response_bytes === null ? '' : `${a.response_bytes} bytes (not kept)`) : JSON.stringify(a.response_body);
+  const answer =
+    a.response_body === null ? (a.response_bytes === null ? '' : `${a.response_bytes} bytes (not kept)`) : JSON.stringify(a.response_body);
   return h(
     'tr',
     { 'data-testid': 'attempt-row', 'data-outcome': a.outcome },
@@ -20,7 +21,11 @@ function attemptRow(a: Attempt): HTMLElement {
     h('td', {}, a.status_code === null ? h('span', { title: a.error_message ?? '' }, a.error ?? '') : a.status_code),
     h('td', {}, `${a.duration_ms} ms`),
     h('td', {}, h('span', { class: `pill ${outcomeClass(a.outcome)}` }, a.outcome)),
-    h('td', {}, a.next_delay_ms === null ? '' : a.next_delay_ms < 1000 ? `in ${a.next_delay_ms} ms` : `in ${(a.next_delay_ms / 1000).toFixed(1)} s`),
+    h(
+      'td',
+      {},
+      a.next_delay_ms === null ? '' : a.next_delay_ms < 1000 ? `in ${a.next_delay_ms} ms` : `in ${(a.next_delay_ms / 1000).toFixed(1)} s`,
+    ),
     h('td', { class: 'answer', 'data-testid': 'attempt-answer' }, answer),
   );
 }
@@ -37,12 +42,22 @@ export function renderJobDetail(detail: JobDetail, redeliver: () => void, messag
     h(
       'dl',
       {},
-      h('dt', {}, 'status'), h('dd', {}, job.status),
-      h('dt', {}, 'model'), h('dd', {}, `${job.feature}/${job.subfeature}/${job.provider}${job.model === null ? '' : `/${job.model}`}`),
-      h('dt', {}, 'created'), h('dd', {}, job.created_at),
-      h('dt', {}, 'finished'), h('dd', {}, job.finished_at ?? '—'),
-      h('dt', {}, 'receiver'), h('dd', {}, job.webhook?.receiver ?? 'none'),
-      h('dt', {}, 'delivery'), h('dd', { 'data-testid': 'detail-delivery' }, job.webhook === undefined ? '—' : `${job.webhook.delivery}, round ${job.webhook.round}`),
+      h('dt', {}, 'status'),
+      h('dd', {}, job.status),
+      h('dt', {}, 'model'),
+      h('dd', {}, `${job.feature}/${job.subfeature}/${job.provider}${job.model === null ? '' : `/${job.model}`}`),
+      h('dt', {}, 'created'),
+      h('dd', {}, job.created_at),
+      h('dt', {}, 'finished'),
+      h('dd', {}, job.finished_at ?? '—'),
+      h('dt', {}, 'receiver'),
+      h('dd', {}, job.webhook?.receiver ?? 'none'),
+      h('dt', {}, 'delivery'),
+      h(
+        'dd',
+        { 'data-testid': 'detail-delivery' },
+        job.webhook === undefined ? '—' : `${job.webhook.delivery}, round ${job.webhook.round}`,
+      ),
     ),
     h(
       'p',
@@ -57,7 +72,17 @@ export function renderJobDetail(detail: JobDetail, redeliver: () => void, messag
       : h(
           'table',
           { class: 'attempts' },
-          h('thead', {}, h('tr', {}, ...['round', 'attempt', 'time', 'HTTP / error', 'latency', 'outcome', 'next retry', "receiver's answer"].map((c) => h('th', {}, c)))),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ...['round', 'attempt', 'time', 'HTTP / error', 'latency', 'outcome', 'next retry', "receiver's answer"].map((c) =>
+                h('th', {}, c),
+              ),
+            ),
+          ),
           h('tbody', {}, ...attempts.map(attemptRow)),
         ),
     h('h3', {}, 'Webhook as sent'),
@@ -67,7 +92,13 @@ export function renderJobDetail(detail: JobDetail, redeliver: () => void, messag
           'div',
           { class: 'webhook' },
           h('h4', {}, 'Headers (signature included)'),
-          h('pre', { 'data-testid': 'webhook-headers' }, Object.entries(webhook.headers).map(([k, v]) => `${k}: ${v}`).join('\n')),
+          h(
+            'pre',
+            { 'data-testid': 'webhook-headers' },
+            Object.entries(webhook.headers)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join('\n'),
+          ),
           h('h4', {}, 'Body'),
           h('pre', { 'data-testid': 'webhook-body' }, webhook.body),
           h('h4', {}, 'Canonical form (what the signature covers)'),

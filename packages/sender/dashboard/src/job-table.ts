@@ -8,7 +8,8 @@ export function renderJobTable(jobs: readonly JobView[], selected: string | null
   if (jobs.length === 0) return h('p', { class: 'muted', 'data-testid': 'no-jobs' }, 'No job yet for this key. Submit a test job.');
   const head = h('tr', {}, ...['status', 'delivery', 'feature', 'provider', 'receiver', 'created', 'finished'].map((c) => h('th', {}, c)));
   const rows = jobs.map((job) => {
-    const delivery = job.webhook === undefined ? 'no receiver' : `${job.webhook.delivery}${job.webhook.round > 0 ? ` (round ${job.webhook.round})` : ''}`;
+    const delivery =
+      job.webhook === undefined ? 'no receiver' : `${job.webhook.delivery}${job.webhook.round > 0 ? ` (round ${job.webhook.round})` : ''}`;
     return h(
       'tr',
       {

@@ -51,7 +51,15 @@ function render(): void {
     renderJobDetail(
       {
         job,
-        deliveries: deliveries === undefined ? null : { job_id: job.job_id, delivery: job.webhook?.delivery ?? null, round: job.webhook?.round ?? 0, attempts: deliveries.attempts },
+        deliveries:
+          deliveries === undefined
+            ? null
+            : {
+                job_id: job.job_id,
+                delivery: job.webhook?.delivery ?? null,
+                round: job.webhook?.round ?? 0,
+                attempts: deliveries.attempts,
+              },
         webhook: state.webhooks.get(job.job_id) ?? null,
       },
       () => void redeliver(job.job_id),
@@ -76,7 +84,8 @@ async function refresh(): Promise<void> {
       }),
     );
     const open = page.jobs.find((j) => j.job_id === state.selected);
-    if (open !== undefined && open.status !== 'processing' && !state.webhooks.has(open.job_id)) state.webhooks.set(open.job_id, await api.webhook(open.job_id));
+    if (open !== undefined && open.status !== 'processing' && !state.webhooks.has(open.job_id))
+      state.webhooks.set(open.job_id, await api.webhook(open.job_id));
     setStatus(`live · updated ${shortTime(new Date().toISOString())}`);
   } catch (err) {
     if (err instanceof ApiFailure && err.status === 401) {
@@ -150,7 +159,8 @@ function wire(): void {
         signIn(api);
       },
       (err: unknown) => {
-        byId('key-message').textContent = err instanceof ApiFailure && err.status === 401 ? `The key was refused: ${err.message}` : `Cannot check the key: ${String(err)}`;
+        byId('key-message').textContent =
+          err instanceof ApiFailure && err.status === 401 ? `The key was refused: ${err.message}` : `Cannot check the key: ${String(err)}`;
       },
     );
   });

@@ -19,7 +19,13 @@ export function outcomeClass(outcome: Attempt['outcome']): string {
 export function renderTimeline(attempts: readonly Attempt[]): SVGElement {
   const rounds = [...new Set(attempts.map((a) => a.round))].sort((a, b) => a - b);
   const height = 28 + ROW * Math.max(1, rounds.length);
-  const svg = s('svg', { viewBox: `0 0 ${WIDTH} ${height}`, class: 'timeline', 'data-testid': 'timeline', role: 'img', 'aria-label': 'delivery attempts over time' });
+  const svg = s('svg', {
+    viewBox: `0 0 ${WIDTH} ${height}`,
+    class: 'timeline',
+    'data-testid': 'timeline',
+    role: 'img',
+    'aria-label': 'delivery attempts over time',
+  });
   if (attempts.length === 0) {
     svg.append(s('text', { x: LEFT, y: 24, class: 'muted' }, 'no attempt yet'));
     return svg;
@@ -43,16 +49,28 @@ export function renderTimeline(attempts: readonly Attempt[]): SVGElement {
       const end = Math.max(start + 6, x((starts[i] as number) + a.duration_ms));
       const label = a.status_code !== null ? String(a.status_code) : (a.error ?? '?');
       if (a.next_delay_ms !== null) {
-        svg.append(s('line', { x1: end, x2: x((starts[i] as number) + a.duration_ms + a.next_delay_ms), y1: y + 10, y2: y + 10, class: 'wait' }));
+        svg.append(
+          s('line', { x1: end, x2: x((starts[i] as number) + a.duration_ms + a.next_delay_ms), y1: y + 10, y2: y + 10, class: 'wait' }),
+        );
       }
       svg.append(
         s(
           'rect',
-          { x: start, y, width: end - start, height: 20, rx: 3, class: `bar ${outcomeClass(a.outcome)}`, 'data-testid': 'timeline-attempt' },
+          {
+            x: start,
+            y,
+            width: end - start,
+            height: 20,
+            rx: 3,
+            class: `bar ${outcomeClass(a.outcome)}`,
+            'data-testid': 'timeline-attempt',
+          },
           s('title', {}, `round ${a.round} attempt ${a.attempt}: ${label} in ${a.duration_ms} ms (${a.outcome})`),
         ),
         // Near the right edge the label goes before the bar, inside the drawing.
-        end > WIDTH - RIGHT - 40 ? s('text', { x: start - 3, y: y + 15, class: 'label end' }, label) : s('text', { x: end + 3, y: y + 15, class: 'label' }, label),
+        end > WIDTH - RIGHT - 40
+          ? s('text', { x: start - 3, y: y + 15, class: 'label end' }, label)
+          : s('text', { x: end + 3, y: y + 15, class: 'label' }, label),
       );
     });
   });

@@ -142,7 +142,11 @@ export function buildAccountKeys(accounts: AccountsConfig, apiKeys: readonly str
   // (an id made at each start) by a hash of their token, as stable and never shown.
   const add = (config: KeyConfig, organizationId: string, refByToken = false): void => {
     const hash = sha256(config.token);
-    const key = toApiKey(config, organizationId, config.id === null || refByToken ? `token-${sha256(`jobhook ledger\n${config.token}`).slice(0, 32)}` : config.id.toLowerCase());
+    const key = toApiKey(
+      config,
+      organizationId,
+      config.id === null || refByToken ? `token-${sha256(`jobhook ledger\n${config.token}`).slice(0, 32)}` : config.id.toLowerCase(),
+    );
     byHash.set(hash, key);
     if (key.id !== null) byId.set(key.id, key);
     all.push(key);
@@ -154,7 +158,8 @@ export function buildAccountKeys(accounts: AccountsConfig, apiKeys: readonly str
   apiKeys.forEach((token, i) => {
     const problem = tokenProblem(token);
     if (problem !== undefined) throw new JobhookError('ERR_OPTION_INVALID', `createSender: apiKeys[${i}] ${problem}`);
-    if (byHash.has(sha256(token))) throw new JobhookError('ERR_OPTION_INVALID', `createSender: apiKeys[${i}] is already the token of another key`);
+    if (byHash.has(sha256(token)))
+      throw new JobhookError('ERR_OPTION_INVALID', `createSender: apiKeys[${i}] is already the token of another key`);
     const member = first?.members[0];
     if (first === undefined || member === undefined) {
       throw new JobhookError('ERR_OPTION_INVALID', 'createSender: apiKeys need an organization with at least one member');

@@ -49,7 +49,11 @@ export interface CreditLedger {
 /** `'0.03'` → 30,000,000 units. Prices are the service's own constants: a malformed one is a bug. @internal */
 export function priceUnits(price: string): number {
   const match = /^(\d{1,6})(?:\.(\d{1,9}))?$/.exec(price);
-  if (match === null) throw new JobhookError('ERR_OPTION_INVALID', `credit ledger: price must be a decimal string with at most 9 decimals, got ${JSON.stringify(price)}`);
+  if (match === null)
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `credit ledger: price must be a decimal string with at most 9 decimals, got ${JSON.stringify(price)}`,
+    );
   return Number(match[1]) * UNITS_PER_CREDIT + Number((match[2] ?? '').padEnd(9, '0'));
 }
 

@@ -21,4 +21,3 @@ export const CHAT_PRICE = '0.002';
 export function jobPrice(feature: string): string {
   return Object.hasOwn(JOB_PRICES, feature) ? (JOB_PRICES[feature] as string) : DEFAULT_JOB_PRICE;
 }
-

@@ -76,7 +76,9 @@ export async function createRedisCreditLedger(options: RedisCreditLedgerOptions)
   return {
     async charge(account, price) {
       const units = priceUnits(price);
-      const [charged, balance] = await call('charge', () => scripts.jobhookCreditChargeV1(keyOf(account), String(units), String(-units), start(account)));
+      const [charged, balance] = await call('charge', () =>
+        scripts.jobhookCreditChargeV1(keyOf(account), String(units), String(-units), start(account)),
+      );
       return charged === 1 ? { ok: true } : insufficient(price, Number(balance));
     },
     async refund(account, price) {

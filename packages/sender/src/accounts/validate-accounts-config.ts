@@ -120,12 +120,7 @@ export function validateAccountsConfig(value: unknown, source: string): Accounts
   return { organizations };
 }
 
-function validateKey(
-  keyIn: unknown,
-  at: string,
-  members: ReadonlySet<string>,
-  fail: (path: string, message: string) => never,
-): KeyConfig {
+function validateKey(keyIn: unknown, at: string, members: ReadonlySet<string>, fail: (path: string, message: string) => never): KeyConfig {
   if (!isPlainObject(keyIn)) fail(at, `must be an object, got ${describe(keyIn)}`);
   const key = keyIn as Record<string, unknown>;
   for (const field of Object.keys(key)) {
@@ -159,7 +154,8 @@ function validateKey(
   if (key.scopes !== undefined) {
     if (!Array.isArray(key.scopes)) fail(`${at}.scopes`, `must be an array of scope names, got ${describe(key.scopes)}`);
     scopes = (key.scopes as unknown[]).map((scope, s) => {
-      if (typeof scope !== 'string' || !SCOPE.test(scope)) fail(`${at}.scopes[${s}]`, `must be a scope name such as "manage:read", got ${describe(scope)}`);
+      if (typeof scope !== 'string' || !SCOPE.test(scope))
+        fail(`${at}.scopes[${s}]`, `must be a scope name such as "manage:read", got ${describe(scope)}`);
       return scope as string;
     });
     if (kind === 'inference' && scopes.length > 0) fail(`${at}.scopes`, 'apply to management keys only');
@@ -168,7 +164,8 @@ function validateKey(
   const activeBalance = key.active_balance ?? false;
   if (typeof activeBalance !== 'boolean') fail(`${at}.active_balance`, `must be a boolean, got ${describe(activeBalance)}`);
   if (balance !== null) {
-    if (typeof balance !== 'number' || !Number.isFinite(balance)) fail(`${at}.balance`, `must be a number or null, got ${describe(balance)}`);
+    if (typeof balance !== 'number' || !Number.isFinite(balance))
+      fail(`${at}.balance`, `must be a number or null, got ${describe(balance)}`);
     const b = balance as number;
     if (!(b > MIN_BALANCE_EXCLUSIVE && b < MAX_BALANCE_EXCLUSIVE)) {
       fail(`${at}.balance`, `must be strictly between ${MIN_BALANCE_EXCLUSIVE} and ${MAX_BALANCE_EXCLUSIVE}, got ${b}`);
@@ -177,7 +174,10 @@ function validateKey(
 
   const expireTime = key.expire_time ?? null;
   if (expireTime !== null && (typeof expireTime !== 'string' || parseDateTime(expireTime) === undefined)) {
-    fail(`${at}.expire_time`, `must be an ISO 8601 date-time with a time zone (e.g. 2026-12-31T23:59:59Z) or null, got ${describe(expireTime)}`);
+    fail(
+      `${at}.expire_time`,
+      `must be an ISO 8601 date-time with a time zone (e.g. 2026-12-31T23:59:59Z) or null, got ${describe(expireTime)}`,
+    );
   }
   if (typeof revoked !== 'boolean') fail(`${at}.revoked`, `must be a boolean, got ${describe(revoked)}`);
   const revokedAt = key.revoked_at ?? null;

@@ -19,15 +19,20 @@ interface ChatMessage {
 function validateChat(body: Record<string, unknown>): { model: string; messages: ChatMessage[] } {
   const { model, messages } = body;
   if (typeof model !== 'string' || !CHAT_MODEL.test(model)) {
-    throw badRequest(`model must be a string of the shape <provider>/<model_name>, got ${typeof model === 'string' ? JSON.stringify(model.slice(0, 200)) : describeJson(model)}`);
+    throw badRequest(
+      `model must be a string of the shape <provider>/<model_name>, got ${typeof model === 'string' ? JSON.stringify(model.slice(0, 200)) : describeJson(model)}`,
+    );
   }
   if (!Array.isArray(messages) || messages.length === 0 || messages.length > MAX_CHAT_MESSAGES) {
-    throw badRequest(`messages must be an array of 1 to ${MAX_CHAT_MESSAGES} objects {role, content}, got ${Array.isArray(messages) ? `${messages.length} items` : describeJson(messages)}`);
+    throw badRequest(
+      `messages must be an array of 1 to ${MAX_CHAT_MESSAGES} objects {role, content}, got ${Array.isArray(messages) ? `${messages.length} items` : describeJson(messages)}`,
+    );
   }
   const checked = messages.map((message: unknown, i) => {
     if (!isJsonObject(message)) throw badRequest(`messages[${i}] must be an object {role, content}, got ${describeJson(message)}`);
     const { role, content } = message;
-    if (typeof role !== 'string' || role.length === 0) throw badRequest(`messages[${i}].role must be a non-empty string, got ${describeJson(role)}`);
+    if (typeof role !== 'string' || role.length === 0)
+      throw badRequest(`messages[${i}].role must be a non-empty string, got ${describeJson(role)}`);
     if (typeof content !== 'string') throw badRequest(`messages[${i}].content must be a string, got ${describeJson(content)}`);
     return { role, content };
   });

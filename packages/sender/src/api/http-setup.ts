@@ -70,7 +70,10 @@ export function jsonObjectBody(request: FastifyRequest): LosslessObject {
 export function installErrorHandlers(app: FastifyInstance, logger: Logger): void {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0] ?? '';
-    reply.code(404).type(JSON_TYPE).send(detailBody(`no route ${request.method} ${path.slice(0, 200)}`));
+    reply
+      .code(404)
+      .type(JSON_TYPE)
+      .send(detailBody(`no route ${request.method} ${path.slice(0, 200)}`));
   });
   app.setErrorHandler((error, request, reply) => {
     // Answered before the body was read (auth failed, body too large): close the connection, or a
@@ -82,7 +85,10 @@ export function installErrorHandlers(app: FastifyInstance, logger: Logger): void
     }
     const code = (error as { code?: unknown }).code;
     if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      reply.code(413).type(JSON_TYPE).send(detailBody(`the body is larger than ${MAX_REQUEST_BODY_BYTES} bytes`));
+      reply
+        .code(413)
+        .type(JSON_TYPE)
+        .send(detailBody(`the body is larger than ${MAX_REQUEST_BODY_BYTES} bytes`));
       return;
     }
     if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
@@ -101,7 +107,10 @@ export function installErrorHandlers(app: FastifyInstance, logger: Logger): void
     }
     const status = (error as { statusCode?: unknown }).statusCode;
     if (typeof status === 'number' && status >= 400 && status < 500) {
-      reply.code(status).type(JSON_TYPE).send(detailBody((error as Error).message));
+      reply
+        .code(status)
+        .type(JSON_TYPE)
+        .send(detailBody((error as Error).message));
       return;
     }
     logger.error({ err: error, method: request.method, url: request.url }, 'unexpected error answering a request');
@@ -125,7 +134,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
       ? ['431 Request Header Fields Too Large', 'request headers too large']
       : // Node's requestTimeout / headersTimeout: the request did not arrive in time (a slow client).
         error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? ['408 Request Timeout', 'the request did not arrive within the server\'s timeout']
+        ? ['408 Request Timeout', "the request did not arrive within the server's timeout"]
         : ['400 Bad Request', `malformed HTTP request (${error.code ?? 'parse error'})`];
   const body = detailBody(detail);
   socket.end(

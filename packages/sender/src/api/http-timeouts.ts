@@ -26,7 +26,10 @@ export const DEFAULT_HTTP_TIMEOUTS: Readonly<HttpTimeouts> = Object.freeze({
  * to 60 s to fire; the sweep runs here at half the shorter timeout, at most every second.
  * @internal
  */
-export function httpTimeoutOptions(timeouts: HttpTimeouts): Pick<FastifyServerOptions, 'requestTimeout' | 'keepAliveTimeout' | 'connectionTimeout'> & {
+export function httpTimeoutOptions(timeouts: HttpTimeouts): Pick<
+  FastifyServerOptions,
+  'requestTimeout' | 'keepAliveTimeout' | 'connectionTimeout'
+> & {
   http: { headersTimeout: number; connectionsCheckingInterval: number };
 } {
   const shorter = Math.min(timeouts.headersTimeoutMs, timeouts.requestTimeoutMs);

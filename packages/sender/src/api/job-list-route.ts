@@ -14,7 +14,8 @@ const PARAMETERS = new Set(['limit', 'cursor', 'status', 'delivery']);
 
 /** The list query from the query string, each parameter checked (400 naming it). */
 function listQuery(raw: Record<string, unknown>): JobListQuery {
-  for (const name of Object.keys(raw)) if (!PARAMETERS.has(name)) throw badRequest(`unknown query parameter ${name}: use limit, cursor, status, delivery`);
+  for (const name of Object.keys(raw))
+    if (!PARAMETERS.has(name)) throw badRequest(`unknown query parameter ${name}: use limit, cursor, status, delivery`);
   const one = (name: string): string | undefined => {
     const value = raw[name];
     if (value === undefined) return undefined;
@@ -24,7 +25,8 @@ function listQuery(raw: Record<string, unknown>): JobListQuery {
   const query: JobListQuery = { limit: DEFAULT_JOB_PAGE };
   const limit = one('limit');
   if (limit !== undefined) {
-    if (!/^[0-9]{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > MAX_JOB_PAGE) throw badRequest(`limit must be an integer from 1 to ${MAX_JOB_PAGE}`);
+    if (!/^[0-9]{1,3}$/.test(limit) || Number(limit) < 1 || Number(limit) > MAX_JOB_PAGE)
+      throw badRequest(`limit must be an integer from 1 to ${MAX_JOB_PAGE}`);
     query.limit = Number(limit);
   }
   const cursor = one('cursor');

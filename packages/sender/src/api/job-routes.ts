@@ -81,14 +81,12 @@ export function registerJobRoutes(app: FastifyInstance, context: ApiContext): vo
       await context.service.submit(job, submission.simulate.delayMs ?? context.jobDelayMs);
     } catch (err) {
       // The answer is the submission's error; a refund that fails too (Redis down) is only logged.
-      await context.accounts.refund(key, price).catch((refundErr: unknown) => context.logger.error({ err: refundErr, keyId: key.id, price }, 'refund failed'));
+      await context.accounts
+        .refund(key, price)
+        .catch((refundErr: unknown) => context.logger.error({ err: refundErr, keyId: key.id, price }, 'refund failed'));
       throw err;
     }
-    reply
-      .code(201)
-      .header('location', `/v3/universal-ai/async/${job.jobId}`)
-      .type(JSON_TYPE)
-      .send(jobViewJson(job));
+    reply.code(201).header('location', `/v3/universal-ai/async/${job.jobId}`).type(JSON_TYPE).send(jobViewJson(job));
   });
 
   app.get('/v3/universal-ai/async/:job_id', { onRequest }, async (request, reply) => {
@@ -107,7 +105,9 @@ export function registerJobRoutes(app: FastifyInstance, context: ApiContext): vo
     const result = await context.service.redeliver(job);
     if (!result.ok && result.reason === 'cooldown') {
       const seconds = Math.max(1, Math.ceil(result.retryAfterMs / 1000));
-      throw new ApiError(429, `this job was redelivered less than the cooldown ago; retry in ${seconds} s`, { 'retry-after': String(seconds) });
+      throw new ApiError(429, `this job was redelivered less than the cooldown ago; retry in ${seconds} s`, {
+        'retry-after': String(seconds),
+      });
     }
     if (!result.ok) {
       const detail = {
@@ -115,7 +115,8 @@ export function registerJobRoutes(app: FastifyInstance, context: ApiContext): vo
         processing: 'the job is still processing; its webhook is sent when it finishes',
         no_receiver: 'the job has no webhook_receiver',
         // The round in `job` may be stale (a concurrent redeliver may have started the next): none cited.
-        pending: 'a delivery of this job is still pending (or another redeliver just started one); poll its deliveries and retry when it has ended',
+        pending:
+          'a delivery of this job is still pending (or another redeliver just started one); poll its deliveries and retry when it has ended',
       }[result.reason];
       throw new ApiError(409, detail);
     }

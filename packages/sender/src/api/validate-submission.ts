@@ -33,13 +33,21 @@ export function parseJobModel(model: unknown): Pick<Submission, 'feature' | 'sub
   const parts = model.split('/');
   if (parts.length < 3 || parts.length > 4) throw badRequest(`model ${shape}; got ${JSON.stringify(model.slice(0, 300))}`);
   const [feature, subfeature, provider, providerModel] = parts as [string, string, string, string | undefined];
-  for (const [name, part] of [['feature', feature], ['subfeature', subfeature], ['provider', provider]] as const) {
+  for (const [name, part] of [
+    ['feature', feature],
+    ['subfeature', subfeature],
+    ['provider', provider],
+  ] as const) {
     if (!MODEL_SEGMENT.test(part)) {
-      throw badRequest(`model: the ${name} segment must be 1-64 characters of a-z 0-9 _ . - starting with a letter or digit; got ${JSON.stringify(part.slice(0, 100))}`);
+      throw badRequest(
+        `model: the ${name} segment must be 1-64 characters of a-z 0-9 _ . - starting with a letter or digit; got ${JSON.stringify(part.slice(0, 100))}`,
+      );
     }
   }
   if (providerModel !== undefined && !PROVIDER_MODEL.test(providerModel)) {
-    throw badRequest(`model: the provider model segment must be 1-128 characters of A-Z a-z 0-9 _ . : @ + -; got ${JSON.stringify(providerModel.slice(0, 150))}`);
+    throw badRequest(
+      `model: the provider model segment must be 1-128 characters of A-Z a-z 0-9 _ . : @ + -; got ${JSON.stringify(providerModel.slice(0, 150))}`,
+    );
   }
   return { feature, subfeature, provider, model: providerModel ?? null };
 }
@@ -55,7 +63,8 @@ function parseSimulate(value: LosslessJsonValue | undefined): SimulatePlan {
   }
   const { outcome, delay_ms: delayMs, output, error_code: errorCode } = value;
   if (outcome !== undefined) {
-    if (outcome !== 'success' && outcome !== 'fail') throw badRequest(`input.simulate.outcome must be "success" or "fail", got ${describeJson(outcome)}`);
+    if (outcome !== 'success' && outcome !== 'fail')
+      throw badRequest(`input.simulate.outcome must be "success" or "fail", got ${describeJson(outcome)}`);
     plan.outcome = outcome;
   }
   if (delayMs !== undefined) {
@@ -106,7 +115,9 @@ export function validateSubmission(body: LosslessObject): Submission {
   const receiver = body.webhook_receiver ?? null;
   if (receiver !== null) {
     if (typeof receiver !== 'string' || receiver.length === 0 || receiver.length > MAX_RECEIVER_URL_LENGTH) {
-      throw badRequest(`webhook_receiver must be a URL string of at most ${MAX_RECEIVER_URL_LENGTH} characters, got ${describeJson(receiver)}`);
+      throw badRequest(
+        `webhook_receiver must be a URL string of at most ${MAX_RECEIVER_URL_LENGTH} characters, got ${describeJson(receiver)}`,
+      );
     }
   }
   const params = body.user_webhook_parameters ?? null;

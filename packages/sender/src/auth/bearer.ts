@@ -26,13 +26,17 @@ export function readBearerToken(rawHeaders: readonly string[]): BearerParseResul
   let value: string | undefined;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
     if ((rawHeaders[i] as string).toLowerCase() !== 'authorization') continue;
-    if (value !== undefined) return { ok: false, detail: 'more than one Authorization header; send exactly one: "Authorization: Bearer <API_KEY>"' };
+    if (value !== undefined)
+      return { ok: false, detail: 'more than one Authorization header; send exactly one: "Authorization: Bearer <API_KEY>"' };
     value = rawHeaders[i + 1] as string;
   }
   if (value === undefined) return { ok: false, detail: 'missing Authorization header; send "Authorization: Bearer <API_KEY>"' };
   if (value.length === 0) return { ok: false, detail: 'empty Authorization header; send "Authorization: Bearer <API_KEY>"' };
   if (!value.startsWith('Bearer ')) {
-    return { ok: false, detail: 'malformed Authorization header: the scheme must be "Bearer" (case-sensitive) followed by one space and the token' };
+    return {
+      ok: false,
+      detail: 'malformed Authorization header: the scheme must be "Bearer" (case-sensitive) followed by one space and the token',
+    };
   }
   const token = value.slice('Bearer '.length);
   if (token.length === 0) return { ok: false, detail: 'malformed Authorization header: no token after "Bearer "' };

@@ -68,11 +68,16 @@ export function registerDashboard(app: FastifyInstance, logger: Logger, dir: str
   if (files === undefined) logger.warn({ dir }, 'the dashboard page is not built: /dashboard/ answers 503');
   const serve = async (name: string, reply: FastifyReply): Promise<FastifyReply> => {
     if (files === undefined) {
-      return secured(reply).code(503).type('text/plain; charset=utf-8').send('The dashboard page is not built: run `npm run build:dashboard -w @jobhook/sender`.\n');
+      return secured(reply)
+        .code(503)
+        .type('text/plain; charset=utf-8')
+        .send('The dashboard page is not built: run `npm run build:dashboard -w @jobhook/sender`.\n');
     }
     const body = files.get(name);
     if (body === undefined) return secured(reply).code(404).type('text/plain; charset=utf-8').send('not found\n');
-    return secured(reply).type(TYPES[extname(name)] as string).send(body);
+    return secured(reply)
+      .type(TYPES[extname(name)] as string)
+      .send(body);
   };
   app.get('/', (_request, reply) => reply.redirect('/dashboard/', 302));
   // The API ignores trailing slashes: this route answers `/dashboard` and `/dashboard/` alike, so

@@ -126,5 +126,11 @@ export interface JobStore extends DeliveryLog<JobRecord> {
  * @internal
  */
 export function canStartRound(job: JobRecord, round: number): boolean {
-  return job.status !== 'processing' && job.webhookReceiver !== null && job.delivery !== null && job.delivery !== 'pending' && job.deliveryRound === round - 1;
+  return (
+    job.status !== 'processing' &&
+    job.webhookReceiver !== null &&
+    job.delivery !== null &&
+    job.delivery !== 'pending' &&
+    job.deliveryRound === round - 1
+  );
 }

@@ -100,10 +100,16 @@ export function createJobService(options: JobServiceOptions): JobService {
     maxRedeliveries = DEFAULT_MAX_REDELIVERIES,
   } = options;
   if (!Number.isSafeInteger(redeliverCooldownMs) || redeliverCooldownMs < 0) {
-    throw new JobhookError('ERR_OPTION_INVALID', `createJobService: redeliverCooldownMs must be a non-negative integer, got ${String(redeliverCooldownMs)}`);
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `createJobService: redeliverCooldownMs must be a non-negative integer, got ${String(redeliverCooldownMs)}`,
+    );
   }
   if (!Number.isSafeInteger(maxRedeliveries) || maxRedeliveries < 0) {
-    throw new JobhookError('ERR_OPTION_INVALID', `createJobService: maxRedeliveries must be a non-negative integer, got ${String(maxRedeliveries)}`);
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `createJobService: maxRedeliveries must be a non-negative integer, got ${String(maxRedeliveries)}`,
+    );
   }
 
   async function runJob(jobId: string): Promise<void> {
@@ -118,7 +124,13 @@ export function createJobService(options: JobServiceOptions): JobService {
     const finished = await jobs.finish(jobId, simulateResult(job, now()));
     if (finished === undefined) return; // another runner finished it first
     logger.info(
-      { jobId, status: finished.status, feature: finished.feature, provider: finished.provider, webhook: finished.webhookReceiver !== null },
+      {
+        jobId,
+        status: finished.status,
+        feature: finished.feature,
+        provider: finished.provider,
+        webhook: finished.webhookReceiver !== null,
+      },
       'job finished',
     );
     // Delivery is `pending`, round 0, since creation; not set again here, so that a round ended
@@ -153,7 +165,8 @@ export function createJobService(options: JobServiceOptions): JobService {
       await queueLostWebhook(final);
     } catch (queueErr) {
       // Still cannot queue it: end round 0 as failed rather than pending forever (redeliver works then).
-      if (await jobs.endRound(jobId, 0, 'failed')) logger.error({ err: queueErr, jobId }, 'webhook failed: it could not be queued (internal_error)');
+      if (await jobs.endRound(jobId, 0, 'failed'))
+        logger.error({ err: queueErr, jobId }, 'webhook failed: it could not be queued (internal_error)');
     }
   }
 
@@ -189,9 +202,15 @@ export function createJobService(options: JobServiceOptions): JobService {
       // nobody was given: the deliverer skips attempts of a round no longer pending. Best effort:
       // an attempt already being sent goes out (its result then does not change the state).
       await jobs.endRound(jobId, 0, 'failed');
-      logger.error({ err, jobId, finishedHere: finished !== undefined }, 'job could not be scheduled; finished as fail (internal_error), no webhook');
+      logger.error(
+        { err, jobId, finishedHere: finished !== undefined },
+        'job could not be scheduled; finished as fail (internal_error), no webhook',
+      );
     } catch (storeErr) {
-      logger.error({ err: storeErr, cause: err, jobId }, 'job could not be scheduled, and recording that failed too: it may stay processing, or its webhook round 0 pending');
+      logger.error(
+        { err: storeErr, cause: err, jobId },
+        'job could not be scheduled, and recording that failed too: it may stay processing, or its webhook round 0 pending',
+      );
     }
   }
 
@@ -272,7 +291,9 @@ export function createJobService(options: JobServiceOptions): JobService {
       } catch (err) {
         // Not left pending with nothing queued (every later redeliver would be refused): the round
         // ends failed and the caller's error says to try again. Best effort, like the rest.
-        await jobs.endRound(job.jobId, round, 'failed').catch((storeErr: unknown) => logger.error({ err: storeErr, jobId: job.jobId, round }, 'could not end the unqueued round'));
+        await jobs
+          .endRound(job.jobId, round, 'failed')
+          .catch((storeErr: unknown) => logger.error({ err: storeErr, jobId: job.jobId, round }, 'could not end the unqueued round'));
         throw err;
       }
       logger.info({ jobId: job.jobId, round }, 'webhook redelivery queued');

@@ -44,12 +44,23 @@ function textBytes(...texts: ReadonlyArray<string | null | undefined>): number {
 function jobBytes(job: JobRecord): number {
   return (
     JOB_OVERHEAD_BYTES +
-    textBytes(job.inputJson, job.outputJson, job.originalResponseJson, job.userParametersJson, job.webhookReceiver, job.simulate.outputJson, job.error?.message)
+    textBytes(
+      job.inputJson,
+      job.outputJson,
+      job.originalResponseJson,
+      job.userParametersJson,
+      job.webhookReceiver,
+      job.simulate.outputJson,
+      job.error?.message,
+    )
   );
 }
 
 function attemptBytes(a: AttemptRecord): number {
-  return ATTEMPT_OVERHEAD_BYTES + textBytes(a.url, a.errorMessage, a.responseBody === null || a.responseBody === undefined ? '' : JSON.stringify(a.responseBody));
+  return (
+    ATTEMPT_OVERHEAD_BYTES +
+    textBytes(a.url, a.errorMessage, a.responseBody === null || a.responseBody === undefined ? '' : JSON.stringify(a.responseBody))
+  );
 }
 
 /** Unfinished work the store must keep: a processing job, or one whose delivery round is pending. */
@@ -114,7 +125,8 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
 
   /** Drops settled jobs, least recently used first, until every job fits both limits. */
   function trim(): void {
-    while (settled.size > 0 && (unsettled.size + settled.size > maxJobs || unsettledBytes + settled.calculatedSize > maxBytes)) settled.pop();
+    while (settled.size > 0 && (unsettled.size + settled.size > maxJobs || unsettledBytes + settled.calculatedSize > maxBytes))
+      settled.pop();
   }
 
   /** Files `entry` after a change: with the unsettled jobs or in the cache (its TTL starting again). */
@@ -138,7 +150,10 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
     async create(job) {
       const existing = find(job.jobId);
       if (existing === undefined && isUnsettled(job) && (unsettled.size >= maxJobs || unsettledBytes + jobBytes(job) > maxBytes)) {
-        throw new JobhookError('ERR_STORE_FULL', `the job store holds ${unsettled.size} unfinished jobs, as many as it may; retry when some have finished`);
+        throw new JobhookError(
+          'ERR_STORE_FULL',
+          `the job store holds ${unsettled.size} unfinished jobs, as many as it may; retry when some have finished`,
+        );
       }
       const entry = existing ?? { job, attempts: [], bytes: 0 };
       entry.job = structuredClone(job);
@@ -202,7 +217,8 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
         last = position;
         const entry = peek(jobId);
         // A job from another organization cannot be filed here; checked all the same, as the API's 404 is.
-        if (entry !== undefined && entry.job.organizationId === organizationId && matchesJobQuery(entry.job, query)) jobs.push(structuredClone(entry.job));
+        if (entry !== undefined && entry.job.organizationId === organizationId && matchesJobQuery(entry.job, query))
+          jobs.push(structuredClone(entry.job));
       }
       return { jobs, nextCursor: null };
     },

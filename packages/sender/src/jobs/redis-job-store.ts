@@ -102,7 +102,10 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
         if (written === 1) return job;
         if (written === -1) return undefined;
       }
-      throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisJobStore.${operation}: job ${jobId} kept changing, gave up after ${MAX_CAS_TRIES} tries`);
+      throw new JobhookError(
+        'ERR_STORE_UNAVAILABLE',
+        `redisJobStore.${operation}: job ${jobId} kept changing, gave up after ${MAX_CAS_TRIES} tries`,
+      );
     });
   }
 
@@ -166,7 +169,9 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
     async appendAttempt(jobId, attempt: AttemptRecord) {
       checkJobId('redisJobStore.appendAttempt', jobId);
       const key = attemptsKey(jobId);
-      const replies = await call('appendAttempt', () => client.multi().rpush(key, JSON.stringify(attempt)).pexpire(key, attemptsTtlMs).exec());
+      const replies = await call('appendAttempt', () =>
+        client.multi().rpush(key, JSON.stringify(attempt)).pexpire(key, attemptsTtlMs).exec(),
+      );
       checkReplies('appendAttempt', replies);
     },
     async listAttempts(jobId) {
@@ -223,7 +228,11 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
 function checkReplies(operation: string, replies: [Error | null, unknown][] | null): void {
   const failure = replies?.find(([err]) => err !== null)?.[0];
   if (failure != null || replies === null) {
-    throw new JobhookError('ERR_STORE_UNAVAILABLE', `redisJobStore.${operation}: Redis failed: ${failure?.message ?? 'transaction aborted'}`, { cause: failure });
+    throw new JobhookError(
+      'ERR_STORE_UNAVAILABLE',
+      `redisJobStore.${operation}: Redis failed: ${failure?.message ?? 'transaction aborted'}`,
+      { cause: failure },
+    );
   }
 }
 
@@ -232,6 +241,7 @@ function invalid(message: string): JobhookError {
 }
 
 function checkTtl(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) throw invalid(`${name} must be a positive whole number of milliseconds, got ${String(value)}`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    throw invalid(`${name} must be a positive whole number of milliseconds, got ${String(value)}`);
   return value;
 }

@@ -8,10 +8,38 @@ import type { JobError, JobRecord, JobResult } from './job-record.js';
 export const DEFAULT_ERROR_CODE = 'provider_error';
 
 const WORDS = [
-  'invoice', 'total', 'amount', 'due', 'date', 'customer', 'order', 'number', 'shipping', 'address',
-  'payment', 'received', 'thank', 'you', 'please', 'contact', 'support', 'account', 'balance', 'item',
-  'quantity', 'price', 'tax', 'subtotal', 'reference', 'meeting', 'agenda', 'notes', 'project', 'status',
-  'report', 'summary',
+  'invoice',
+  'total',
+  'amount',
+  'due',
+  'date',
+  'customer',
+  'order',
+  'number',
+  'shipping',
+  'address',
+  'payment',
+  'received',
+  'thank',
+  'you',
+  'please',
+  'contact',
+  'support',
+  'account',
+  'balance',
+  'item',
+  'quantity',
+  'price',
+  'tax',
+  'subtotal',
+  'reference',
+  'meeting',
+  'agenda',
+  'notes',
+  'project',
+  'status',
+  'report',
+  'summary',
 ] as const;
 
 /** An endless stream of bytes from a seed: SHA-256 of the seed, then of the seed and a counter. */
@@ -53,7 +81,9 @@ function simulatedOutput(job: JobRecord, next: () => number): Record<string, unk
   if (isSpeechToText(job)) {
     // The input as submitted, read for its language only: never canonicalized, so no canonical
     // bound (core's default would refuse a deeply nested input member, and fail the job).
-    const input = toValue(parseBody(Buffer.from(job.inputJson, 'utf8'), { maxBodyBytes: Number.MAX_SAFE_INTEGER, maxCanonicalBytes: Number.MAX_SAFE_INTEGER })) as Record<string, unknown>;
+    const input = toValue(
+      parseBody(Buffer.from(job.inputJson, 'utf8'), { maxBodyBytes: Number.MAX_SAFE_INTEGER, maxCanonicalBytes: Number.MAX_SAFE_INTEGER }),
+    ) as Record<string, unknown>;
     const language = typeof input.language === 'string' ? input.language : 'en';
     const speakers = 1 + (next() % 3);
     const entries: Record<string, unknown>[] = [];

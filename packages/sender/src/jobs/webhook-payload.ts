@@ -56,7 +56,9 @@ export function jobMembers(job: JobRecord): Record<string, unknown> {
   if (job.status === 'fail' && job.error !== null) {
     // Built member by member so a stored record with extra members cannot leak them.
     members['error'] =
-      job.error.error_code === undefined ? { message: job.error.message } : { message: job.error.message, error_code: job.error.error_code };
+      job.error.error_code === undefined
+        ? { message: job.error.message }
+        : { message: job.error.message, error_code: job.error.error_code };
   }
   if (job.status !== 'processing' && job.showOriginalResponse) members['original_response'] = rawJson(job.originalResponseJson ?? 'null');
   if (job.userParametersJson !== null) members['user_parameters'] = rawJson(job.userParametersJson);

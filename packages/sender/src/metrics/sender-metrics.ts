@@ -47,7 +47,7 @@ export function createSenderMetrics(): SenderMetrics {
   });
   const duration = new Histogram({
     name: 'jobhook_sender_delivery_attempt_duration_seconds',
-    help: 'Time of one webhook delivery attempt, from its start to the answer\'s status line or the error, by result',
+    help: "Time of one webhook delivery attempt, from its start to the answer's status line or the error, by result",
     labelNames: ['result'],
     buckets: ATTEMPT_BUCKETS,
     registers: [registry],

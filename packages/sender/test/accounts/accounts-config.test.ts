@@ -7,7 +7,10 @@ import { maskToken } from '../../src/accounts/api-token.js';
 import { loadAccountsConfig, validateAccountsConfig, type AccountsConfig } from '../../src/index.js';
 import { accountsFixture, TOKENS } from '../sender/sender-fixtures.js';
 
-type Mutable = { organizations: { id: unknown; members: unknown[]; keys: Record<string, unknown>[]; [k: string]: unknown }[]; [k: string]: unknown };
+type Mutable = {
+  organizations: { id: unknown; members: unknown[]; keys: Record<string, unknown>[]; [k: string]: unknown }[];
+  [k: string]: unknown;
+};
 
 /** The fixture with one change to organizations[0].keys[0] (or to the whole document). */
 function withKey(change: (key: Record<string, unknown>, doc: Mutable) => void): unknown {
@@ -42,35 +45,91 @@ describe('validateAccountsConfig: spec §2.1 rules at load', () => {
     ['name of 201 characters', (k) => (k.name = 'n'.repeat(201)), `${K0}.name must have at most 200 characters, got 201`],
     ['name of 201 astral characters', (k) => (k.name = '😀'.repeat(201)), `${K0}.name must have at most 200 characters, got 201`],
     ['name not a string', (k) => (k.name = 7), `${K0}.name must be a string`],
-    ['balance -100000 (exclusive bound)', (k) => (k.balance = -100000), `${K0}.balance must be strictly between -100000 and 100000, got -100000`],
-    ['balance 100000 (exclusive bound)', (k) => (k.balance = 100000), `${K0}.balance must be strictly between -100000 and 100000, got 100000`],
+    [
+      'balance -100000 (exclusive bound)',
+      (k) => (k.balance = -100000),
+      `${K0}.balance must be strictly between -100000 and 100000, got -100000`,
+    ],
+    [
+      'balance 100000 (exclusive bound)',
+      (k) => (k.balance = 100000),
+      `${K0}.balance must be strictly between -100000 and 100000, got 100000`,
+    ],
     ['balance as a string', (k) => (k.balance = '10'), `${K0}.balance must be a number or null`],
     ['balance missing', (k) => delete k.balance, `${K0}.balance is required`],
-    ['revoked without revoked_at', (k) => Object.assign(k, { revoked: true, revoked_at: null }), `${K0}.revoked_at is required when revoked is true`],
-    ['revoked_at on a key not revoked', (k) => (k.revoked_at = '2025-01-01T00:00:00Z'), `${K0}.revoked_at must be null or absent when revoked is false`],
-    ['revoked_at not a date-time', (k) => Object.assign(k, { revoked: true, revoked_at: 'yesterday' }), `${K0}.revoked_at must be an ISO 8601 date-time`],
+    [
+      'revoked without revoked_at',
+      (k) => Object.assign(k, { revoked: true, revoked_at: null }),
+      `${K0}.revoked_at is required when revoked is true`,
+    ],
+    [
+      'revoked_at on a key not revoked',
+      (k) => (k.revoked_at = '2025-01-01T00:00:00Z'),
+      `${K0}.revoked_at must be null or absent when revoked is false`,
+    ],
+    [
+      'revoked_at not a date-time',
+      (k) => Object.assign(k, { revoked: true, revoked_at: 'yesterday' }),
+      `${K0}.revoked_at must be an ISO 8601 date-time`,
+    ],
     ['revoked not a boolean', (k) => (k.revoked = 'no'), `${K0}.revoked must be a boolean`],
     ['member not an email', (k) => (k.member = 'ada.acme.test'), `${K0}.member must be an email address`],
-    ['member of another organization', (k) => (k.member = 'eve@globex.test'), `${K0}.member "eve@globex.test" is not a member of the organization`],
+    [
+      'member of another organization',
+      (k) => (k.member = 'eve@globex.test'),
+      `${K0}.member "eve@globex.test" is not a member of the organization`,
+    ],
     ['id not a uuid', (k) => (k.id = 'key-1'), `${K0}.id must be a UUID or null`],
     ['id missing', (k) => delete k.id, `${K0}.id is required`],
-    ['id used twice', (k, d) => (k.id = d.organizations[1]!.keys[0]!.id), 'organizations[1].keys[0].id 88888888-8888-4888-8888-888888888888 is already the id of organizations[0].keys[0]'],
+    [
+      'id used twice',
+      (k, d) => (k.id = d.organizations[1]!.keys[0]!.id),
+      'organizations[1].keys[0].id 88888888-8888-4888-8888-888888888888 is already the id of organizations[0].keys[0]',
+    ],
     ['unknown token_type', (k) => (k.token_type = 'admin_token'), `${K0}.token_type must be "sandbox_api_token" or "api_token"`],
     ['token_type null', (k) => (k.token_type = null), `${K0}.token_type must be "sandbox_api_token" or "api_token"`],
     ['kind unknown', (k) => (k.kind = 'admin'), `${K0}.kind must be "inference" or "management"`],
     ['token too short', (k) => (k.token = 'short_token'), `${K0}.token must have 16 to 512 characters, got 11`],
     ['token with a space', (k) => (k.token = 'acme_inf_with space_12345'), `${K0}.token must consist of A-Z a-z 0-9`],
-    ['token used twice', (k) => (k.token = TOKENS.globexInference), 'organizations[1].keys[0].token is already the token of organizations[0].keys[0]'],
-    ['expire_time without a time', (k) => (k.expire_time = '2030-01-01'), `${K0}.expire_time must be an ISO 8601 date-time with a time zone`],
-    ['expire_time without a zone', (k) => (k.expire_time = '2030-01-01T00:00:00'), `${K0}.expire_time must be an ISO 8601 date-time with a time zone`],
+    [
+      'token used twice',
+      (k) => (k.token = TOKENS.globexInference),
+      'organizations[1].keys[0].token is already the token of organizations[0].keys[0]',
+    ],
+    [
+      'expire_time without a time',
+      (k) => (k.expire_time = '2030-01-01'),
+      `${K0}.expire_time must be an ISO 8601 date-time with a time zone`,
+    ],
+    [
+      'expire_time without a zone',
+      (k) => (k.expire_time = '2030-01-01T00:00:00'),
+      `${K0}.expire_time must be an ISO 8601 date-time with a time zone`,
+    ],
     ['expire_time on a day that does not exist', (k) => (k.expire_time = '2030-02-30T00:00:00Z'), `${K0}.expire_time must be an ISO 8601`],
     ['active_balance not a boolean', (k) => (k.active_balance = 1), `${K0}.active_balance must be a boolean`],
     ['a misspelt field', (k) => (k.balence = 5), `${K0}.balence is not a known field`],
     ['scopes on an inference key', (k) => (k.scopes = ['manage:read']), `${K0}.scopes apply to management keys only`],
-    ['a malformed scope', (_k, d) => (d.organizations[0]!.keys[6]!.scopes = ['manage read']), 'organizations[0].keys[6].scopes[0] must be a scope name'],
-    ['a member listed twice', (_k, d) => d.organizations[0]!.members.push('ada@acme.test'), 'organizations[0].members[2] "ada@acme.test" is listed twice'],
-    ['a member that is not an email', (_k, d) => (d.organizations[0]!.members[1] = 'bob'), 'organizations[0].members[1] must be an email address'],
-    ['two organizations with one id', (_k, d) => (d.organizations[1]!.id = 'acme'), 'organizations[1].id "acme" is used by another organization'],
+    [
+      'a malformed scope',
+      (_k, d) => (d.organizations[0]!.keys[6]!.scopes = ['manage read']),
+      'organizations[0].keys[6].scopes[0] must be a scope name',
+    ],
+    [
+      'a member listed twice',
+      (_k, d) => d.organizations[0]!.members.push('ada@acme.test'),
+      'organizations[0].members[2] "ada@acme.test" is listed twice',
+    ],
+    [
+      'a member that is not an email',
+      (_k, d) => (d.organizations[0]!.members[1] = 'bob'),
+      'organizations[0].members[1] must be an email address',
+    ],
+    [
+      'two organizations with one id',
+      (_k, d) => (d.organizations[1]!.id = 'acme'),
+      'organizations[1].id "acme" is used by another organization',
+    ],
     ['no organizations', (_k, d) => (d.organizations = []), 'organizations must hold at least one organization'],
     ['an unknown top-level field', (_k, d) => (d.orgs = []), 'orgs is not a known field'],
   ];

@@ -69,7 +69,10 @@ describe.each(kinds)('CreditLedger conformance: $name', ({ make }) => {
     await start();
     expect(await ledger.read(account(12.5))).toEqual({ balance: 12.5, requests: 0, spent: 0 });
     const negative = account(-3);
-    expect(await ledger.charge(negative, '0.01')).toEqual({ ok: false, detail: "insufficient credits: this request costs 0.01, the key's balance is -3" });
+    expect(await ledger.charge(negative, '0.01')).toEqual({
+      ok: false,
+      detail: "insufficient credits: this request costs 0.01, the key's balance is -3",
+    });
     expect(await ledger.read(negative)).toEqual({ balance: -3, requests: 0, spent: 0 });
   });
 
@@ -85,7 +88,10 @@ describe.each(kinds)('CreditLedger conformance: $name', ({ make }) => {
 describe('Redis ledger: shared by processes, kept across restarts', () => {
   it('two ledgers on one Redis (two sender processes) charge one balance: 100 concurrent charges split across them, exactly 33 pass', async () => {
     const p = prefix();
-    const [one, two] = await Promise.all([createRedisCreditLedger({ redis: server.url, prefix: p }), createRedisCreditLedger({ redis: server.url, prefix: p })]);
+    const [one, two] = await Promise.all([
+      createRedisCreditLedger({ redis: server.url, prefix: p }),
+      createRedisCreditLedger({ redis: server.url, prefix: p }),
+    ]);
     open.push(one, two);
     const a = account(1);
     const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? one : two).charge(a, '0.03')));
@@ -140,6 +146,7 @@ describe('priceUnits', () => {
     expect(priceUnits('0.03')).toBe(30_000_000);
     expect(priceUnits('0.002')).toBe(2_000_000);
     expect(priceUnits('12')).toBe(12_000_000_000);
-    for (const bad of ['', '-1', '1e3', '0.0000000001', ' 1', 'NaN']) expect(() => priceUnits(bad)).toThrow(/price must be a decimal string/);
+    for (const bad of ['', '-1', '1e3', '0.0000000001', ' 1', 'NaN'])
+      expect(() => priceUnits(bad)).toThrow(/price must be a decimal string/);
   });
 });

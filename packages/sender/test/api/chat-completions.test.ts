@@ -14,7 +14,11 @@ afterAll(async () => {
 });
 
 async function chat(body: unknown, token: string = TOKENS.uncapped) {
-  const res = await fetch(`${baseUrl}/v3/llm/chat/completions`, { method: 'POST', headers: jsonHeaders(token), body: JSON.stringify(body) });
+  const res = await fetch(`${baseUrl}/v3/llm/chat/completions`, {
+    method: 'POST',
+    headers: jsonHeaders(token),
+    body: JSON.stringify(body),
+  });
   return { status: res.status, json: (await res.json()) as Record<string, unknown> };
 }
 
@@ -53,7 +57,11 @@ describe('POST /v3/llm/chat/completions', () => {
     ['messages empty', { model: 'openai/gpt-4o', messages: [] }, 'messages must be an array of 1 to 1000'],
     ['a message not an object', { model: 'openai/gpt-4o', messages: ['hi'] }, 'messages[0] must be an object'],
     ['a role missing', { model: 'openai/gpt-4o', messages: [{ content: 'hi' }] }, 'messages[0].role must be a non-empty string'],
-    ['content not a string', { model: 'openai/gpt-4o', messages: [{ role: 'user', content: [{ type: 'text' }] }] }, 'messages[0].content must be a string'],
+    [
+      'content not a string',
+      { model: 'openai/gpt-4o', messages: [{ role: 'user', content: [{ type: 'text' }] }] },
+      'messages[0].content must be a string',
+    ],
   ];
   test.each(bad)('400 when %s', async (_name, body, detail) => {
     const { status, json } = await chat(body);

@@ -9,7 +9,10 @@ let permissive: Sender; // allowPrivateReceivers and wide allow-lists
 let exact: Sender; // 169.254.169.254/32 named
 
 beforeAll(async () => {
-  ({ sender: permissive } = await startTestSender({ allowPrivateReceivers: true, receiverAllowlist: ['169.254.0.0/16', '100.64.0.0/10', 'fd00::/8', '0.0.0.0/0'] }));
+  ({ sender: permissive } = await startTestSender({
+    allowPrivateReceivers: true,
+    receiverAllowlist: ['169.254.0.0/16', '100.64.0.0/10', 'fd00::/8', '0.0.0.0/0'],
+  }));
   ({ sender: exact } = await startTestSender({ receiverAllowlist: ['169.254.169.254/32'] }));
 });
 afterAll(async () => {

@@ -61,7 +61,11 @@ describe('HTTP timeouts', () => {
   });
 
   test('the server still answers after closing slow clients', async () => {
-    const res = await sender.app.inject({ method: 'GET', url: '/v3/universal-ai/async/00000000-0000-4000-8000-000000000000', headers: { authorization: `Bearer ${TOKENS.inference}` } });
+    const res = await sender.app.inject({
+      method: 'GET',
+      url: '/v3/universal-ai/async/00000000-0000-4000-8000-000000000000',
+      headers: { authorization: `Bearer ${TOKENS.inference}` },
+    });
     expect(res.statusCode).toBe(404);
   });
 });

@@ -4,7 +4,16 @@ import { canonicalize } from '@jobhook/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
 import type { Sender } from '../../src/index.js';
-import { bearer, pollUntilFinal, startReceiver, startTestSender, submitJob, TOKENS, waitFor, type TestReceiver } from '../sender/sender-fixtures.js';
+import {
+  bearer,
+  pollUntilFinal,
+  startReceiver,
+  startTestSender,
+  submitJob,
+  TOKENS,
+  waitFor,
+  type TestReceiver,
+} from '../sender/sender-fixtures.js';
 
 let redis: RedisServer;
 beforeAll(async () => {
@@ -119,6 +128,8 @@ describe.each(stores)('job list and webhook view: $name store', ({ options }) =>
     expect(view.headers['User-Agent']).toBe(got.headers['user-agent']);
     expect(view.canonical).toBe(canonicalize(got.rawBody).toString('utf8'));
     // Not another organization's, like every job route.
-    expect((await fetch(`${baseUrl}/v3/universal-ai/async/${jobId}/webhook`, { headers: bearer(TOKENS.globexInference) })).status).toBe(404);
+    expect((await fetch(`${baseUrl}/v3/universal-ai/async/${jobId}/webhook`, { headers: bearer(TOKENS.globexInference) })).status).toBe(
+      404,
+    );
   });
 });

@@ -27,7 +27,10 @@ describe('memory job store limits through the API', () => {
   test('a finished job is forgotten storedJobTtlMs after it finished: 404, the same answer as an unknown job', async () => {
     let offsetMs = 0;
     const { baseUrl } = await start({ storedJobTtlMs: 60_000, now: () => new Date(Date.now() + offsetMs) });
-    const { status, json } = await submitJob(baseUrl, TOKENS.inference, { model: 'text/summarize/openai', input: { simulate: { delay_ms: 0 } } });
+    const { status, json } = await submitJob(baseUrl, TOKENS.inference, {
+      model: 'text/summarize/openai',
+      input: { simulate: { delay_ms: 0 } },
+    });
     expect(status).toBe(201);
     const jobId = json.job_id as string;
     await pollUntilFinal(baseUrl, TOKENS.inference, jobId);
@@ -62,8 +65,17 @@ describe('memory job store limits through the API', () => {
 
   test('maxStoredJobs, maxStoredJobBytes and storedJobTtlMs are checked at construction (3e9 ms refused)', async () => {
     const { createSender } = await import('../../src/index.js');
-    await expect(createSender({ storedJobTtlMs: 3e9 })).rejects.toMatchObject({ code: 'ERR_OPTION_INVALID', message: expect.stringContaining('storedJobTtlMs must be an integer from 1 to 2147483647, got 3000000000') });
-    await expect(createSender({ maxStoredJobs: 0 })).rejects.toMatchObject({ code: 'ERR_OPTION_INVALID', message: expect.stringContaining('maxStoredJobs') });
-    await expect(createSender({ maxStoredJobBytes: 10 })).rejects.toMatchObject({ code: 'ERR_OPTION_INVALID', message: expect.stringContaining('maxStoredJobBytes') });
+    await expect(createSender({ storedJobTtlMs: 3e9 })).rejects.toMatchObject({
+      code: 'ERR_OPTION_INVALID',
+      message: expect.stringContaining('storedJobTtlMs must be an integer from 1 to 2147483647, got 3000000000'),
+    });
+    await expect(createSender({ maxStoredJobs: 0 })).rejects.toMatchObject({
+      code: 'ERR_OPTION_INVALID',
+      message: expect.stringContaining('maxStoredJobs'),
+    });
+    await expect(createSender({ maxStoredJobBytes: 10 })).rejects.toMatchObject({
+      code: 'ERR_OPTION_INVALID',
+      message: expect.stringContaining('maxStoredJobBytes'),
+    });
   });
 });

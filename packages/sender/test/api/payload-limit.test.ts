@@ -44,7 +44,8 @@ async function usageOf(target: Sender, token: string) {
   return { requests: found.requests, balance: found.balance };
 }
 
-const body = (fields: string, input = `{"file":"x","simulate":${JSON.stringify(HOLD)}}`) => `{"model":"text/moderation/openai","input":${input}${fields}}`;
+const body = (fields: string, input = `{"file":"x","simulate":${JSON.stringify(HOLD)}}`) =>
+  `{"model":"text/moderation/openai","input":${input}${fields}}`;
 
 describe('the canonical size of the webhook payload, checked at submission', () => {
   test('deeply nested user_webhook_parameters (240 KB of 500-deep arrays): 413 naming the field, not charged', async () => {
@@ -54,7 +55,9 @@ describe('the canonical size of the webhook payload, checked at submission', () 
     const { status, json } = await submit(sender, body(`,"webhook_receiver":"${RECEIVER}","user_webhook_parameters":${DEEP_240KB}`));
     expect(status).toBe(413);
     expect(Object.keys(json)).toEqual(['detail']);
-    expect(json.detail).toMatch(/^user_webhook_parameters would make a webhook payload whose canonical form may exceed the limit of 16777216 bytes/);
+    expect(json.detail).toMatch(
+      /^user_webhook_parameters would make a webhook payload whose canonical form may exceed the limit of 16777216 bytes/,
+    );
     expect(await usageOf(sender, TOKENS.inference)).toEqual(before);
   });
 
@@ -85,7 +88,9 @@ describe('the canonical size of the webhook payload, checked at submission', () 
     expect((await submit(small, body(`,"webhook_receiver":"${RECEIVER}"`, input))).status).toBe(201);
     const twice = await submit(small, body(`,"webhook_receiver":"${RECEIVER}","show_original_response":true`, input));
     expect(twice.status).toBe(413);
-    expect(twice.json.detail).toMatch(/^input\.simulate\.output \(sent twice: as output and in original_response\) would make .* the limit of 1048576 bytes/);
+    expect(twice.json.detail).toMatch(
+      /^input\.simulate\.output \(sent twice: as output and in original_response\) would make .* the limit of 1048576 bytes/,
+    );
     // The default sender accepts both.
     expect((await submit(sender, body(`,"webhook_receiver":"${RECEIVER}","show_original_response":true`, input))).status).toBe(201);
   });
@@ -100,14 +105,23 @@ describe('the canonical size of the webhook payload, checked at submission', () 
 
   test('a deeply nested input member (never canonicalized) is no reason to refuse nor to fail: the speech-to-text job succeeds', async () => {
     const input = `{"file":"f","language":"de","extra":${DEEP_240KB}}`;
-    const { status, json } = await submit(sender, `{"model":"audio/speech_to_text_async/deepgram","input":${input},"webhook_receiver":"${RECEIVER}"}`);
+    const { status, json } = await submit(
+      sender,
+      `{"model":"audio/speech_to_text_async/deepgram","input":${input},"webhook_receiver":"${RECEIVER}"}`,
+    );
     expect(status).toBe(201);
     const jobId = json.job_id as string;
     let polled: Record<string, unknown> = {};
     // Polled until final, without a count of tries (a job never final fails at the test timeout).
     while (polled.status !== 'success' && polled.status !== 'fail') {
       await new Promise((r) => setTimeout(r, 10));
-      polled = (await sender.app.inject({ method: 'GET', url: `/v3/universal-ai/async/${jobId}`, headers: { authorization: `Bearer ${TOKENS.inference}` } })).json();
+      polled = (
+        await sender.app.inject({
+          method: 'GET',
+          url: `/v3/universal-ai/async/${jobId}`,
+          headers: { authorization: `Bearer ${TOKENS.inference}` },
+        })
+      ).json();
     }
     expect(polled).toMatchObject({ status: 'success', output: { language: 'de' } });
   });

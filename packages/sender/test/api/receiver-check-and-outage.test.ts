@@ -27,7 +27,11 @@ describe('webhook_receiver check at submission', () => {
     // the attempt timeout (and no more) must get the answer, whatever the wall clock says.
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     try {
-      const answer = submitJob(baseUrl, TOKENS.uncapped, { model: 'ocr/ocr_async/google', input: {}, webhook_receiver: 'https://hooks.example.com/x' });
+      const answer = submitJob(baseUrl, TOKENS.uncapped, {
+        model: 'ocr/ocr_async/google',
+        input: {},
+        webhook_receiver: 'https://hooks.example.com/x',
+      });
       await lookingUp;
       await vi.advanceTimersByTimeAsync(300);
       const res = await answer;
@@ -45,7 +49,11 @@ describe('webhook_receiver check at submission', () => {
       resolveHost: async () => [{ address: '10.20.30.40', family: 4 }],
     });
     closers.push(() => sender.close());
-    const res = await submitJob(baseUrl, TOKENS.uncapped, { model: 'ocr/ocr_async/google', input: {}, webhook_receiver: 'https://db.corp.example.com/x' });
+    const res = await submitJob(baseUrl, TOKENS.uncapped, {
+      model: 'ocr/ocr_async/google',
+      input: {},
+      webhook_receiver: 'https://db.corp.example.com/x',
+    });
     expect(res.status).toBe(400);
     expect(res.json.detail).toBe('webhook_receiver refused: db.corp.example.com resolves to a non-public address');
     expect(res.text).not.toContain('10.20.30.40');

@@ -63,7 +63,11 @@ async function delivered(sender: Sender, jobId: string, round: number): Promise<
 
 /** Submits a job with the receiver and waits for its round 0 to be delivered. */
 async function deliveredJob(sender: Sender): Promise<string> {
-  const submitted = await call(sender, 'POST', '/v3/universal-ai/async', { model: 'ocr/ocr_async/google', input: { file: 'x' }, webhook_receiver: receiver.url });
+  const submitted = await call(sender, 'POST', '/v3/universal-ai/async', {
+    model: 'ocr/ocr_async/google',
+    input: { file: 'x' },
+    webhook_receiver: receiver.url,
+  });
   expect(submitted.status).toBe(201);
   const jobId = submitted.json.job_id as string;
   await delivered(sender, jobId, 0);

@@ -12,7 +12,11 @@ beforeAll(async () => {
     resolveHost: async (host) => {
       if (host === 'hooks.public.test') return [{ address: '93.184.216.34', family: 4 }];
       if (host === 'hooks.internal.test') return [{ address: '10.1.2.3', family: 4 }];
-      if (host === 'hooks.mixed.test') return [{ address: '93.184.216.34', family: 4 }, { address: '169.254.169.254', family: 4 }];
+      if (host === 'hooks.mixed.test')
+        return [
+          { address: '93.184.216.34', family: 4 },
+          { address: '169.254.169.254', family: 4 },
+        ];
       throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' });
     },
     allowInsecureReceivers: false,
@@ -54,26 +58,82 @@ describe('POST /v3/universal-ai/async: 400 naming the field', () => {
     ['input.file empty', { ...valid, input: { file: '' } }, 'input.file must be a string of 1 to 2048'],
     ['input.language a number', { ...valid, input: { file: 'x', language: 1 } }, 'input.language must be a string'],
     ['input.simulate an array', { ...valid, input: { simulate: [] } }, 'input.simulate must be an object'],
-    ['input.simulate.outcome unknown', { ...valid, input: { simulate: { outcome: 'maybe' } } }, 'input.simulate.outcome must be "success" or "fail"'],
-    ['input.simulate.delay_ms negative', { ...valid, input: { simulate: { delay_ms: -1 } } }, 'input.simulate.delay_ms must be an integer from 0 to 600000'],
-    ['input.simulate.delay_ms too long', { ...valid, input: { simulate: { delay_ms: 600001 } } }, 'input.simulate.delay_ms must be an integer'],
-    ['input.simulate.delay_ms a float', { ...valid, input: { simulate: { delay_ms: '10.0' } } }, 'input.simulate.delay_ms must be an integer'],
+    [
+      'input.simulate.outcome unknown',
+      { ...valid, input: { simulate: { outcome: 'maybe' } } },
+      'input.simulate.outcome must be "success" or "fail"',
+    ],
+    [
+      'input.simulate.delay_ms negative',
+      { ...valid, input: { simulate: { delay_ms: -1 } } },
+      'input.simulate.delay_ms must be an integer from 0 to 600000',
+    ],
+    [
+      'input.simulate.delay_ms too long',
+      { ...valid, input: { simulate: { delay_ms: 600001 } } },
+      'input.simulate.delay_ms must be an integer',
+    ],
+    [
+      'input.simulate.delay_ms a float',
+      { ...valid, input: { simulate: { delay_ms: '10.0' } } },
+      'input.simulate.delay_ms must be an integer',
+    ],
     ['input.simulate.output not an object', { ...valid, input: { simulate: { output: 'x' } } }, 'input.simulate.output must be an object'],
-    ['input.simulate.output with fail', { ...valid, input: { simulate: { outcome: 'fail', output: {} } } }, 'input.simulate.output goes with outcome "success" only'],
-    ['input.simulate.error_code without fail', { ...valid, input: { simulate: { error_code: 'x' } } }, 'input.simulate.error_code goes with outcome "fail" only'],
-    ['input.simulate.error_code empty', { ...valid, input: { simulate: { outcome: 'fail', error_code: '' } } }, 'input.simulate.error_code must be a string'],
-    ['input.simulate unknown member', { ...valid, input: { simulate: { outcomes: 'fail' } } }, 'input.simulate.outcomes is not a known member'],
+    [
+      'input.simulate.output with fail',
+      { ...valid, input: { simulate: { outcome: 'fail', output: {} } } },
+      'input.simulate.output goes with outcome "success" only',
+    ],
+    [
+      'input.simulate.error_code without fail',
+      { ...valid, input: { simulate: { error_code: 'x' } } },
+      'input.simulate.error_code goes with outcome "fail" only',
+    ],
+    [
+      'input.simulate.error_code empty',
+      { ...valid, input: { simulate: { outcome: 'fail', error_code: '' } } },
+      'input.simulate.error_code must be a string',
+    ],
+    [
+      'input.simulate unknown member',
+      { ...valid, input: { simulate: { outcomes: 'fail' } } },
+      'input.simulate.outcomes is not a known member',
+    ],
     ['webhook_receiver a number', { ...valid, webhook_receiver: 1 }, 'webhook_receiver must be a URL string'],
-    ['webhook_receiver too long', { ...valid, webhook_receiver: `https://a.test/${'x'.repeat(2100)}` }, 'webhook_receiver must be a URL string of at most 2048'],
+    [
+      'webhook_receiver too long',
+      { ...valid, webhook_receiver: `https://a.test/${'x'.repeat(2100)}` },
+      'webhook_receiver must be a URL string of at most 2048',
+    ],
     ['webhook_receiver not a URL', { ...valid, webhook_receiver: 'not a url' }, 'webhook_receiver refused'],
-    ['webhook_receiver http:// (insecure not allowed)', { ...valid, webhook_receiver: 'http://hooks.public.test/x' }, 'webhook_receiver refused'],
+    [
+      'webhook_receiver http:// (insecure not allowed)',
+      { ...valid, webhook_receiver: 'http://hooks.public.test/x' },
+      'webhook_receiver refused',
+    ],
     ['webhook_receiver on loopback', { ...valid, webhook_receiver: 'https://127.0.0.1/hooks' }, 'webhook_receiver refused'],
-    ['webhook_receiver on the metadata address', { ...valid, webhook_receiver: 'https://169.254.169.254/latest' }, 'webhook_receiver refused'],
-    ['webhook_receiver resolving to a private address', { ...valid, webhook_receiver: 'https://hooks.internal.test/x' }, 'webhook_receiver refused'],
-    ['webhook_receiver with one private record among public ones', { ...valid, webhook_receiver: 'https://hooks.mixed.test/x' }, 'webhook_receiver refused'],
+    [
+      'webhook_receiver on the metadata address',
+      { ...valid, webhook_receiver: 'https://169.254.169.254/latest' },
+      'webhook_receiver refused',
+    ],
+    [
+      'webhook_receiver resolving to a private address',
+      { ...valid, webhook_receiver: 'https://hooks.internal.test/x' },
+      'webhook_receiver refused',
+    ],
+    [
+      'webhook_receiver with one private record among public ones',
+      { ...valid, webhook_receiver: 'https://hooks.mixed.test/x' },
+      'webhook_receiver refused',
+    ],
     ['webhook_receiver not resolving', { ...valid, webhook_receiver: 'https://nowhere.invalid/x' }, 'webhook_receiver refused'],
     ['webhook_receiver with userinfo', { ...valid, webhook_receiver: 'https://user:pw@hooks.public.test/x' }, 'webhook_receiver refused'],
-    ['user_webhook_parameters an array', { ...valid, user_webhook_parameters: [1] }, 'user_webhook_parameters must be an object, got an array'],
+    [
+      'user_webhook_parameters an array',
+      { ...valid, user_webhook_parameters: [1] },
+      'user_webhook_parameters must be an object, got an array',
+    ],
     ['user_webhook_parameters a string', { ...valid, user_webhook_parameters: '{}' }, 'user_webhook_parameters must be an object'],
     ['show_original_response a string', { ...valid, show_original_response: 'true' }, 'show_original_response must be a boolean'],
   ];
@@ -100,20 +160,36 @@ describe('POST /v3/universal-ai/async: accepted forms (201)', () => {
     expect(status).toBe(201);
     expect(json.job_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(headers.location).toBe(`/v3/universal-ai/async/${String(json.job_id)}`);
-    expect(json).toMatchObject({ status: 'processing', feature: 'text', subfeature: 'summarize', provider: 'openai', model: null, finished_at: null });
+    expect(json).toMatchObject({
+      status: 'processing',
+      feature: 'text',
+      subfeature: 'summarize',
+      provider: 'openai',
+      model: null,
+      finished_at: null,
+    });
     expect(json.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/);
     expect(json).not.toHaveProperty('output');
     expect(json).not.toHaveProperty('cost');
   });
 
   test('a fourth model segment is the provider model', async () => {
-    const { status, json } = await submit({ model: 'audio/speech_to_text_async/deepgram/nova-3:general', input: { file: 'f', language: 'en' } });
+    const { status, json } = await submit({
+      model: 'audio/speech_to_text_async/deepgram/nova-3:general',
+      input: { file: 'f', language: 'en' },
+    });
     expect(status).toBe(201);
     expect(json.model).toBe('nova-3:general');
   });
 
   test('null optional fields mean "not given"; unknown top-level fields are ignored', async () => {
-    const { status, json } = await submit({ ...valid, webhook_receiver: null, user_webhook_parameters: null, show_original_response: null, priority: 'high' });
+    const { status, json } = await submit({
+      ...valid,
+      webhook_receiver: null,
+      user_webhook_parameters: null,
+      show_original_response: null,
+      priority: 'high',
+    });
     expect(status).toBe(201);
     expect(json).not.toHaveProperty('webhook');
     expect(json).not.toHaveProperty('user_parameters');
@@ -143,7 +219,11 @@ describe('request-level errors, each a {detail} body', () => {
   });
 
   test('415 for a non-JSON content type, or a body without one', async () => {
-    for (const headers of [{ 'content-type': 'text/plain' }, { 'content-type': 'application/x-www-form-urlencoded' }, { 'content-type': 'application/json; charset=latin1' }]) {
+    for (const headers of [
+      { 'content-type': 'text/plain' },
+      { 'content-type': 'application/x-www-form-urlencoded' },
+      { 'content-type': 'application/json; charset=latin1' },
+    ]) {
       const { status, json } = await submit(JSON.stringify(valid), headers);
       expect(status).toBe(415);
       expect(typeof json.detail).toBe('string');

@@ -69,7 +69,9 @@ describe('Authorization header forms over a raw socket (POST /v3/llm/chat/comple
 
   test('a missing header gets no error code in WWW-Authenticate; a malformed one gets invalid_request (RFC 6750 §3.1)', async () => {
     expect((await chatWith()).headers['www-authenticate']).toBe('Bearer realm="jobhook"');
-    expect((await chatWith(`Authorization: bearer ${T}`)).headers['www-authenticate']).toBe('Bearer realm="jobhook", error="invalid_request"');
+    expect((await chatWith(`Authorization: bearer ${T}`)).headers['www-authenticate']).toBe(
+      'Bearer realm="jobhook", error="invalid_request"',
+    );
     expect((await chatWith('Authorization: Bearer acme_inf_doesNotExist000000')).headers['www-authenticate']).toBe(
       'Bearer realm="jobhook", error="invalid_token"',
     );
@@ -97,7 +99,11 @@ async function detailOf(res: Response): Promise<string> {
 
 describe('status codes of spec §7 (fetch)', () => {
   const chat = (headers: Record<string, string>) =>
-    fetch(`${baseUrl}/v3/llm/chat/completions`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: CHAT });
+    fetch(`${baseUrl}/v3/llm/chat/completions`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: CHAT,
+    });
 
   test('401 missing, invalid, malformed, revoked, expired', async () => {
     const cases: [Record<string, string>, string][] = [

@@ -21,12 +21,21 @@ let redis: RedisServer;
 beforeAll(async () => {
   // A missing browser or page build fails here, loudly: never a silent skip.
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
-  if (!existsSync(join(DASHBOARD_DIST, 'index.html'))) throw new Error('the page is not built: npm run build:dashboard -w @jobhook/sender (turbo builds it before npm test)');
+  if (!existsSync(join(DASHBOARD_DIST, 'index.html')))
+    throw new Error('the page is not built: npm run build:dashboard -w @jobhook/sender (turbo builds it before npm test)');
   mkdirSync(ARTIFACTS, { recursive: true });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
   redis = await startRedisServer();
 });
@@ -156,7 +165,9 @@ describe.each(stores)('the dashboard in Chromium, $name job store', ({ name, opt
     await detail.getByTestId('redeliver').click();
     await expect.poll(() => detail.getByTestId('detail-message').textContent()).toBe('redelivery round 1 started');
     await expect.poll(() => attempts.count()).toBe(3);
-    await expect.poll(() => attempts.nth(2).getByTestId('attempt-answer').textContent()).toBe(`{"ok":true,"job_id":"${jobId}","duplicate":true}`);
+    await expect
+      .poll(() => attempts.nth(2).getByTestId('attempt-answer').textContent())
+      .toBe(`{"ok":true,"job_id":"${jobId}","duplicate":true}`);
     await expect.poll(() => detail.getByTestId('detail-delivery').textContent()).toBe('delivered, round 1');
     await expect.poll(() => detail.getByTestId('timeline-attempt').count()).toBe(3);
     expect(await page.getByTestId('total-delivered').locator('.value').textContent()).toBe('1');

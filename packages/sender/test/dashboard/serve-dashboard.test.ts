@@ -29,9 +29,12 @@ describe('the page as served', async () => {
     expect(res.headers['referrer-policy']).toBe('no-referrer');
   });
 
-  test.each(['/dashboard/nothing.js', '/dashboard/../package.json', '/dashboard/%2e%2e%2fpackage.json', '/dashboard/tsconfig.json'])('%s is 404: only the built files are served', async (url) => {
-    expect((await sender.app.inject({ url })).statusCode).toBe(404);
-  });
+  test.each(['/dashboard/nothing.js', '/dashboard/../package.json', '/dashboard/%2e%2e%2fpackage.json', '/dashboard/tsconfig.json'])(
+    '%s is 404: only the built files are served',
+    async (url) => {
+      expect((await sender.app.inject({ url })).statusCode).toBe(404);
+    },
+  );
 
   test('/ redirects to the page', async () => {
     const res = await sender.app.inject({ url: '/' });

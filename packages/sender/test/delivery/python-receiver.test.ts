@@ -62,8 +62,17 @@ async function deliver(id: string, bodyStyle: BodyStyle, job: Parameters<typeof 
   return { record, verdict: verdicts.get(id), body };
 }
 
-const SUCCESS = { outputJson: '{"raw_text":"Hello, wörld 👋 你好","confidence":1.0,"pages":2}', userParametersJson: PARAMS, showOriginalResponse: true };
-const FAIL = { status: 'fail' as const, outputJson: null, error: { message: 'Provider error: café ☕ 失败', error_code: 'provider_error' }, userParametersJson: PARAMS };
+const SUCCESS = {
+  outputJson: '{"raw_text":"Hello, wörld 👋 你好","confidence":1.0,"pages":2}',
+  userParametersJson: PARAMS,
+  showOriginalResponse: true,
+};
+const FAIL = {
+  status: 'fail' as const,
+  outputJson: null,
+  error: { message: 'Provider error: café ☕ 失败', error_code: 'provider_error' },
+  userParametersJson: PARAMS,
+};
 
 describe('Python verifies what the sender signs (python3, one process)', () => {
   it('runs python3 with the cryptography module (else the openssl fallback)', () => {

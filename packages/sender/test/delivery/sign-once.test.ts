@@ -86,7 +86,9 @@ describe('deliverer: one signature per job', () => {
       expect(r.headers['x-service-signature']).toBe(sent[0]!.headers['x-service-signature']);
       expect(r.headers['user-agent']).toMatch(/^jobhook-sender\//);
     }
-    expect(verifySignature({ body: sent[0]!.body, signature: sent[0]!.headers['x-service-signature'] as string, keys: keys.publicKeyPem })).toMatchObject({ profile: 'python' });
+    expect(
+      verifySignature({ body: sent[0]!.body, signature: sent[0]!.headers['x-service-signature'] as string, keys: keys.publicKeyPem }),
+    ).toMatchObject({ profile: 'python' });
   });
 
   it('two jobs: one signature each; concurrent attempts of one job share one signature', async () => {
@@ -124,7 +126,9 @@ describe('deliverer: one signature per job', () => {
     expect(two.calls).toEqual([job.jobId]);
     const sent = bodiesOf(job.jobId);
     expect(sent).toHaveLength(4);
-    expect(sent.every((r) => r.body.equals(sent[0]!.body) && r.headers['x-service-signature'] === sent[0]!.headers['x-service-signature'])).toBe(true);
+    expect(
+      sent.every((r) => r.body.equals(sent[0]!.body) && r.headers['x-service-signature'] === sent[0]!.headers['x-service-signature']),
+    ).toBe(true);
     // The record holds no signed payload: it changed only in its delivery state.
     expect(await second.get(job.jobId)).toEqual({ ...before, delivery: 'failed' });
   });
@@ -133,8 +137,19 @@ describe('deliverer: one signature per job', () => {
     const jobs = createMemoryJobStore();
     const { sign, calls } = countingSigner();
     const d = deliverer(jobs, { sign, signedCacheEntries: 2 });
-    const [a, b, c] = [await seedJob(jobs, { webhookReceiver: receiver.url() }), await seedJob(jobs, { webhookReceiver: receiver.url() }), await seedJob(jobs, { webhookReceiver: receiver.url() })];
-    for (const [job, attempt] of [[a, 1], [b, 1], [a, 2], [c, 1], [a, 3], [b, 2]] as const) {
+    const [a, b, c] = [
+      await seedJob(jobs, { webhookReceiver: receiver.url() }),
+      await seedJob(jobs, { webhookReceiver: receiver.url() }),
+      await seedJob(jobs, { webhookReceiver: receiver.url() }),
+    ];
+    for (const [job, attempt] of [
+      [a, 1],
+      [b, 1],
+      [a, 2],
+      [c, 1],
+      [a, 3],
+      [b, 2],
+    ] as const) {
       await d.attempt({ jobId: job.jobId, round: 0, attempt });
     }
     // a kept (used again before c came), b dropped for c, then signed again.

@@ -33,7 +33,10 @@ describe('buildWebhookPayload (spec §6.2)', () => {
     expect(Object.keys(payload)).toEqual([...ALWAYS, 'error']);
     expect(payload['error']).toEqual({ message: 'Provider timed out', error_code: 'provider_timeout' });
     expect(payload['model']).toBeNull();
-    const noCode = JSON.parse(buildWebhookPayload(finalJob({ status: 'fail', outputJson: null, error: { message: 'boom' } }))) as Record<string, unknown>;
+    const noCode = JSON.parse(buildWebhookPayload(finalJob({ status: 'fail', outputJson: null, error: { message: 'boom' } }))) as Record<
+      string,
+      unknown
+    >;
     expect(noCode['error']).toEqual({ message: 'boom' });
   });
 

@@ -4,7 +4,8 @@ import type { AttemptRecord } from '@jobhook/delivery';
 import type { JobRecord, JobResult } from '../../src/jobs/job-record.js';
 
 /** Exact JSON texts a store must give back byte for byte (floats, big integers, unicode, escapes). */
-export const EXACT_INPUT_JSON = '{"file":"https://example.test/a.wav","language":"fr","note":"h\u00e9llo \ud83c\udf0d \\u2028 \\"q\\"","ratio":1.0,"big":123456789012345678901234567890}';
+export const EXACT_INPUT_JSON =
+  '{"file":"https://example.test/a.wav","language":"fr","note":"h\u00e9llo \ud83c\udf0d \\u2028 \\"q\\"","ratio":1.0,"big":123456789012345678901234567890}';
 export const EXACT_PARAMS_JSON = '{"caf\u00e9":[1.50,2e10,-0.0],"nested":{"\u65e5\u672c":null}}';
 
 export function buildJob(overrides: Partial<JobRecord> = {}): JobRecord {

@@ -11,7 +11,8 @@ import { createRedisJobStore } from '../../src/jobs/redis-job-store.js';
 import { buildJob, successResult } from './job-fixtures.js';
 
 /** A final job without a receiver: settled at once, so the memory store may drop it. */
-const settledJob = (organizationId: string): JobRecord => buildJob({ organizationId, ...successResult(), webhookReceiver: null, delivery: null });
+const settledJob = (organizationId: string): JobRecord =>
+  buildJob({ organizationId, ...successResult(), webhookReceiver: null, delivery: null });
 
 let server: RedisServer;
 beforeAll(async () => {

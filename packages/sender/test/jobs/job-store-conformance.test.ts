@@ -102,7 +102,12 @@ describe.each(kinds)('JobStore conformance: $name', ({ make }) => {
     expect(await store.startRound(job.jobId, 0)).toBe(false);
     expect(await store.get(job.jobId)).toMatchObject({ delivery: 'delivered', deliveryRound: 0 });
     expect(await store.startRound(job.jobId, 1)).toBe(true);
-    expect(await store.get(job.jobId)).toMatchObject({ status: 'success', delivery: 'pending', deliveryRound: 1, inputJson: EXACT_INPUT_JSON });
+    expect(await store.get(job.jobId)).toMatchObject({
+      status: 'success',
+      delivery: 'pending',
+      deliveryRound: 1,
+      inputJson: EXACT_INPUT_JSON,
+    });
     expect(await store.startRound(job.jobId, 1)).toBe(false); // already started
     const silent = buildJob({ webhookReceiver: null, delivery: null });
     await store.create(silent);
@@ -166,7 +171,10 @@ describe.each(kinds)('JobStore conformance: $name', ({ make }) => {
     await store.create(other);
     const attempts = [buildAttempt(1), buildAttempt(2), buildAttempt(3, { statusCode: 200, outcome: 'delivered', nextDelayMs: null })];
     for (const attempt of attempts) await store.appendAttempt(job.jobId, attempt);
-    await store.appendAttempt(other.jobId, buildAttempt(1, { error: 'timeout', errorMessage: 'no answer in 30 s \u23f1', statusCode: null, address: null }));
+    await store.appendAttempt(
+      other.jobId,
+      buildAttempt(1, { error: 'timeout', errorMessage: 'no answer in 30 s \u23f1', statusCode: null, address: null }),
+    );
     expect(await store.listAttempts(job.jobId)).toEqual(attempts);
     expect(await store.listAttempts(other.jobId)).toEqual([
       buildAttempt(1, { error: 'timeout', errorMessage: 'no answer in 30 s \u23f1', statusCode: null, address: null }),

@@ -107,7 +107,9 @@ describe('memory job store: bounded', () => {
       [{ settledTtlMs: 3e9 }, 'settledTtlMs must be an integer from 1 to 2147483647, got 3000000000'],
       [{ settledTtlMs: 0 }, 'settledTtlMs'],
     ] as const) {
-      expect(() => createMemoryJobStore(options)).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringContaining(name) }));
+      expect(() => createMemoryJobStore(options)).toThrow(
+        expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringContaining(name) }),
+      );
     }
   });
 });

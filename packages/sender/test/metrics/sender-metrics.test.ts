@@ -5,7 +5,15 @@ import type { AttemptRecord } from '@jobhook/delivery';
 import { sampleSum } from '../../../core/test/helpers/prometheus-text.js';
 import type { Sender } from '../../src/index.js';
 import { deliveryResult } from '../../src/metrics/sender-metrics.js';
-import { pollUntilFinal, startReceiver, startTestSender, submitJob, TOKENS, waitFor, type TestReceiver } from '../sender/sender-fixtures.js';
+import {
+  pollUntilFinal,
+  startReceiver,
+  startTestSender,
+  submitJob,
+  TOKENS,
+  waitFor,
+  type TestReceiver,
+} from '../sender/sender-fixtures.js';
 
 let sender: Sender;
 let baseUrl: string;

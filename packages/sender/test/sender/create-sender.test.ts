@@ -26,7 +26,11 @@ describe('options are checked at construction', () => {
     ['attemptTimeoutMs a float', { attemptTimeoutMs: 1.5 }, 'attemptTimeoutMs must be an integer'],
     ['retryBaseMs a string', { retryBaseMs: '20' }, 'retryBaseMs must be an integer'],
     ['maxRetries negative', { maxRetries: -1 }, 'maxRetries must be an integer from 0 to 100'],
-    ['maxRetryDelayMs below retryBaseMs', { retryBaseMs: 500, maxRetryDelayMs: 100 }, 'maxRetryDelayMs (100) must be at least retryBaseMs (500)'],
+    [
+      'maxRetryDelayMs below retryBaseMs',
+      { retryBaseMs: 500, maxRetryDelayMs: 100 },
+      'maxRetryDelayMs (100) must be at least retryBaseMs (500)',
+    ],
     ['deliveryConcurrency 0', { deliveryConcurrency: 0 }, 'deliveryConcurrency must be an integer'],
     ['jobDelayMs negative', { jobDelayMs: -5 }, 'jobDelayMs must be an integer from 0 to 600000'],
     ['queueLockMs too short', { queueLockMs: 99 }, 'queueLockMs must be an integer from 100 to 600000'],
@@ -39,7 +43,11 @@ describe('options are checked at construction', () => {
     ['redeliverCooldownMs 3e9', { redeliverCooldownMs: 3e9 }, 'redeliverCooldownMs must be an integer from 0 to 86400000, got 3000000000'],
     ['requestTimeoutMs 3e9', { requestTimeoutMs: 3e9 }, 'requestTimeoutMs must be an integer from 100 to 600000, got 3000000000'],
     ['requestTimeoutMs 0 (no timeout)', { requestTimeoutMs: 0 }, 'requestTimeoutMs must be an integer from 100 to 600000, got 0'],
-    ['headersTimeoutMs above requestTimeoutMs', { requestTimeoutMs: 1000, headersTimeoutMs: 2000 }, 'headersTimeoutMs must be an integer from 100 to 1000, got 2000'],
+    [
+      'headersTimeoutMs above requestTimeoutMs',
+      { requestTimeoutMs: 1000, headersTimeoutMs: 2000 },
+      'headersTimeoutMs must be an integer from 100 to 1000, got 2000',
+    ],
     ['keepAliveTimeoutMs 3e9', { keepAliveTimeoutMs: 3e9 }, 'keepAliveTimeoutMs must be an integer from 1 to 600000, got 3000000000'],
     ['connectionTimeoutMs 3e9', { connectionTimeoutMs: 3e9 }, 'connectionTimeoutMs must be an integer from 100 to 600000, got 3000000000'],
     ['bodyStyle unknown', { bodyStyle: 'pretty' }, 'bodyStyle must be "python", "canonical" or "compact"'],
@@ -57,8 +65,16 @@ describe('options are checked at construction', () => {
     ['redisPrefix with a colon', { redisPrefix: 'a:b' }, 'redisPrefix must be 1-64 characters'],
     ['apiKeys not strings', { apiKeys: [1] }, 'apiKeys must be an array of token strings'],
     ['an api key too short', { apiKeys: ['short'] }, 'apiKeys[0] must have 16 to 512 characters'],
-    ['an api key equal to a configured token', { accounts: accountsFixture(), apiKeys: [TOKENS.inference] }, 'apiKeys[0] is already the token of another key'],
-    ['accounts breaking a rule', { accounts: { organizations: [] } }, 'createSender: accounts: organizations must hold at least one organization'],
+    [
+      'an api key equal to a configured token',
+      { accounts: accountsFixture(), apiKeys: [TOKENS.inference] },
+      'apiKeys[0] is already the token of another key',
+    ],
+    [
+      'accounts breaking a rule',
+      { accounts: { organizations: [] } },
+      'createSender: accounts: organizations must hold at least one organization',
+    ],
   ];
 
   test.each(rows)('%s → ERR_OPTION_INVALID', async (_name, options, message) => {
@@ -96,7 +112,13 @@ describe('the running sender', () => {
       expect(job.status).toBe(201);
       const [inf] = await sender.usage();
       const keyRes = await fetch(`${baseUrl}/v3/manage/keys/${inf!.keyId}/`, { headers: bearer(management) });
-      expect(await keyRes.json()).toMatchObject({ name: 'dev inference key', member: 'dev@jobhook.test', balance: 999.97, active_balance: true, revoked: false });
+      expect(await keyRes.json()).toMatchObject({
+        name: 'dev inference key',
+        member: 'dev@jobhook.test',
+        balance: 999.97,
+        active_balance: true,
+        revoked: false,
+      });
     } finally {
       await sender.close();
     }
@@ -109,7 +131,12 @@ describe('the running sender', () => {
       expect(sender.devKeys).toBeNull();
       const baseUrl = await sender.listen({ port: 0 });
       expect((await submitJob(baseUrl, extra, { model: 'ocr/ocr_async/google', input: {} })).status).toBe(201);
-      expect((await sender.usage()).at(-1)).toMatchObject({ organizationId: 'acme', requests: 1, balance: 999.97, masked: 'cli_given_…6789' });
+      expect((await sender.usage()).at(-1)).toMatchObject({
+        organizationId: 'acme',
+        requests: 1,
+        balance: 999.97,
+        masked: 'cli_given_…6789',
+      });
     } finally {
       await sender.close();
     }
@@ -123,7 +150,9 @@ describe('the running sender', () => {
     const b = await createSender({ privateKey: key, random });
     try {
       expect(a.devKeys).toEqual(b.devKeys);
-      expect(a.publicKeyPem).toBe(createPublicKey(createPrivateKey(createTestKeyPair().privateKeyPem)).export({ type: 'spki', format: 'pem' }));
+      expect(a.publicKeyPem).toBe(
+        createPublicKey(createPrivateKey(createTestKeyPair().privateKeyPem)).export({ type: 'spki', format: 'pem' }),
+      );
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
@@ -164,7 +193,11 @@ describe('the running sender', () => {
     const failing = await startReceiver(sender.publicKeyPem, () => 500);
     try {
       const baseUrl = await sender.listen({ port: 0 });
-      const { json } = await submitJob(baseUrl, TOKENS.inference, { model: 'ocr/ocr_async/google', input: {}, webhook_receiver: failing.url });
+      const { json } = await submitJob(baseUrl, TOKENS.inference, {
+        model: 'ocr/ocr_async/google',
+        input: {},
+        webhook_receiver: failing.url,
+      });
       await waitFor(() => lines.some((l) => l.msg === 'webhook failed; retries exhausted'), 'the final failure log');
       // Debug lines (the deliverer's own included) are left out: info and warn tell the story.
       const jobLines = lines.filter((l) => l.obj.jobId === json.job_id && l.level !== 'debug');

@@ -57,7 +57,14 @@ const hitsOf = (jobId: string): number => hits.filter((id) => id === jobId).leng
 
 /** A job to run: the store tests' record, with this file's receiver and no simulate overrides. */
 function newJob(): JobRecord {
-  return buildJob({ feature: 'text', keyId: null, webhookReceiver: receiverUrl, userParametersJson: null, showOriginalResponse: false, simulate: {} });
+  return buildJob({
+    feature: 'text',
+    keyId: null,
+    webhookReceiver: receiverUrl,
+    userParametersJson: null,
+    showOriginalResponse: false,
+    simulate: {},
+  });
 }
 
 interface Stack {
@@ -71,7 +78,10 @@ const stacks: { name: string; make: () => Promise<Stack> }[] = [
     name: 'redis + bullmq',
     make: async () => {
       const prefix = `t${randomUUID().slice(0, 8)}`;
-      return { jobs: await createRedisJobStore({ redis: redis.url, prefix: `${prefix}:sender:` }), queue: await createBullmqWorkQueue({ connection: redis.url, prefix }) };
+      return {
+        jobs: await createRedisJobStore({ redis: redis.url, prefix: `${prefix}:sender:` }),
+        queue: await createBullmqWorkQueue({ connection: redis.url, prefix }),
+      };
     },
   },
 ];

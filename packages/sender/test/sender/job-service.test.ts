@@ -115,7 +115,10 @@ describe('createJobService', () => {
   test('redeliver cooldown: refused with the time left until redeliverCooldownMs after the last redeliver, on an injected clock', async () => {
     let clock = Date.parse('2026-01-01T00:00:10Z');
     const jobs = createMemoryJobStore();
-    const { queue, service, tasks } = setup(['delivered'], jobs, createMemoryWorkQueue(), { now: () => new Date(clock), redeliverCooldownMs: 10_000 });
+    const { queue, service, tasks } = setup(['delivered'], jobs, createMemoryWorkQueue(), {
+      now: () => new Date(clock),
+      redeliverCooldownMs: 10_000,
+    });
     await queue.start(service.handlers);
     await jobs.create({ ...job(), ...simulateResult(job(), new Date(clock)), delivery: 'delivered' });
     const fresh = async () => (await jobs.get(job().jobId))!;
@@ -137,7 +140,10 @@ describe('createJobService', () => {
   test('redeliver cooldown: a stamp ahead of this clock (another process) holds at most one cooldown; a clock jump beyond does not block', async () => {
     let clock = Date.parse('2026-01-01T00:00:00Z');
     const jobs = createMemoryJobStore();
-    const { queue, service } = setup(['delivered'], jobs, createMemoryWorkQueue(), { now: () => new Date(clock), redeliverCooldownMs: 10_000 });
+    const { queue, service } = setup(['delivered'], jobs, createMemoryWorkQueue(), {
+      now: () => new Date(clock),
+      redeliverCooldownMs: 10_000,
+    });
     await queue.start(service.handlers);
     const final = { ...job(), ...simulateResult(job(), new Date(clock)), delivery: 'delivered' as const, deliveryRound: 1 };
     await jobs.create({ ...final, redeliveredAt: '2026-01-01T00:00:03.000+00:00' });
@@ -160,11 +166,18 @@ describe('createJobService', () => {
     expect(tasks.map((t) => t.round)).toEqual([1, 2]);
     // 0 turns redelivery off.
     const off = setup(['delivered'], createMemoryJobStore(), createMemoryWorkQueue(), { maxRedeliveries: 0 });
-    expect(await off.service.redeliver({ ...job(), ...simulateResult(job(), new Date()), delivery: 'failed' })).toEqual({ ok: false, reason: 'limit' });
+    expect(await off.service.redeliver({ ...job(), ...simulateResult(job(), new Date()), delivery: 'failed' })).toEqual({
+      ok: false,
+      reason: 'limit',
+    });
   });
 
   test('createJobService refuses a bad redeliverCooldownMs or maxRedeliveries', () => {
-    const base = { jobs: createMemoryJobStore(), queue: createMemoryWorkQueue(), deliverer: { attempt: async () => ({}) as AttemptRecord } };
+    const base = {
+      jobs: createMemoryJobStore(),
+      queue: createMemoryWorkQueue(),
+      deliverer: { attempt: async () => ({}) as AttemptRecord },
+    };
     expect(() => createJobService({ ...base, redeliverCooldownMs: -1 })).toThrow('redeliverCooldownMs must be a non-negative integer');
     expect(() => createJobService({ ...base, maxRedeliveries: 1.5 })).toThrow('maxRedeliveries must be a non-negative integer');
   });
@@ -220,7 +233,14 @@ describe('createJobService', () => {
     await service.submit(job(), 0);
     await waitFor(async () => (await jobs.get(job().jobId))?.delivery === 'failed', 'the delivery to end failed');
     expect(await jobs.listAttempts(job().jobId)).toEqual([
-      expect.objectContaining({ round: 0, attempt: 1, outcome: 'failed', error: 'internal_error', url: 'https://hooks.example.com/x', statusCode: null }),
+      expect.objectContaining({
+        round: 0,
+        attempt: 1,
+        outcome: 'failed',
+        error: 'internal_error',
+        url: 'https://hooks.example.com/x',
+        statusCode: null,
+      }),
     ]);
     down = false;
     const now = (await jobs.get(job().jobId))!;

@@ -3,7 +3,17 @@
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
 import type { Sender } from '../../src/index.js';
-import { bearer, KEY_IDS, pollUntilFinal, startReceiver, startTestSender, submitJob, TOKENS, waitFor, type TestReceiver } from './sender-fixtures.js';
+import {
+  bearer,
+  KEY_IDS,
+  pollUntilFinal,
+  startReceiver,
+  startTestSender,
+  submitJob,
+  TOKENS,
+  waitFor,
+  type TestReceiver,
+} from './sender-fixtures.js';
 
 let redis: RedisServer;
 let redisPrefix: string;
@@ -25,7 +35,8 @@ afterAll(async () => {
 });
 
 test('a job submitted to one sender is finished, delivered once and visible through the other', async () => {
-  const body = '{"model":"ocr/ocr_async/google","input":{"file":"x"},"webhook_receiver":"RECEIVER","user_webhook_parameters":{"n":1.0,"big":1180591620717411303424}}';
+  const body =
+    '{"model":"ocr/ocr_async/google","input":{"file":"x"},"webhook_receiver":"RECEIVER","user_webhook_parameters":{"n":1.0,"big":1180591620717411303424}}';
   const submitted = await submitJob(a.baseUrl, TOKENS.uncapped, body.replace('RECEIVER', receiver.url));
   expect(submitted.status).toBe(201);
   const jobId = submitted.json.job_id as string;
@@ -51,7 +62,7 @@ test('a job submitted to one sender is finished, delivered once and visible thro
   expect(receiver.requests).toHaveLength(1);
 });
 
-test("credits are shared: the poor key (0.05) pays one ocr job (0.03) on one sender, the other then answers 402; a restarted sender keeps the balance", async () => {
+test('credits are shared: the poor key (0.05) pays one ocr job (0.03) on one sender, the other then answers 402; a restarted sender keeps the balance', async () => {
   const ocr = { model: 'ocr/ocr_async/google', input: { file: 'x' } };
   const balance = async (baseUrl: string) => {
     const res = await fetch(`${baseUrl}/v3/manage/keys/${KEY_IDS.poor}/`, { headers: bearer(TOKENS.management) });

@@ -54,7 +54,14 @@ export function accountsFixture(): AccountsConfig {
           keys: [
             key({ id: KEY_IDS.inference, token: TOKENS.inference, name: 'backend', token_type: 'api_token' }),
             key({ id: KEY_IDS.poor, token: TOKENS.poor, name: 'poor', balance: 0.05 }),
-            key({ id: KEY_IDS.uncapped, token: TOKENS.uncapped, name: 'uncapped', active_balance: false, balance: null, member: 'bob@acme.test' }),
+            key({
+              id: KEY_IDS.uncapped,
+              token: TOKENS.uncapped,
+              name: 'uncapped',
+              active_balance: false,
+              balance: null,
+              member: 'bob@acme.test',
+            }),
             key({ id: KEY_IDS.revoked, token: TOKENS.revoked, name: 'old', revoked: true, revoked_at: '2025-06-01T12:00:00Z' }),
             key({ id: KEY_IDS.expired, token: TOKENS.expired, name: 'expired', expire_time: '2020-01-01T00:00:00Z' }),
             key({ id: null, token: TOKENS.legacy, name: 'legacy' }),
@@ -118,7 +125,11 @@ export function jsonHeaders(token: string): Record<string, string> {
 }
 
 /** POSTs a job and returns the status and parsed answer. */
-export async function submitJob(baseUrl: string, token: string, body: unknown): Promise<{ status: number; json: Record<string, unknown>; text: string }> {
+export async function submitJob(
+  baseUrl: string,
+  token: string,
+  body: unknown,
+): Promise<{ status: number; json: Record<string, unknown>; text: string }> {
   const res = await fetch(`${baseUrl}/v3/universal-ai/async`, {
     method: 'POST',
     headers: jsonHeaders(token),
@@ -136,7 +147,12 @@ export async function submitJob(baseUrl: string, token: string, body: unknown): 
 const HANG_GUARD_MS = 45_000;
 
 /** Polls until the job is final (or the hang guard runs out) and returns the answer's text. */
-export async function pollUntilFinal(baseUrl: string, token: string, jobId: string, timeoutMs = HANG_GUARD_MS): Promise<{ json: Record<string, unknown>; text: string }> {
+export async function pollUntilFinal(
+  baseUrl: string,
+  token: string,
+  jobId: string,
+  timeoutMs = HANG_GUARD_MS,
+): Promise<{ json: Record<string, unknown>; text: string }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await fetch(`${baseUrl}/v3/universal-ai/async/${jobId}`, { headers: bearer(token) });
@@ -174,7 +190,10 @@ export interface TestReceiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(publicKeyPem: string, answerWith: (index: number) => number | undefined = () => undefined): Promise<TestReceiver> {
+export async function startReceiver(
+  publicKeyPem: string,
+  answerWith: (index: number) => number | undefined = () => undefined,
+): Promise<TestReceiver> {
   // No dedupe memory across redeliveries would hide them: the raw requests are recorded anyway.
   const receiver = createReceiver({ publicKeys: publicKeyPem, onEvent: () => {} });
   const requests: ReceivedRequest[] = [];
@@ -219,7 +238,10 @@ export interface RawAnswer {
 export async function rawRequest(baseUrl: string, head: string, body = ''): Promise<RawAnswer> {
   const { hostname, port } = new URL(baseUrl);
   const payload = Buffer.concat([
-    Buffer.from(`${head}\r\nHost: ${hostname}\r\nConnection: close\r\n${body === '' ? '' : `Content-Length: ${Buffer.byteLength(body)}\r\n`}\r\n`, 'latin1'),
+    Buffer.from(
+      `${head}\r\nHost: ${hostname}\r\nConnection: close\r\n${body === '' ? '' : `Content-Length: ${Buffer.byteLength(body)}\r\n`}\r\n`,
+      'latin1',
+    ),
     Buffer.from(body, 'utf8'),
   ]);
   const text = await new Promise<string>((resolve, reject) => {

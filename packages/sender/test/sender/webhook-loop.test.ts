@@ -38,7 +38,10 @@ function requestsFor(jobId: string) {
 
 async function deliveries(jobId: string, token: string = T) {
   const res = await fetch(`${baseUrl}/v3/universal-ai/async/${jobId}/deliveries`, { headers: bearer(token) });
-  return { status: res.status, json: (await res.json()) as { job_id: string; delivery: string; round: number; attempts: Record<string, unknown>[] } };
+  return {
+    status: res.status,
+    json: (await res.json()) as { job_id: string; delivery: string; round: number; attempts: Record<string, unknown>[] },
+  };
 }
 
 async function redeliver(jobId: string, token: string = T) {
@@ -59,7 +62,15 @@ describe('success path', () => {
     const [request] = requestsFor(jobId);
     expect(request!.status).toBe(200); // core's pipeline verified the signature and the payload shape
     const event = request!.event!;
-    expect(event).toMatchObject({ event: 'async_job_completed', job_id: jobId, status: 'success', feature: 'ocr', subfeature: 'ocr_async', provider: 'google', model: null });
+    expect(event).toMatchObject({
+      event: 'async_job_completed',
+      job_id: jobId,
+      status: 'success',
+      feature: 'ocr',
+      subfeature: 'ocr_async',
+      provider: 'google',
+      model: null,
+    });
     expect(request!.headers['x-service-webhook']).toBe('true');
     expect(request!.headers['x-service-hash-algorithm']).toBe('SHA256');
     expect(request!.headers['x-service-signature']).toMatch(/^[0-9a-f]+$/);
@@ -101,9 +112,32 @@ describe('success path', () => {
     expect(json.attempts).toHaveLength(1);
     const [attempt] = json.attempts;
     expect(Object.keys(attempt!).sort()).toEqual(
-      ['round', 'attempt', 'started_at', 'duration_ms', 'url', 'address', 'status_code', 'error', 'error_message', 'outcome', 'next_delay_ms', 'response_bytes', 'response_body'].sort(),
+      [
+        'round',
+        'attempt',
+        'started_at',
+        'duration_ms',
+        'url',
+        'address',
+        'status_code',
+        'error',
+        'error_message',
+        'outcome',
+        'next_delay_ms',
+        'response_bytes',
+        'response_body',
+      ].sort(),
     );
-    expect(attempt).toMatchObject({ round: 0, attempt: 1, url: receiver.url, address: '127.0.0.1', status_code: 200, error: null, outcome: 'delivered', next_delay_ms: null });
+    expect(attempt).toMatchObject({
+      round: 0,
+      attempt: 1,
+      url: receiver.url,
+      address: '127.0.0.1',
+      status_code: 200,
+      error: null,
+      outcome: 'delivered',
+      next_delay_ms: null,
+    });
     // The jobhook receiver's own answer is kept (2xx included), with its length.
     const body = { ok: true, job_id: jobId, duplicate: false };
     expect(attempt).toMatchObject({ response_body: body, response_bytes: JSON.stringify(body).length });
@@ -172,7 +206,11 @@ describe('fail path and simulate', () => {
   });
 
   test('simulate.output is the output verbatim (1.0 kept); speech to text has its own shape', async () => {
-    const verbatim = await submitJob(baseUrl, T, '{"model":"text/moderation/x","input":{"simulate":{"output":{"score":1.0,"labels":["ok"]}}}}');
+    const verbatim = await submitJob(
+      baseUrl,
+      T,
+      '{"model":"text/moderation/x","input":{"simulate":{"output":{"score":1.0,"labels":["ok"]}}}}',
+    );
     const done = await pollUntilFinal(baseUrl, T, verbatim.json.job_id as string);
     expect(done.text).toContain('"output":{"score":1.0,"labels":["ok"]}');
 
@@ -189,7 +227,11 @@ describe('fail path and simulate', () => {
   });
 
   test('simulate.delay_ms keeps the job processing; redeliver is 409 meanwhile', async () => {
-    const submitted = await submitJob(baseUrl, T, { model: 'ocr/ocr_async/google', input: { simulate: { delay_ms: 60_000 } }, webhook_receiver: receiver.url });
+    const submitted = await submitJob(baseUrl, T, {
+      model: 'ocr/ocr_async/google',
+      input: { simulate: { delay_ms: 60_000 } },
+      webhook_receiver: receiver.url,
+    });
     const jobId = submitted.json.job_id as string;
     const poll = await fetch(`${baseUrl}/v3/universal-ai/async/${jobId}`, { headers: bearer(T) });
     expect(await poll.json()).toMatchObject({ status: 'processing', finished_at: null, webhook: { delivery: 'pending' } });
@@ -222,7 +264,9 @@ describe('retries', () => {
         return ((await res.json()) as { delivery: string }).delivery === 'delivered';
       }, 'delivered');
       const res = await fetch(`${url2}/v3/universal-ai/async/${jobId}/deliveries`, { headers: bearer(T) });
-      const { attempts } = (await res.json()) as { attempts: { attempt: number; outcome: string; status_code: number; next_delay_ms: number | null }[] };
+      const { attempts } = (await res.json()) as {
+        attempts: { attempt: number; outcome: string; status_code: number; next_delay_ms: number | null }[];
+      };
       expect(attempts.map((a) => [a.attempt, a.outcome, a.status_code])).toEqual([
         [1, 'retry', 503],
         [2, 'retry', 503],
@@ -252,7 +296,9 @@ describe('retries', () => {
       // No retry scheduled, as the delivery log says (rather than sleeping past every retry delay
       // and hoping a retry would have come by then): one attempt, rejected, no next delay.
       const log = await fetch(`${url3}/v3/universal-ai/async/${jobId}/deliveries`, { headers: bearer(T) });
-      const { attempts } = (await log.json()) as { attempts: { attempt: number; outcome: string; status_code: number; next_delay_ms: number | null }[] };
+      const { attempts } = (await log.json()) as {
+        attempts: { attempt: number; outcome: string; status_code: number; next_delay_ms: number | null }[];
+      };
       expect(attempts.map((a) => [a.attempt, a.outcome, a.status_code, a.next_delay_ms])).toEqual([[1, 'rejected', 410, null]]);
       expect(refusing.requests).toHaveLength(1);
     } finally {
