@@ -1,0 +1,52 @@
+// What the three example receivers share, so each server.mjs keeps only its framework's part and the
+// handler: configuration from the environment, the idempotency store, the job_results table, the
+// Prometheus metrics and a JSON log line.
+// Env: PORT (3000), JOBHOOK_PUBLIC_KEY (PEM path; ../keys/demo.public.pem), DATABASE_URL, REDIS_URL,
+// JOBHOOK_STORE (redis|memory, optional), HANDLER_DELAY_MS (0), WEBHOOK_PATH (/webhooks/jobs).
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { createMemoryStore } from '@jobhook/core';
+import { createReceiverMetrics } from '@jobhook/core/metrics';
+
+/** One JSON line on stdout: what the tests and the demo read. */
+export const log = (fields) => console.log(JSON.stringify({ level: 'info', time: new Date().toISOString(), ...fields }));
+
+/**
+ * Reads the environment and opens the store. PostgreSQL (DATABASE_URL): each job's job_results row
+ * and its done mark commit in one transaction, exactly once even across crashes. Redis (REDIS_URL):
+ * instances share claims. Otherwise: memory. JOBHOOK_STORE=redis|memory keeps the claims there while
+ * job_results stays in PostgreSQL (the crash test compares the two).
+ */
+export async function setUpReceiver() {
+  const pool = process.env.DATABASE_URL ? new pg.Pool({ connectionString: process.env.DATABASE_URL }) : undefined;
+  pool?.on('error', (err) => log({ level: 'error', msg: 'idle database connection failed', err: err.message }));
+  const storeKind = process.env.JOBHOOK_STORE ?? (pool ? 'postgres' : process.env.REDIS_URL ? 'redis' : 'memory');
+  const store =
+    storeKind === 'postgres'
+      ? (await import('@jobhook/postgres')).createPostgresStore({ pool })
+      : storeKind === 'redis'
+        ? (await import('@jobhook/core/redis')).createRedisStore({ redis: process.env.REDIS_URL })
+        : createMemoryStore();
+  await store.migrate?.();
+  await pool?.query(
+    'CREATE TABLE IF NOT EXISTS job_results (id bigserial PRIMARY KEY, job_id text NOT NULL, status text NOT NULL, handled_at timestamptz DEFAULT now())',
+  );
+  const publicKeyPath = process.env.JOBHOOK_PUBLIC_KEY ?? fileURLToPath(new URL('../keys/demo.public.pem', import.meta.url));
+  return {
+    port: Number(process.env.PORT ?? 3000),
+    webhookPath: process.env.WEBHOOK_PATH ?? '/webhooks/jobs',
+    publicKeys: readFileSync(publicKeyPath),
+    store,
+    /** job_results is written through the job's transaction (`ctx.db`) when there is one, else the pool. */
+    pool,
+    /** Crash tests widen the window between the insert and the commit with it. */
+    handlerDelayMs: Number(process.env.HANDLER_DELAY_MS ?? 0),
+    /** Prometheus metrics of every request (handled, duplicate, rejected, ...), answered at GET /metrics. */
+    metrics: createReceiverMetrics(),
+    async close() {
+      await store.close();
+      await pool?.end();
+    },
+  };
+}
