@@ -2,22 +2,18 @@
  * `jobhook send` (the BUILT binary, spawned) against a real receiver: core's `createReceiver` behind
  * node:http on a free port, with the demo key pair.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { createReceiver, type AsyncJobCompletedEvent, type Receiver } from '@jobhook/core';
 import { createTestKeyPair } from '@jobhook/core/testing';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/index.js';
+import { BIN, REPO, runJobhook as jobhook, serveReceiver, type ReceiverServer } from './helpers/jobhook-process.js';
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const BIN = resolve(HERE, '../dist/bin.js');
-const REPO = resolve(HERE, '../../..');
 const PRIVATE_KEY = join(REPO, 'examples/keys/demo.private.pem');
 const PUBLIC_KEY = join(REPO, 'examples/keys/demo.public.pem');
 
@@ -41,18 +37,6 @@ interface Summary {
   elapsed_ms: number;
 }
 
-function jobhook(args: readonly string[]): Promise<{ code: number | null; out: string; err: string }> {
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolvePromise({ code, out, err }));
-  });
-}
-
 /** Runs `jobhook …` in this process with plain streams. */
 async function inProcess(args: readonly string[]): Promise<{ code: number; out: string; err: string }> {
   const io = { stdin: new PassThrough(), stdout: new PassThrough(), stderr: new PassThrough() };
@@ -74,7 +58,7 @@ function parse(out: string): { lines: Line[]; summary: Summary } {
 }
 
 let tmp: string;
-let server: Server;
+let server: ReceiverServer;
 let receiver: Receiver;
 let url: string;
 const handled: AsyncJobCompletedEvent[] = [];
@@ -88,22 +72,12 @@ beforeAll(async () => {
       handled.push(event);
     },
   });
-  server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      void receiver.handle({ method: req.method ?? '', headers: req.headers, rawBody: Buffer.concat(chunks) }).then((answer) => {
-        res.writeHead(answer.status, answer.headers).end(answer.body);
-      });
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+  server = await serveReceiver(() => receiver);
+  url = server.url;
 });
 
 afterAll(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
+  await server.close();
   await receiver.close();
   rmSync(tmp, { recursive: true, force: true });
 });
