@@ -1,5 +1,5 @@
 import { JobhookError } from '@jobhook/core';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { AttemptRecord } from '@jobhook/delivery';
 import { checkJobId, quitRedis, redisCall, redisFromOption } from '@jobhook/delivery/internal';
 import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
@@ -8,10 +8,11 @@ import { matchesJobQuery, MAX_SCANNED_PER_PAGE, type JobPage } from './job-list.
 /** Options of {@link createRedisJobStore}. */
 export interface RedisJobStoreOptions {
   /**
-   * An ioredis client (stays yours: never closed by the store) or a `redis://` / `rediss://` URL
-   * (the store opens its own client, checks it answers, and closes it in `close()`).
+   * An ioredis client (stays yours: never closed by the store), a Redis Cluster client included, or
+   * a `redis://` / `rediss://` URL (the store opens its own client, checks it answers, and closes it
+   * in `close()`).
    */
-  redis: string | Redis;
+  redis: string | Redis | Cluster;
   /** Prefix of every key; must not contain `{` or `}`. Default `'jobhook:sender:'`. */
   prefix?: string;
   /** How long a job record lives after `create`, in ms. Default 7 days. */
@@ -57,7 +58,9 @@ interface CasClient {
 /**
  * The job store on Redis: one JSON string per job at `${prefix}job:{jobId}` and the delivery log as
  * a list at `${prefix}attempts:{jobId}` (the braces make the job id the Redis Cluster hash tag, so a
- * job's keys share a slot). Jobs expire `jobTtlMs` after creation, logs `attemptsTtlMs` after the
+ * job's keys share a slot). No command or transaction spans keys of two slots (the record and its
+ * organization's index are written one after the other, a list reads jobs with one GET each), so
+ * the key layout and commands work on Redis Cluster as on a single node. Jobs expire `jobTtlMs` after creation, logs `attemptsTtlMs` after the
  * last attempt. Each organization's jobs are indexed in a sorted set at `${prefix}org-jobs:{orgId}`
  * scored by creation time (the list reads it newest first); entries leave it with their jobs: those
  * older than `jobTtlMs` at each creation, any whose job a list finds gone at once, and the whole set
@@ -115,10 +118,14 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
       const index = orgKey(job.organizationId);
       const sequence = await call('create', () => client.incr(sequenceKey));
       const nowMs = Date.now();
+      // The record first, then the index, each on its own: a MULTI over both keys would fail with
+      // CROSSSLOT on Redis Cluster (they hash to different slots). A list run between the two
+      // writes just does not show the job yet; if the index write fails, create fails (the
+      // submission is refused) and the record expires unlisted.
+      await call('create', () => client.set(jobKey(job.jobId), JSON.stringify(job), 'PX', jobTtlMs));
       const replies = await call('create', () =>
         client
           .multi()
-          .set(jobKey(job.jobId), JSON.stringify(job), 'PX', jobTtlMs)
           // NX: a record written again keeps its place in the list.
           .zadd(index, 'NX', nowMs * SCORE_SLOTS + (sequence % SCORE_SLOTS), job.jobId)
           .zremrangebyscore(index, '-inf', `(${(nowMs - jobTtlMs) * SCORE_SLOTS}`)
@@ -194,7 +201,10 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
           nextCursor = null;
           break;
         }
-        const texts = await call('listJobs', () => client.mget(ids.map(jobKey)));
+        // One GET per job, sent together (ioredis writes them back to back on the connection, one
+        // round trip): MGET over many jobs' keys would fail with CROSSSLOT on Redis Cluster, and so
+        // would an explicit pipeline, which ioredis sends to a single Cluster node.
+        const texts = await call('listJobs', () => Promise.all(ids.map((id) => client.get(jobKey(id)))));
         let read = 0;
         for (; read < ids.length && jobs.length < query.limit; read++) {
           const text = texts[read];

@@ -1,9 +1,10 @@
 // One JobStore contract, run against the memory store and the Redis store (with a URL, and with an
-// ioredis client passed in) on a real redis-server started for this file.
+// ioredis client passed in) on a real redis-server started for this file, and on a real 3-node
+// Redis Cluster (a command spanning two slots would fail there with CROSSSLOT).
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
+import { startRedisCluster, startRedisServer, type RedisCluster, type RedisServer } from '../../../core/test/helpers/redis-server.js';
 import type { JobStore } from '../../src/jobs/job-record.js';
 import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
 import { createRedisJobStore } from '../../src/jobs/redis-job-store.js';
@@ -11,12 +12,22 @@ import { buildAttempt, buildJob, EXACT_INPUT_JSON, EXACT_PARAMS_JSON, failResult
 
 let server: RedisServer;
 let sharedClient: Redis;
+let cluster: RedisCluster;
+let clusterClient: Cluster;
 beforeAll(async () => {
   server = await startRedisServer();
   sharedClient = new Redis(server.url);
+  cluster = await startRedisCluster(3);
+  clusterClient = new Cluster([...cluster.nodes]);
+  await new Promise<void>((resolve, reject) => {
+    clusterClient.once('ready', resolve);
+    clusterClient.once('error', reject);
+  });
 });
 afterAll(async () => {
   sharedClient?.disconnect();
+  clusterClient?.disconnect();
+  await cluster?.dispose();
   await server?.dispose();
 });
 
@@ -25,6 +36,10 @@ const kinds: { name: string; make: () => Promise<JobStore> }[] = [
   { name: 'memory', make: async () => createMemoryJobStore() },
   { name: 'redis (URL)', make: () => createRedisJobStore({ redis: server.url, prefix: prefix() }) },
   { name: 'redis (client passed in)', make: () => createRedisJobStore({ redis: sharedClient, prefix: prefix() }) },
+  {
+    name: 'redis cluster (3 masters, a Cluster client passed in)',
+    make: () => createRedisJobStore({ redis: clusterClient, prefix: prefix() }),
+  },
 ];
 
 describe.each(kinds)('JobStore conformance: $name', ({ make }) => {
@@ -189,5 +204,26 @@ describe.each(kinds)('JobStore conformance: $name', ({ make }) => {
     await store.setDelivery(jobId, 'delivered', 3);
     expect(await store.get(jobId)).toBeUndefined();
     expect(await store.listAttempts(jobId)).toEqual([]);
+  });
+
+  it("lists an organization's jobs newest first, page by page, and no other organization's", async () => {
+    store = await make();
+    const organizationId = `org-${randomUUID()}`;
+    const created: string[] = [];
+    for (let i = 0; i < 7; i++) {
+      const job = buildJob({ organizationId });
+      await store.create(job);
+      created.push(job.jobId);
+    }
+    await store.create(buildJob({ organizationId: `org-${randomUUID()}` }));
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await store.listJobs(organizationId, { limit: 3, ...(cursor === undefined ? {} : { cursor }) });
+      seen.push(...page.jobs.map((j) => j.jobId));
+      if (page.nextCursor === null) break;
+      cursor = page.nextCursor;
+    }
+    expect(seen).toEqual([...created].reverse());
   });
 });
