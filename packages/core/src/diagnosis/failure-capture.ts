@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdirSync, readdirSync } from 'node:fs';
+import { readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { JobhookError } from '../errors.js';
 import type { Logger } from '../receiver/logger.js';
 import type { RequestHeaders } from '../receiver/request-headers.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
 import { listHeaders } from './header-list.js';
-import type { RefusalCauseFields } from './refusal-cause.js';
+import { REFUSAL_CAUSES, type RefusalCause, type RefusalCauseFields } from './refusal-cause.js';
 
 /**
  * `captureFailures` of `createReceiver`: write requests refused for a signature or body cause to
@@ -16,7 +17,11 @@ import type { RefusalCauseFields } from './refusal-cause.js';
 export interface CaptureFailuresOptions {
   /** Directory of the capture files (created `0700` when missing; files are `0600`). */
   dir: string;
-  /** At most this many capture files in `dir`; later failures are not written (the oldest are kept). Default 100. */
+  /**
+   * At most this many capture files in `dir`, and at most `ceil(max / 7)` of any one refusal cause
+   * (so a flood of one cause leaves room for the others); later failures are not written (the
+   * oldest are kept). Default 100 (15 per cause).
+   */
   max?: number;
   /** Bodies longer than this are left out of a capture (`body_omitted` gives their length). Default 256 KiB. */
   maxBodyBytes?: number;
@@ -80,11 +85,41 @@ const MAX_HEADER_VALUE_CHARS = 8192;
 const capValue = (value: string): string =>
   value.length > MAX_HEADER_VALUE_CHARS ? `${value.slice(0, MAX_HEADER_VALUE_CHARS)}[…]` : value;
 
+/** The causes a capture file can have, each with a share of `max` (a file named otherwise counts toward `max` only). */
+const CAPTURE_CAUSES: readonly RefusalCause[] = REFUSAL_CAUSES;
+/** `failure-<cause>-<time>-<id>.json`: the cause in the name, so counting the directory counts each share. */
+const CAUSE_IN_NAME = new RegExp(`^failure-(${CAPTURE_CAUSES.join('|')})-`);
+
+/** How many capture files each cause may hold: `max` split evenly, rounded up (so every cause gets one). @internal */
+export function captureShare(max: number): number {
+  return Math.ceil(max / CAPTURE_CAUSES.length);
+}
+
+/** The capture files in `dir` per cause (`''`: files of no known cause), from a listing. */
+function countByCause(files: readonly string[]): Map<string, Set<string>> {
+  const byCause = new Map<string, Set<string>>();
+  for (const file of files) {
+    if (!CAPTURE_FILE.test(file)) continue;
+    const cause = CAUSE_IN_NAME.exec(file)?.[1] ?? '';
+    let names = byCause.get(cause);
+    if (names === undefined) byCause.set(cause, (names = new Set()));
+    names.add(file);
+  }
+  return byCause;
+}
+
 /**
- * Makes the capture writer of one receiver: fire and forget (the answer never waits for the disk),
- * bounded in count (`max` files in `dir`, counted at the first capture and again at most once a
- * minute while full) and size (`maxBodyBytes` of body per file), secret headers redacted, each file
- * written to a temporary name and renamed.
+ * Makes the capture writer of one receiver. Every decision is synchronous, so a refused request
+ * never waits on the disk and nothing queues:
+ * - bounded in count: at most `max` files in `dir`, and at most {@link captureShare} of them per
+ *   cause, so a flood of one cause (a scanner sending no signature) cannot starve the others. The
+ *   directory is counted once here (synchronously: at construction, before any request), and again
+ *   at most once a minute when a capture is refused for room (files may have been deleted); a
+ *   capture arriving while that count runs is dropped and counted. Writes still in flight are kept
+ *   as reservations across a count, so the cap never overshoots;
+ * - bounded in size: `maxBodyBytes` of body per file (a longer body is not held, only its length);
+ * - secret headers redacted; each file written to a temporary name and renamed.
+ * @throws JobhookError `ERR_OPTION_INVALID` when `dir` cannot be created or read.
  * @internal
  */
 export function createFailureCapture(
@@ -93,25 +128,72 @@ export function createFailureCapture(
   log: Logger,
 ): (request: FailedRequest, refusal: { status: number; code: string; cause: RefusalCauseFields }) => void {
   const { dir, max, maxBodyBytes } = options;
+  const share = captureShare(max);
   const own = new Set([names.signature, names.hashAlgorithm, names.webhook].map((n) => n.toLowerCase()));
   const known = ['content-type', 'content-length', 'user-agent', ...own];
-  let count = 0;
-  let scannedAt = 0;
-  let scan: Promise<void> | undefined;
+  /** Final names of the writes started and not yet settled: reservations a count of the directory cannot see yet. */
+  const pending = new Map<string, string>();
+  let onDisk: Map<string, Set<string>>;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    onDisk = countByCause(readdirSync(dir));
+  } catch (err) {
+    throw new JobhookError('ERR_OPTION_INVALID', `createReceiver: captureFailures.dir ${dir} cannot be created or read`, { cause: err });
+  }
+  let scannedAt = performance.now();
+  let scanning = false;
+  /** Writes that finished while a count ran: its listing may predate their rename. */
+  let finishedDuringScan: Array<[string, string]> = [];
+  let dropped = 0;
   let fullWarned = false;
   let lastErrorAt = -Infinity;
 
-  const countFiles = (): Promise<void> => {
-    scan ??= mkdir(dir, { recursive: true, mode: 0o700 })
-      .then(() => readdir(dir))
+  /** Files of `cause` on disk or being written (a write whose rename the listing already saw counts once). */
+  const countOf = (cause: string): number => {
+    let n = onDisk.get(cause)?.size ?? 0;
+    for (const [name, c] of pending) if (c === cause && !onDisk.get(c)?.has(name)) n++;
+    return n;
+  };
+  const total = (): number => {
+    let n = pending.size;
+    for (const [cause, files] of onDisk) for (const name of files) if (pending.get(name) !== cause) n++;
+    return n;
+  };
+
+  const addOnDisk = (name: string, cause: string): void => {
+    let files = onDisk.get(cause);
+    if (files === undefined) onDisk.set(cause, (files = new Set()));
+    files.add(name);
+  };
+
+  const rescan = (): void => {
+    scanning = true;
+    readdir(dir)
       .then((files) => {
-        count = files.filter((f) => CAPTURE_FILE.test(f)).length;
+        onDisk = countByCause(files);
+        for (const [name, cause] of finishedDuringScan) addOnDisk(name, cause);
       })
+      .catch(reportError)
       .finally(() => {
-        scannedAt = Date.now();
-        scan = undefined;
+        scannedAt = performance.now();
+        scanning = false;
+        finishedDuringScan = [];
+        if (dropped > 0) {
+          log.warn(
+            { dir, dropped },
+            `jobhook: captureFailures: ${dropped} refused requests were not captured (no room) since the last count`,
+          );
+          dropped = 0;
+        }
       });
-    return scan;
+  };
+
+  const reportError = (err: unknown): void => {
+    // A full disk or a missing permission must not cost one log line per refused request.
+    const now = performance.now();
+    if (now - lastErrorAt < RESCAN_MS) return;
+    lastErrorAt = now;
+    log.error({ err, dir }, 'jobhook: captureFailures could not write a capture file (one line per minute)');
   };
 
   const redact = (name: string, value: string | string[]): string | string[] => {
@@ -121,20 +203,28 @@ export function createFailureCapture(
     return Array.isArray(value) ? value.map(() => REDACTED) : REDACTED;
   };
 
-  async function write(request: FailedRequest, refusal: { status: number; code: string; cause: RefusalCauseFields }): Promise<void> {
-    if (scannedAt === 0 || (count >= max && Date.now() - scannedAt >= RESCAN_MS)) await countFiles();
-    if (count >= max) {
-      if (!fullWarned) {
-        fullWarned = true;
-        log.warn(
-          { dir, max },
-          `jobhook: captureFailures: ${dir} holds ${max} captures; later failures are not written until some are deleted`,
-        );
-      }
-      return;
+  /** True when a capture of `cause` fits now; otherwise drops it, warns once per full spell, and recounts at most once a minute. */
+  const hasRoom = (cause: string): boolean => {
+    if (!scanning && countOf(cause) < share && total() < max) {
+      fullWarned = false;
+      return true;
     }
-    fullWarned = false;
-    count++; // reserved before the first await, so concurrent captures never pass max
+    dropped++;
+    if (scanning) return false;
+    if (!fullWarned) {
+      fullWarned = true;
+      log.warn(
+        { dir, max, perCause: share, cause },
+        `jobhook: captureFailures: ${dir} holds its ${max} captures or the ${share} of cause ${cause}; later failures are not written until some are deleted`,
+      );
+    }
+    if (performance.now() - scannedAt >= RESCAN_MS) rescan();
+    return false;
+  };
+
+  return (request, refusal) => {
+    const cause = refusal.cause.cause;
+    if (!hasRoom(cause)) return;
     const capturedAt = new Date();
     const body =
       request.body === undefined ? undefined : typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
@@ -147,27 +237,24 @@ export function createFailureCapture(
       captured_at: capturedAt.toISOString(),
       status: refusal.status,
       code: refusal.code,
-      cause: refusal.cause.cause,
+      cause,
     };
-    const name = `failure-${capturedAt.toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`;
+    const name = `failure-${cause}-${capturedAt.toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`;
     const temp = join(dir, `.${name}.tmp`);
-    try {
-      await writeFile(temp, `${JSON.stringify(record)}\n`, { mode: 0o600, flag: 'wx' });
-      await rename(temp, join(dir, name));
-    } catch (err) {
-      count--;
-      await rm(temp, { force: true }).catch(() => {});
-      throw err;
-    }
-  }
-
-  return (request, refusal) => {
-    write(request, refusal).catch((err: unknown) => {
-      // A full disk or a missing permission must not cost one log line per refused request.
-      const now = Date.now();
-      if (now - lastErrorAt < RESCAN_MS) return;
-      lastErrorAt = now;
-      log.error({ err, dir }, 'jobhook: captureFailures could not write a capture file (one line per minute)');
-    });
+    // Reserved before the first await, so concurrent captures never pass the caps.
+    pending.set(name, cause);
+    writeFile(temp, `${JSON.stringify(record)}\n`, { mode: 0o600, flag: 'wx' })
+      .then(() => rename(temp, join(dir, name)))
+      .then(
+        () => {
+          addOnDisk(name, cause);
+          if (scanning) finishedDuringScan.push([name, cause]);
+        },
+        async (err: unknown) => {
+          await rm(temp, { force: true }).catch(() => {});
+          reportError(err);
+        },
+      )
+      .finally(() => pending.delete(name));
   };
 }

@@ -19,6 +19,17 @@ export type RefusalCause =
   | 'body-malformed'
   | 'body-mismatch';
 
+/** Every {@link RefusalCause}, in the order the receiver decides them. @internal */
+export const REFUSAL_CAUSES: readonly RefusalCause[] = Object.freeze([
+  'hash-algorithm',
+  'signature-missing',
+  'signature-elsewhere',
+  'signature-malformed',
+  'unknown-key',
+  'body-malformed',
+  'body-mismatch',
+]);
+
 /** The log fields of a refusal's cause: `cause` and what names it (`header`, `shape`, `keyIdsTried`, `keyId`). @internal */
 export interface RefusalCauseFields {
   cause: RefusalCause;

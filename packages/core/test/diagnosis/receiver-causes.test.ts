@@ -1,13 +1,14 @@
 /**
  * The receiver's side of the diagnosis: each refusal's log line carries the cheap cause (header
  * causes, unknown-key with the key ids tried, body-malformed, body-mismatch with the key that
- * signed), and captureFailures writes refused requests as request files, bounded (the oldest kept),
+ * signed), and captureFailures writes refused requests as request files, bounded (the oldest kept, a
+ * share of max per cause, writes in flight counted across recounts),
  * redacted and whole, that diagnoseDelivery reads back to the same cause.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createFetchHandler, createJsonLogger, createReceiver, diagnoseDelivery, type Logger } from '../../src/index.js';
 import { breakDelivery, buildTestEvent, createTestKeyPair, type BreakCause } from '../../src/testing/index.js';
 
@@ -21,6 +22,13 @@ function tempDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'jobhook-captures-'));
   dirs.push(dir);
   return dir;
+}
+
+/** The finished capture files in `dir` once no write is in flight (temporary files are dot files ending .tmp). */
+async function settledCaptures(dir: string, count: number): Promise<string[]> {
+  await expect.poll(() => readdirSync(dir).filter((f) => f.endsWith('.tmp')).length).toBe(0);
+  await expect.poll(() => readdirSync(dir).length).toBe(count);
+  return readdirSync(dir).sort();
 }
 
 function logLines(): { logger: Logger; lines: Array<Record<string, unknown>> } {
@@ -79,8 +87,7 @@ describe('captureFailures', () => {
     const receiver = receiverWith(logLines().logger, { captureFailures: { dir } });
     const causes: BreakCause[] = ['signature-elsewhere', 'unknown-key', 'body-reserialized', 'body-transcoded', 'body-malformed'];
     for (const cause of causes) await receiver.handle(brokenRequest(cause));
-    await expect.poll(() => readdirSync(dir).filter((f) => f.endsWith('.json')).length).toBe(causes.length);
-    const files = readdirSync(dir).sort();
+    const files = await settledCaptures(dir, causes.length);
     expect(files.every((f) => /^failure-.+\.json$/.test(f))).toBe(true); // no temporary file left
     const diagnosed = files.map((f) => {
       expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
@@ -116,7 +123,7 @@ describe('captureFailures', () => {
     ];
     for (const cause of order) await receiver.handle(brokenRequest(cause));
     await expect.poll(() => lines.some((l) => String(l['msg']).includes('captureFailures'))).toBe(true);
-    const kept = readdirSync(dir).map((f) => (JSON.parse(readFileSync(join(dir, f), 'utf8')) as { cause: string }).cause);
+    const kept = (await settledCaptures(dir, 3)).map((f) => (JSON.parse(readFileSync(join(dir, f), 'utf8')) as { cause: string }).cause);
     expect(kept.sort()).toEqual(['body-malformed', 'hash-algorithm', 'signature-missing']);
     expect(lines.filter((l) => String(l['msg']).includes('captureFailures'))).toHaveLength(1);
   });
@@ -127,8 +134,7 @@ describe('captureFailures', () => {
     const receiver = receiverWith(logLines().logger, { captureFailures: { dir, max: 2, maxBodyBytes: 10 } });
     await receiver.handle(brokenRequest('body-modified'));
     await receiver.handle(brokenRequest('body-modified'));
-    await expect.poll(() => readdirSync(dir).length).toBe(2);
-    const [mine] = readdirSync(dir).filter((f) => f !== 'failure-earlier.json');
+    const [mine] = (await settledCaptures(dir, 2)).filter((f) => f !== 'failure-earlier.json');
     const record = JSON.parse(readFileSync(join(dir, mine!), 'utf8')) as Record<string, unknown>;
     expect(record).toMatchObject({
       body_b64: '',
@@ -145,8 +151,8 @@ describe('captureFailures', () => {
     const broken = breakDelivery(buildTestEvent(), 'signature-elsewhere', { privateKey: keys.privateKey });
     const res = await handler(new Request('http://localhost/hooks', { method: 'POST', headers: broken.headers, body: broken.body }));
     expect(res.status).toBe(401);
-    await expect.poll(() => readdirSync(dir).length).toBe(1);
-    const record = JSON.parse(readFileSync(join(dir, readdirSync(dir)[0]!), 'utf8')) as {
+    const [file] = await settledCaptures(dir, 1);
+    const record = JSON.parse(readFileSync(join(dir, file!), 'utf8')) as {
       headers: Record<string, string>;
       body_b64: string;
     };
@@ -158,6 +164,64 @@ describe('captureFailures', () => {
     });
     const d = diagnoseDelivery({ headers: record.headers, body: Buffer.alloc(0) }, { publicKeys: keys.publicKeyPem });
     expect(d).toMatchObject({ cause: 'signature-elsewhere', detail: { header: 'x-signature' } });
+  });
+
+  it('gives each cause a share of max: a flood of one cause leaves room for the others', async () => {
+    const dir = tempDir();
+    const receiver = receiverWith(logLines().logger, { captureFailures: { dir, max: 14 } }); // 2 per cause
+    await Promise.all(Array.from({ length: 30 }, () => receiver.handle(brokenRequest('signature-missing'))));
+    await receiver.handle(brokenRequest('body-modified'));
+    await receiver.handle(brokenRequest('unknown-key'));
+    const causes = (): string[] =>
+      readdirSync(dir)
+        .map((f) => (JSON.parse(readFileSync(join(dir, f), 'utf8')) as { cause: string }).cause)
+        .sort();
+    await settledCaptures(dir, 4);
+    expect(causes()).toEqual(['body-mismatch', 'signature-missing', 'signature-missing', 'unknown-key']);
+    expect(readdirSync(dir).every((f) => /^failure-(signature-missing|body-mismatch|unknown-key)-.+\.json$/.test(f))).toBe(true);
+  });
+
+  describe('recounts', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+
+    it('counts the directory again a minute after it was full, dropping (and counting) what arrives meanwhile', async () => {
+      vi.useFakeTimers({ toFake: ['performance'] });
+      const dir = tempDir();
+      const { logger, lines } = logLines();
+      const receiver = receiverWith(logger, { captureFailures: { dir, max: 7 } }); // 1 per cause
+      await receiver.handle(brokenRequest('signature-missing'));
+      await settledCaptures(dir, 1);
+      for (const f of readdirSync(dir)) rmSync(join(dir, f));
+      await receiver.handle(brokenRequest('signature-missing')); // still counted full: not written
+      vi.advanceTimersByTime(60_000);
+      await receiver.handle(brokenRequest('signature-missing')); // starts the recount, dropped
+      await expect.poll(() => lines.some((l) => l['dropped'] === 2)).toBe(true);
+      await receiver.handle(brokenRequest('signature-missing'));
+      await settledCaptures(dir, 1);
+      expect(lines.filter((l) => String(l['msg']).includes('not written until some are deleted'))).toHaveLength(1);
+    });
+
+    it('a recount while writes are in flight never lets the files pass the share', async () => {
+      vi.useFakeTimers({ toFake: ['performance'] });
+      const dir = tempDir();
+      const receiver = receiverWith(logLines().logger, { captureFailures: { dir, max: 14 } }); // 2 per cause
+      for (let round = 0; round < 20; round++) {
+        vi.advanceTimersByTime(60_000); // every refusal for room may start a recount
+        await Promise.all(Array.from({ length: 5 }, () => receiver.handle(brokenRequest('signature-missing'))));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await settledCaptures(dir, 2);
+    });
+  });
+
+  it('refuses a dir it cannot create at construction', () => {
+    const file = join(tempDir(), 'a-file');
+    writeFileSync(file, '');
+    expect(() => receiverWith(logLines().logger, { captureFailures: { dir: join(file, 'captures') } })).toThrow(
+      expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringContaining('captureFailures.dir') }),
+    );
   });
 
   it('refuses bad options at construction', () => {
