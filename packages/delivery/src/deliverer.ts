@@ -8,8 +8,8 @@ import { refusalReason } from './receiver-refusal.js';
 import { createSignedPayloadCache, type SignedWebhook } from './signed-payload-cache.js';
 import type { ResolvedAddress } from './ssrf-guard.js';
 
-/** Makes webhook delivery attempts; the queue schedules them. */
-export interface Deliverer {
+/** Makes webhook delivery attempts; the queue schedules them. `J` is the job record of the service's store. */
+export interface Deliverer<J extends DeliverySubject = DeliverySubject> {
   /**
    * Makes attempt `task.attempt` of round `task.round`: loads the job, SSRF-resolves its
    * `webhook_receiver` again, takes the signed payload (profile `python`; canonicalized and signed
@@ -25,6 +25,14 @@ export interface Deliverer {
    * is a network error (`ENOTFOUND`, `EAI_AGAIN`), retried.
    */
   attempt(task: DeliveryTask): Promise<AttemptRecord>;
+  /**
+   * The webhook of final job `job` exactly as the attempts send it: the body and every header
+   * (signature, `User-Agent`), from the same signed-payload cache (signed now, and kept, when not
+   * there). For showing a job's webhook (the sender's `GET …/webhook`): one signing path, so what is
+   * shown is what was sent. Call it only once the job's payload is final (its attempts start then).
+   * @throws JobhookError when the payload cannot be built or signed.
+   */
+  webhook(job: J): Promise<SignedWebhook>;
 }
 
 /**
@@ -45,7 +53,7 @@ export interface Deliverer {
  * ```
  * @throws JobhookError `ERR_OPTION_INVALID` (or `ERR_KEY_INVALID` for the key) on a wrong option.
  */
-export function createDeliverer<J extends DeliverySubject>(options: DelivererOptions<J>): Deliverer {
+export function createDeliverer<J extends DeliverySubject>(options: DelivererOptions<J>): Deliverer<J> {
   const o = resolveDelivererOptions(options);
   const { jobs, policy, guard, now, logger = silentLogger } = o;
   const signed = createSignedPayloadCache({ maxEntries: o.signedCacheEntries, maxBytes: o.signedCacheBytes });
@@ -64,6 +72,7 @@ export function createDeliverer<J extends DeliverySubject>(options: DelivererOpt
   };
 
   return {
+    webhook: (job) => signed.get(job.jobId, () => signJob(job)),
     async attempt(task) {
       const startedMs = now();
       const job = await jobs.get(task.jobId);

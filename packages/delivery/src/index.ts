@@ -14,6 +14,7 @@ export {
 export type { DeliveryLog, DeliveryState, DeliverySubject } from './delivery-log.js';
 export type { AttemptOutcome, AttemptRecord, DeliveryTask } from './delivery-types.js';
 export type { JobhookAnswer } from './jobhook-answer.js';
+export type { SignedWebhook } from './signed-payload-cache.js';
 export { createSsrfGuard, type HostResolver, type ResolvedAddress, type SsrfGuard, type SsrfGuardOptions } from './ssrf-guard.js';
 export { refusalReason, type ReceiverRefusalReason } from './receiver-refusal.js';
 export { createRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from './retry-policy.js';

@@ -1,13 +1,12 @@
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import { JobhookError, loadPrivateKey, signPayloadAsync } from '@jobhook/core';
+import { JobhookError, loadPrivateKey } from '@jobhook/core';
 import {
   createBullmqWorkQueue,
   createDeliverer,
   createMemoryWorkQueue,
   createRetryPolicy,
   createSsrfGuard,
-  DEFAULT_USER_AGENT,
   type SsrfGuard,
   type WorkQueue,
 } from '@jobhook/delivery';
@@ -185,17 +184,8 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
         now: o.now,
         jobDelayMs: o.jobDelayMs,
         maxCanonicalBytes: o.maxCanonicalBytes,
-        // Signed as the deliverer signs (same key, options and headers): RSA PKCS#1 v1.5 is
-        // deterministic, so these are the bytes its attempts sent.
-        signWebhook: async (job) => {
-          const signed = await signPayloadAsync(Buffer.from(buildWebhookPayload(job), 'utf8'), privateKey, {
-            profile: 'python',
-            bodyStyle: o.bodyStyle,
-            headerNames,
-            maxCanonicalBytes: o.maxCanonicalBytes,
-          });
-          return { body: signed.body, headers: { ...signed.headers, 'User-Agent': o.userAgent ?? DEFAULT_USER_AGENT } };
-        },
+        // The deliverer's own signing and signed-payload cache: what is shown is what its attempts sent.
+        signWebhook: (job) => deliverer.webhook(job),
         logger: o.logger,
       },
       o.http,

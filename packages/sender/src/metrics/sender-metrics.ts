@@ -1,4 +1,4 @@
-import type { AttemptRecord, Deliverer } from '@jobhook/delivery';
+import type { AttemptRecord, Deliverer, DeliverySubject } from '@jobhook/delivery';
 import { Counter, Histogram, Registry } from 'prom-client';
 
 /**
@@ -70,8 +70,12 @@ export function createSenderMetrics(): SenderMetrics {
  * from outside, the delivery logic knows nothing of them. A throwing observer is ignored.
  * @internal
  */
-export function observeDeliverer(deliverer: Deliverer, observe: (record: AttemptRecord) => void): Deliverer {
+export function observeDeliverer<J extends DeliverySubject>(
+  deliverer: Deliverer<J>,
+  observe: (record: AttemptRecord) => void,
+): Deliverer<J> {
   return {
+    webhook: (job) => deliverer.webhook(job),
     async attempt(task) {
       const record = await deliverer.attempt(task);
       try {

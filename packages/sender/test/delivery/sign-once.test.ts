@@ -91,6 +91,21 @@ describe('deliverer: one signature per job', () => {
     ).toMatchObject({ profile: 'python' });
   });
 
+  it('webhook(job) shows the bytes and headers the attempts sent, from the same cache (not signed again)', async () => {
+    const jobs = createMemoryJobStore();
+    const { sign, calls } = countingSigner();
+    const d = deliverer(jobs, { sign, userAgent: 'shown-as-sent/1' });
+    const job = await seedJob(jobs, { webhookReceiver: receiver.url('/shown'), userParametersJson: '{"ratio":1.0}' });
+    await d.attempt({ jobId: job.jobId, round: 0, attempt: 1 });
+    const shown = await d.webhook((await jobs.get(job.jobId))!);
+
+    expect(calls).toEqual([job.jobId]);
+    const [sent] = bodiesOf(job.jobId);
+    expect(shown.body.equals(sent!.body)).toBe(true);
+    for (const [name, value] of Object.entries(shown.headers)) expect(sent!.headers[name.toLowerCase()]).toBe(value);
+    expect(shown.headers['User-Agent']).toBe('shown-as-sent/1');
+  });
+
   it('two jobs: one signature each; concurrent attempts of one job share one signature', async () => {
     const jobs = createMemoryJobStore();
     const { sign, calls } = countingSigner();
