@@ -197,7 +197,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   async function claimAndRun(event: AsyncJobCompletedEvent, context: Omit<HandlerContext<unknown>, 'signal'>): Promise<TransactionEnd> {
     const claim = await store.claim(context.jobId, { leaseMs: resolved.leaseMs });
     if (claim.state === 'done') return { kind: 'duplicate' };
-    if (claim.state === 'in-flight') return { kind: 'in-flight' };
+    if (claim.state === 'in-flight') return { kind: 'in-flight', retryAfterMs: claim.retryAfterMs };
     return runClaimedJob({
       event,
       token: claim.token,
@@ -294,7 +294,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     if (end.kind === 'in-flight') {
       stats.inFlight++;
       const error = new JobhookError('ERR_JOB_IN_FLIGHT', `job ${jobId} is being handled right now; retry later`);
-      return errorAnswer(started, 'in-flight', error, known, retryAfter);
+      // The store knows when the holder's lease runs out: no point telling the sender to wait longer.
+      const seconds = Math.max(1, Math.min(retryAfterSeconds, Math.ceil(end.retryAfterMs / 1000)));
+      return errorAnswer(started, 'in-flight', error, known, { 'retry-after': String(seconds) });
     }
     if (end.kind === 'done') {
       stats.handled++;

@@ -102,7 +102,10 @@ export interface ReceiverOptions<Db = undefined> {
   maxCanonicalBytes?: number;
   /** After this the sender is answered 503 (so it retries) while the handler goes on. Default 25,000 (under the sender's 30 s). */
   handlerTimeoutMs?: number;
-  /** `Retry-After` seconds on 503 answers. Default 30 (the spec's longest backoff). */
+  /**
+   * `Retry-After` seconds on 503 answers. Default 30 (the spec's longest backoff). An in-flight answer
+   * gives fewer when the store says the holder's lease runs out sooner (`retryAfterMs`, rounded up).
+   */
   retryAfterSeconds?: number;
   /** Header names. Default the spec's `X-Service-Signature`, `X-Service-Hash-Algorithm`, `X-Service-Webhook`. */
   headerNames?: Partial<WebhookHeaderNames>;

@@ -1,3 +1,4 @@
+import { JobhookError } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import type { TransactionalStore } from '../store/idempotency-store.js';
 import { timeoutReason, withLazySignal } from './handler-signal.js';
@@ -5,7 +6,7 @@ import type { HandlerContext } from './receiver-options.js';
 import type { HandlerEnd } from './run-claimed-job.js';
 
 /** How a job run in the store's transaction ended, for the answer. @internal */
-export type TransactionEnd = HandlerEnd | { kind: 'duplicate' } | { kind: 'in-flight' };
+export type TransactionEnd = HandlerEnd | { kind: 'duplicate' } | { kind: 'in-flight'; retryAfterMs: number };
 
 /** What running a job in a store transaction needs. @internal */
 export interface TransactionJob {
@@ -28,14 +29,16 @@ export interface TransactionJob {
 export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
   const { event, store } = job;
   let stopSignal: ((reason: Error) => void) | undefined;
-  // The timeout may pass while the store still waits for a connection: a handler that starts after
-  // it gets an already aborted signal.
+  // Set when the store enters the work: a timeout before it is the store's, not the handler's.
+  let entered = false;
   let timeoutError: Error | undefined;
   const ended = store
     .runInTransaction(job.context.jobId, { doneTtlMs: job.doneTtlMs }, async (db) => {
+      // The sender was already told the store failed: the transaction rolls back, nothing runs.
+      if (timeoutError !== undefined) throw timeoutError;
+      entered = true;
       const { context, stop } = withLazySignal({ ...job.context, db });
       stopSignal = stop;
-      if (timeoutError !== undefined) stop(timeoutError);
       await job.run(event, context);
     })
     .then((result): TransactionEnd => {
@@ -45,15 +48,20 @@ export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
         case 'done':
           return { kind: 'duplicate' };
         case 'in-flight':
-          return { kind: 'in-flight' };
+          return { kind: 'in-flight', retryAfterMs: result.retryAfterMs };
         case 'rolled-back':
           return { kind: 'failed', error: result.error };
       }
     });
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<TransactionEnd>((resolve) => {
+  const timedOut = new Promise<TransactionEnd>((resolve, reject) => {
     timer = setTimeout(() => {
       timeoutError = timeoutReason(job.handlerTimeoutMs);
+      if (!entered) {
+        const message = `the idempotency store did not start job ${job.context.jobId} in ${job.handlerTimeoutMs} ms`;
+        reject(new JobhookError('ERR_STORE_UNAVAILABLE', message, { cause: timeoutError }));
+        return;
+      }
       stopSignal?.(timeoutError);
       resolve({ kind: 'timeout' });
     }, job.handlerTimeoutMs).unref();

@@ -6,7 +6,14 @@
  * buffered per transaction and applied only on commit.
  */
 import { describe, expect, it } from 'vitest';
-import { createReceiver, JobhookError, type ClaimResult, type TransactionalStore, type TransactionResult } from '../../src/index.js';
+import {
+  createReceiver,
+  JobhookError,
+  silentLogger,
+  type ClaimResult,
+  type TransactionalStore,
+  type TransactionResult,
+} from '../../src/index.js';
 import { buildSignedRequest, createTestKeyPair } from '../../src/testing/index.js';
 
 const keys = createTestKeyPair();
@@ -90,7 +97,7 @@ describe('a transactional store', () => {
     expect(rows).toEqual([`${retried.event!.job_id}:2`]);
   });
 
-  it('a concurrent delivery of the job is answered 503 at once (never a second run, never a wait)', async () => {
+  it('a concurrent delivery of the job is answered 503 at once, Retry-After from the store retryAfterMs (never a second run, never a wait)', async () => {
     const { store, rows } = createTxStore();
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -109,7 +116,7 @@ describe('a transactional store', () => {
     const first = receiver.handle(request);
     await inHandler;
     const concurrent = await receiver.handle(request);
-    expect([concurrent.status, concurrent.outcome.code, concurrent.headers['retry-after']]).toEqual([503, 'ERR_JOB_IN_FLIGHT', '30']);
+    expect([concurrent.status, concurrent.outcome.code, concurrent.headers['retry-after']]).toEqual([503, 'ERR_JOB_IN_FLIGHT', '1']);
     release();
     expect((await first).status).toBe(200);
     expect(rows).toHaveLength(1);
@@ -123,29 +130,56 @@ describe('a transactional store', () => {
     expect(rows).toEqual([]);
   });
 
-  it('a handler the store starts after handlerTimeoutMs gets an already aborted ctx.signal', async () => {
-    const { store } = createTxStore();
+  it('a store that has not started the handler by handlerTimeoutMs: 503 ERR_STORE_UNAVAILABLE, and the handler never runs', async () => {
+    const { store, rows, done } = createTxStore();
     let openTransaction!: () => void;
     const connectionFree = new Promise<void>((resolve) => (openTransaction = resolve));
+    let late!: Promise<TransactionResult>;
     const waiting: TransactionalStore<Tx> = {
       ...store,
-      runInTransaction: async (jobId, options, work) => {
-        await connectionFree; // the pool has no free connection yet
-        return store.runInTransaction(jobId, options, work);
+      runInTransaction: (jobId, options, work) => {
+        // The pool has no free connection yet.
+        late = connectionFree.then(() => store.runInTransaction(jobId, options, work));
+        return late;
       },
     };
-    let signalSeen!: (aborted: boolean) => void;
-    const handlerSaw = new Promise<boolean>((resolve) => (signalSeen = resolve));
+    let runs = 0;
     const receiver = createReceiver({
       publicKeys: keys.publicKeyPem,
       store: waiting,
+      logger: silentLogger,
       handlerTimeoutMs: 20,
-      onEvent: (_event, ctx) => signalSeen(ctx.signal.aborted),
+      onEvent: (event, ctx) => {
+        runs++;
+        ctx.db.insert(event.job_id);
+      },
+    });
+    const res = await receiver.handle(buildSignedRequest());
+    expect([res.status, res.outcome.kind, res.outcome.code, res.headers['retry-after']]).toEqual([
+      503,
+      'store-unavailable',
+      'ERR_STORE_UNAVAILABLE',
+      '30',
+    ]);
+    openTransaction();
+    // The connection arrives after the answer: the work refuses to start, the transaction rolls back.
+    expect((await late).state).toBe('rolled-back');
+    expect([runs, rows, [...done]]).toEqual([0, [], []]);
+  });
+
+  it('a handler still running at handlerTimeoutMs: 503 ERR_HANDLER_TIMEOUT (the store did start it)', async () => {
+    const { store } = createTxStore();
+    let finish!: () => void;
+    const receiver = createReceiver({
+      publicKeys: keys.publicKeyPem,
+      store,
+      logger: silentLogger,
+      handlerTimeoutMs: 20,
+      onEvent: () => new Promise<void>((resolve) => (finish = resolve)),
     });
     const res = await receiver.handle(buildSignedRequest());
     expect([res.status, res.outcome.code]).toEqual([503, 'ERR_HANDLER_TIMEOUT']);
-    openTransaction();
-    expect(await handlerSaw).toBe(true);
+    finish();
   });
 
   it('with other stores ctx.db is undefined', async () => {
