@@ -9,7 +9,7 @@ import { verifyBody } from '../signature/verifier.js';
 import { CAUSE_FIX, type DIAGNOSIS_CAUSES, type DiagnosisCause } from './causes.js';
 import { reserializationSigns } from './reserialized.js';
 import { listHeaders } from './header-list.js';
-import { checkSignatureHeaders } from './signature-header.js';
+import { checkSignatureHeaders } from '../signature/classify-signature-header.js';
 import { undoCharacterChanges } from './transcoding.js';
 
 /** One delivery to diagnose, as it reached you (or as `captureFailures` wrote it). */

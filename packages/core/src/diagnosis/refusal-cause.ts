@@ -2,7 +2,7 @@ import type { JobhookError } from '../errors.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { RequestHeaders } from '../receiver/request-headers.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
-import { checkSignatureHeaders } from './signature-header.js';
+import { checkSignatureHeaders, type HeaderCause } from '../signature/classify-signature-header.js';
 
 /**
  * The causes a receiver can tell while refusing a request within its verify-path bounds: the header
@@ -38,16 +38,14 @@ export interface RefusalCauseFields {
 
 const HEADER_CODES: ReadonlySet<string> = new Set(['ERR_HASH_ALGORITHM_UNSUPPORTED', 'ERR_SIGNATURE_MISSING', 'ERR_SIGNATURE_MALFORMED']);
 const BODY_CODES: ReadonlySet<string> = new Set(['ERR_BODY_MALFORMED', 'ERR_BODY_NOT_OBJECT', 'ERR_BODY_TOO_DEEP']);
-const BY_CODE: Readonly<Record<string, RefusalCause>> = {
-  ERR_HASH_ALGORITHM_UNSUPPORTED: 'hash-algorithm',
-  ERR_SIGNATURE_MISSING: 'signature-missing',
-  ERR_SIGNATURE_MALFORMED: 'signature-malformed',
-};
 
 /**
  * The cheap cause of a refusal, from the error the verify path threw and the request's headers
  * (string work on headers Node already bounds; no RSA, nothing of the body), or undefined when the
  * refusal is not a signature or body failure (method, content type, size, payload shape, replay).
+ * A header refusal carries its cause from the one classifier (`detail.cause` of `readSignatureHeader`'s
+ * error); the log line then says the code and the cause, which differ only for `unknown-key`
+ * (`ERR_SIGNATURE_MALFORMED`: a signature of another key size, refused without RSA).
  * @internal
  */
 export function refusalCause(
@@ -57,14 +55,25 @@ export function refusalCause(
   keyRing: KeyRing,
 ): RefusalCauseFields | undefined {
   if (HEADER_CODES.has(error.code)) {
-    const found = checkSignatureHeaders(headers, names, keyRing);
-    if (found.ok) return { cause: BY_CODE[error.code]! };
-    const { header, shape, keyIdsTried } = found.detail as { header?: string; shape?: string; keyIdsTried?: string[] };
+    let detail = error.detail as { cause?: HeaderCause } | undefined;
+    if (detail?.cause === undefined) {
+      const found = checkSignatureHeaders(headers, names, keyRing);
+      if (found.ok) return undefined;
+      detail = { ...found.detail, cause: found.cause };
+    }
+    const { cause, header, shape, keyIdsTried, signatureBits } = detail as {
+      cause: HeaderCause;
+      header?: string;
+      shape?: string;
+      keyIdsTried?: string[];
+      signatureBits?: number;
+    };
     return {
-      cause: found.cause,
+      cause,
       ...(header === undefined ? {} : { header }),
       ...(shape === undefined ? {} : { shape }),
       ...(keyIdsTried === undefined ? {} : { keyIdsTried }),
+      ...(signatureBits === undefined ? {} : { signatureBits }),
     };
   }
   if (error.code === 'ERR_SIGNATURE_INVALID') {

@@ -1,14 +1,33 @@
 import type { KeyRing } from '../keys/key-ring.js';
 import { firstHeader, readHeader, type RequestHeaders } from '../receiver/request-headers.js';
-import { HASH_ALGORITHM, type WebhookHeaderNames } from '../signature/headers.js';
-import { listHeaders } from './header-list.js';
+import { listHeaders } from '../diagnosis/header-list.js';
+import type { ErrorCode } from '../errors.js';
+import { HASH_ALGORITHM, type WebhookHeaderNames } from './headers.js';
+
+/** The refusal causes the headers alone can tell. @internal */
+export type HeaderCause = 'hash-algorithm' | 'signature-missing' | 'signature-elsewhere' | 'signature-malformed' | 'unknown-key';
+
+/**
+ * The error code the receiver and `constructEvent` refuse each header cause with (all 401). They
+ * differ in one place, on purpose: `unknown-key` here is a well-formed hex signature of a size no
+ * configured key makes (a key of another size signed it); the receiver refuses it as
+ * `ERR_SIGNATURE_MALFORMED` without an RSA operation, and its log line says both (`code`, `cause`).
+ * @internal
+ */
+export const HEADER_CAUSE_CODE: Readonly<Record<HeaderCause, ErrorCode>> = Object.freeze({
+  'hash-algorithm': 'ERR_HASH_ALGORITHM_UNSUPPORTED',
+  'signature-missing': 'ERR_SIGNATURE_MISSING',
+  'signature-elsewhere': 'ERR_SIGNATURE_MISSING',
+  'signature-malformed': 'ERR_SIGNATURE_MALFORMED',
+  'unknown-key': 'ERR_SIGNATURE_MALFORMED',
+});
 
 /** What the headers alone tell: the decoded signature, or a header cause. @internal */
 export type HeaderFinding =
   | { readonly ok: true; readonly signature: Buffer }
   | {
       readonly ok: false;
-      readonly cause: 'hash-algorithm' | 'signature-missing' | 'signature-elsewhere' | 'signature-malformed' | 'unknown-key';
+      readonly cause: HeaderCause;
       readonly message: string;
       readonly detail: Readonly<Record<string, unknown>>;
       /** The signature as hex, when the value is one in another place or dress (renamed header, prefix, base64, ...). */
@@ -18,7 +37,6 @@ export type HeaderFinding =
 /** How a present but unusable signature header value is wrong. */
 export type SignatureShape =
   | 'repeated'
-  | 'empty'
   | 'prefixed'
   | 'quoted'
   | 'base64'
@@ -42,11 +60,14 @@ const SEPARATORS = /[\s:,.-]+/g;
 const bytesOf = (bits: number): number => (bits + 7) >> 3;
 
 /**
- * The header checks of the diagnosis, in the receiver's order (cheap: string work on the headers,
- * no RSA): the hash-algorithm header, then the signature header's presence (and, when absent,
- * another header holding a value shaped like a signature), then its shape against the ring's key
- * sizes. A well-formed signature of a size no configured key makes is `unknown-key` (a key of
- * another size signed it), not malformed.
+ * The one classifier of the signature headers, for the receiver, `constructEvent` and the diagnosis
+ * alike (the receiver maps a finding to its error code, {@link HEADER_CAUSE_CODE}; the diagnosis
+ * reports the cause). Bounded work: string work on the headers, no RSA, nothing of the body. In
+ * the receiver's order: the hash-algorithm header, when sent, names SHA256 (either case); the
+ * signature header is there and not blank (when it is not, another header holding a value shaped
+ * like a signature is `signature-elsewhere`); sent once; hex (either case, surrounding whitespace
+ * ignored) as long as a signature of one of the ring's keys, so a truncated or padded one costs no
+ * RSA operation. A well-formed signature of an RSA size no configured key has is `unknown-key`.
  * @internal
  */
 export function checkSignatureHeaders(
@@ -65,7 +86,9 @@ export function checkSignatureHeaders(
   }
   const keyBytes = new Set(keyRing.keys.map((k) => bytesOf(k.bits)));
   const raw = readHeader(headers, names.signature);
-  if (raw === undefined || (Array.isArray(raw) && raw.length === 0)) {
+  const values: readonly string[] = raw === undefined ? [] : typeof raw === 'string' ? [raw] : raw;
+  const blank = values.length === 0 || (values.length === 1 && values[0]!.trim() === '');
+  if (blank) {
     const elsewhere = findSignatureElsewhere(headers, names, keyBytes);
     if (elsewhere !== undefined) {
       return {
@@ -76,17 +99,18 @@ export function checkSignatureHeaders(
         recovered: elsewhere.hex,
       };
     }
+    const what = values.length === 0 ? `the request has no ${names.signature} header` : `${names.signature} is empty`;
     return {
       ok: false,
       cause: 'signature-missing',
-      message: `the request has no ${names.signature} header, and no other header holds a signature`,
+      message: `${what}, and no other header holds a signature`,
       detail: { expected: names.signature },
     };
   }
-  if (Array.isArray(raw) && raw.length > 1) {
-    return malformed('repeated', `${names.signature} was sent ${raw.length} times; a delivery carries one signature`, names);
+  if (values.length > 1) {
+    return malformed('repeated', `${names.signature} was sent ${values.length} times; a delivery carries one signature`, names);
   }
-  const text = (typeof raw === 'string' ? raw : (raw[0] ?? '')).trim();
+  const text = values[0]!.trim();
   return classifyValue(text, keyBytes, keyRing, names);
 }
 
@@ -97,7 +121,6 @@ function classifyValue(
   names: Pick<WebhookHeaderNames, 'signature'>,
 ): HeaderFinding {
   const expected = [...keyBytes].map((b) => b * 2).join(' or ');
-  if (text === '') return malformed('empty', `${names.signature} is empty`, names);
   if (text.length > MAX_VALUE_CHARS) {
     return malformed(
       'too-long',

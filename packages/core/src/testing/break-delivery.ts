@@ -18,7 +18,7 @@ export type BreakCause = Exclude<DiagnosisCause, 'verified'>;
  * a JSON body parser, mojibake, ...).
  */
 export const BREAK_VARIANTS: Readonly<Record<BreakCause, readonly string[]>> = Object.freeze({
-  'signature-missing': ['removed', 'removed-with-hash-header', 'only-content-type-left'],
+  'signature-missing': ['removed', 'removed-with-hash-header', 'only-content-type-left', 'empty'],
   'signature-elsewhere': [
     'x-signature',
     'x-hub-signature-256',
@@ -27,7 +27,7 @@ export const BREAK_VARIANTS: Readonly<Record<BreakCause, readonly string[]>> = O
     'x-original-signature',
     'x-signature-base64',
   ],
-  'signature-malformed': ['sha256-prefix', 'base64', 'truncated', 'odd-length', 'colons', 'spaces', 'digest', 'empty', 'quoted', 'not-hex'],
+  'signature-malformed': ['sha256-prefix', 'base64', 'truncated', 'odd-length', 'colons', 'spaces', 'digest', 'quoted', 'not-hex'],
   'hash-algorithm': ['SHA1', 'SHA512', 'MD5', 'SHA384', 'HMAC-SHA256'],
   'unknown-key': ['other-key', 'second-other-key', 'key-3072', 'random-bytes'],
   'body-malformed': ['truncated', 'html-error-page', 'empty', 'not-utf8', 'trailing-garbage', 'form-encoded', 'top-level-array'],
@@ -108,6 +108,7 @@ export function breakDelivery(event: object, cause: BreakCause, options: BreakOp
     case 'signature-missing': {
       const { body, headers } = sign(event);
       delete headers[names.signature];
+      if (variant === 'empty') return done(body, { ...headers, [names.signature]: '' });
       if (variant !== 'removed') delete headers[names.hashAlgorithm];
       if (variant === 'only-content-type-left') delete headers[names.webhook];
       return done(body, headers);
@@ -136,7 +137,6 @@ export function breakDelivery(event: object, cause: BreakCause, options: BreakOp
         colons: signature.match(/../g)!.join(':'),
         spaces: signature.match(/.{1,64}/g)!.join(' '),
         digest,
-        empty: '',
         quoted: `"${signature}"`,
         'not-hex': `${signature.slice(0, -2)}zz`,
       };

@@ -123,7 +123,6 @@ describe('what each diagnosis says', () => {
       colons: 'separators',
       spaces: 'separators',
       digest: 'digest',
-      empty: 'empty',
       quoted: 'quoted',
       'not-hex': 'not-hex',
     });
@@ -139,7 +138,6 @@ describe('what each diagnosis says', () => {
       colons: 'verified',
       spaces: 'verified',
       digest: undefined,
-      empty: undefined,
       quoted: 'verified',
       'not-hex': undefined,
     });

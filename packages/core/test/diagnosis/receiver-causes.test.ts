@@ -9,8 +9,17 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { createFetchHandler, createJsonLogger, createReceiver, diagnoseDelivery, type Logger } from '../../src/index.js';
-import { breakDelivery, buildTestEvent, createTestKeyPair, type BreakCause } from '../../src/testing/index.js';
+import {
+  constructEvent,
+  createFetchHandler,
+  createJsonLogger,
+  createReceiver,
+  diagnoseDelivery,
+  JobhookError,
+  type Logger,
+} from '../../src/index.js';
+import { HEADER_CAUSE_CODE } from '../../src/signature/classify-signature-header.js';
+import { BREAK_VARIANTS, breakDelivery, buildTestEvent, createTestKeyPair, type BreakCause } from '../../src/testing/index.js';
 
 const keys = createTestKeyPair();
 const dirs: string[] = [];
@@ -70,6 +79,40 @@ describe('refusal log lines carry the cheap cause', () => {
     expect(lines[0]).toMatchObject({ level: 40, kind: 'rejected', ...fields });
     // The answer to the sender says nothing of the cause.
     expect(res.body).not.toMatch(/cause|keyId/);
+  });
+
+  // One classifier of the signature headers: the receiver, constructEvent and the diagnosis never disagree.
+  const headerCases = (['hash-algorithm', 'signature-missing', 'signature-elsewhere', 'signature-malformed'] as const).flatMap((cause) =>
+    BREAK_VARIANTS[cause].map((variant, n) => [cause, variant, n] as const),
+  );
+  it.each(headerCases)('header cause %s/%s: one cause and one code everywhere', async (cause, _variant, n) => {
+    const request = brokenRequest(cause, n);
+    const { logger, lines } = logLines();
+    const res = await receiverWith(logger).handle(request);
+    const diagnosed = diagnoseDelivery({ headers: request.headers, body: request.rawBody }, { publicKeys: keys.publicKeyPem });
+    expect(diagnosed.cause).toBe(cause);
+    const code = HEADER_CAUSE_CODE[cause];
+    expect(res.status).toBe(401);
+    expect(lines[0]).toMatchObject({ code, cause });
+    let thrown: unknown;
+    try {
+      constructEvent(request.rawBody, request.headers, keys.publicKeyPem);
+    } catch (err) {
+      thrown = err;
+    }
+    expect(thrown).toBeInstanceOf(JobhookError);
+    expect((thrown as JobhookError).code).toBe(code);
+  });
+
+  it('a blank signature header is signature-missing (ERR_SIGNATURE_MISSING) for the receiver and the diagnosis', async () => {
+    const request = brokenRequest('signature-missing', BREAK_VARIANTS['signature-missing'].indexOf('empty'));
+    const { logger, lines } = logLines();
+    await receiverWith(logger).handle({ ...request, headers: { ...request.headers, 'x-service-signature': '  ' } });
+    expect(lines[0]).toMatchObject({ code: 'ERR_SIGNATURE_MISSING', cause: 'signature-missing' });
+    expect(diagnoseDelivery({ headers: request.headers, body: request.rawBody }, { publicKeys: keys.publicKeyPem })).toMatchObject({
+      cause: 'signature-missing',
+      message: expect.stringContaining('X-Service-Signature is empty'),
+    });
   });
 
   it('refusals that are not signature or body failures carry no cause', async () => {
