@@ -1,5 +1,6 @@
 import { JobhookError } from '../errors.js';
 import type { JsonObject, JsonValue } from '../canonical/to-value.js';
+import { parseIsoInstant } from './iso-instant.js';
 
 /** Fields every `async_job_completed` event carries (spec §6.2). */
 interface EventBase {
@@ -15,9 +16,9 @@ interface EventBase {
   provider: string;
   /** Provider-specific model, if any. */
   model: string | null;
-  /** Job creation instant, ISO 8601. */
+  /** Job creation instant, ISO 8601 (checked: an instant {@link validateEvent} can read). */
   created_at: string;
-  /** Job finish instant, ISO 8601. */
+  /** Job finish instant, ISO 8601 (checked as `created_at`; the replay window reads it). */
   finished_at: string;
   /** Echo of the submission's `user_webhook_parameters`; absent when it had none. */
   user_parameters?: JsonObject;
@@ -83,9 +84,21 @@ function requireString(p: JsonObject, field: string): void {
   if (typeof p[field] !== 'string') invalid(field, 'a string', p[field]);
 }
 
+/** An ISO 8601 instant, as the receiver's replay window reads it: the same event is valid or not whatever the options. */
+function requireInstant(p: JsonObject, field: string): void {
+  const value = p[field];
+  if (typeof value !== 'string') invalid(field, 'an ISO 8601 timestamp string', value);
+  if (parseIsoInstant(value) === undefined) {
+    throw new JobhookError('ERR_PAYLOAD_INVALID', `payload.${field} must be an ISO 8601 timestamp`, { detail: { path: field } });
+  }
+}
+
 /**
  * Checks a verified payload against the `async_job_completed` shape of spec §6.2 and returns it typed.
- * Checks what a handler relies on; fields the spec does not list are kept as they are.
+ * Checks what a handler relies on; fields the spec does not list are kept as they are. `created_at`
+ * and `finished_at` must be ISO 8601 instants (`YYYY-MM-DD`, `T` or a space, `hh:mm[:ss[.fraction]]`,
+ * an optional `Z` or `±hh[:mm]` offset; none means UTC), real dates: the replay window reads
+ * `finished_at`, and a value it could not read would make the same event valid or not by options.
  *
  * @throws JobhookError `ERR_PAYLOAD_INVALID` (400), its message and `detail.path` naming the field.
  */
@@ -93,7 +106,9 @@ export function validateEvent(payload: JsonObject): AsyncJobCompletedEvent {
   if (payload['event'] !== 'async_job_completed') invalid('event', '"async_job_completed"', payload['event']);
   const jobId = payload['job_id'];
   if (typeof jobId !== 'string' || !UUID.test(jobId)) invalid('job_id', 'a UUID string', jobId);
-  for (const field of ['feature', 'subfeature', 'provider', 'created_at', 'finished_at']) requireString(payload, field);
+  for (const field of ['feature', 'subfeature', 'provider']) requireString(payload, field);
+  requireInstant(payload, 'created_at');
+  requireInstant(payload, 'finished_at');
   const model = payload['model'];
   if (model !== null && typeof model !== 'string') invalid('model', 'a string or null', model);
   const status = payload['status'];

@@ -1,6 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createMemoryStore, createReceiver, silentLogger, type IdempotencyStore, type ReceiverOptions } from '../../src/index.js';
-import { parseIsoInstant } from '../../src/receiver/event-age.js';
+import {
+  constructEvent,
+  createMemoryStore,
+  createReceiver,
+  silentLogger,
+  validateEvent,
+  type IdempotencyStore,
+  type ReceiverOptions,
+} from '../../src/index.js';
+import { parseIsoInstant } from '../../src/events/iso-instant.js';
 import { buildSignedRequest, createTestKeyPair } from '../../src/testing/index.js';
 
 const keys = createTestKeyPair();
@@ -78,6 +86,30 @@ describe('replay window: maxEventAgeMs', () => {
       error: { code: 'ERR_PAYLOAD_INVALID', message: 'payload.finished_at must be an ISO 8601 timestamp' },
     });
     expect(handled).toEqual([]);
+  });
+
+  it('a timestamp that is no ISO 8601 instant is invalid whatever the window: validateEvent, constructEvent, the receiver with maxEventAgeMs: false', async () => {
+    for (const field of ['finished_at', 'created_at']) {
+      const request = buildSignedRequest({ [field]: '2026-02-30T00:00:00+00:00' }, { privateKey: keys.privateKey });
+      const { r, handled } = receiver({ maxEventAgeMs: false });
+      const res = await r.handle(request);
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.body)).toEqual({
+        error: { code: 'ERR_PAYLOAD_INVALID', message: `payload.${field} must be an ISO 8601 timestamp` },
+      });
+      expect(handled).toEqual([]);
+      expect(() => constructEvent(request.rawBody, request.headers, keys.publicKeyPem)).toThrow(
+        expect.objectContaining({ code: 'ERR_PAYLOAD_INVALID', detail: { path: field } }),
+      );
+      const event = JSON.parse(String(request.rawBody)) as Record<string, unknown>;
+      expect(() => validateEvent({ ...event, [field]: 1_700_000_000 })).toThrow(
+        expect.objectContaining({
+          code: 'ERR_PAYLOAD_INVALID',
+          message: `payload.${field} must be an ISO 8601 timestamp string, got a number`,
+        }),
+      );
+      expect(validateEvent({ ...event, [field]: '2026-11-23 12:00:00.123456' })).toMatchObject({ [field]: '2026-11-23 12:00:00.123456' });
+    }
   });
 
   it('maxEventAgeMs: false turns the check off', async () => {
