@@ -1,4 +1,5 @@
 import { silentLogger, type SignOptions } from '@jobhook/core';
+import { attemptErrorText } from './attempt-error-text.js';
 import { classifyAnswer, type AnswerClass } from './classify-answer.js';
 import { resolveDelivererOptions, type DelivererOptions } from './deliverer-options.js';
 import type { DeliverySubject } from './delivery-log.js';
@@ -22,7 +23,9 @@ export interface Deliverer<J extends DeliverySubject = DeliverySubject> {
    * `job.deliveryRound` (error `stale_round`), of a round no longer pending (`round_ended`), an
    * unknown job (`job_not_found`), a job without receiver (`no_receiver`). Recorded and final: SSRF refusal (`ssrf_refused`, nothing sent), a
    * payload that cannot be built or signed, or whose canonical form may exceed `maxCanonicalBytes` (`payload_invalid`). A host name that does not resolve
-   * is a network error (`ENOTFOUND`, `EAI_AGAIN`), retried.
+   * is a network error (`ENOTFOUND`, `EAI_AGAIN`), retried. A recorded attempt's `errorMessage` is
+   * the fixed text of its `error` ({@link attemptErrorText}); Node's own message goes to the logger
+   * only (warn, `detail`), as it may name internal addresses and host names.
    */
   attempt(task: DeliveryTask): Promise<AttemptRecord>;
   /**
@@ -99,7 +102,16 @@ export function createDeliverer<J extends DeliverySubject>(options: DelivererOpt
       const url = job.webhookReceiver;
       const deadlineMs = startedMs + o.attemptTimeoutMs;
 
-      const save = async (rec: AttemptRecord): Promise<AttemptRecord> => {
+      const save = async (full: AttemptRecord): Promise<AttemptRecord> => {
+        // The log gets Node's message (it may name internal addresses and host names); the record,
+        // which the submitter can read back, a fixed text per error code.
+        const rec: AttemptRecord = { ...full, errorMessage: attemptErrorText(full.error) };
+        if (full.error !== null && full.errorMessage !== null && full.errorMessage !== rec.errorMessage) {
+          logger.warn(
+            { jobId: job.jobId, round: rec.round, attempt: rec.attempt, error: rec.error, detail: full.errorMessage },
+            'webhook attempt error detail (service log only)',
+          );
+        }
         await jobs.appendAttempt(job.jobId, rec);
         // Only if the round is still pending: a late answer never overwrites a newer round or an ended one.
         if (rec.outcome !== 'retry') await jobs.endRound(job.jobId, task.round, rec.outcome);

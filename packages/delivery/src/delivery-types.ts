@@ -27,13 +27,20 @@ export interface AttemptRecord {
   /** From the start of the attempt to the answer's status line or the error. */
   durationMs: number;
   url: string;
-  /** The address connected to (checked by the SSRF guard), null when none was reached. */
+  /**
+   * The address connected to (checked by the SSRF guard), null when none was reached. Kept for the
+   * service; a view for the job's submitter should show it only when it is public (it may be an
+   * allow-listed internal address).
+   */
   address: string | null;
   /** HTTP status of the answer, null when there was none. */
   statusCode: number | null;
   /** Stable error code when there was no answer or the attempt was refused: `timeout`, `ECONNREFUSED`, `ssrf_refused`, ... */
   error: string | null;
-  /** Human-readable detail of `error`. */
+  /**
+   * The fixed text of `error` (`attemptErrorText`), one per code: never Node's message, which may
+   * name internal addresses or host names (the deliverer logs it instead).
+   */
   errorMessage: string | null;
   outcome: AttemptOutcome;
   /** Delay before the next attempt when `outcome` is `retry`, else null. */

@@ -3,6 +3,7 @@
  * SSRF guard, pinned POST, retry policy, work queues, deliveries log.
  * @packageDocumentation
  */
+export { attemptErrorText } from './attempt-error-text.js';
 export { createDeliverer, type Deliverer } from './deliverer.js';
 export {
   DEFAULT_MAX_CANONICAL_BYTES,

@@ -1,5 +1,6 @@
 import { stringifyJson } from '@jobhook/core';
-import type { AttemptRecord } from '@jobhook/delivery';
+import { attemptErrorText, type AttemptRecord } from '@jobhook/delivery';
+import ipaddr from 'ipaddr.js';
 import { jobMembers } from '../jobs/webhook-payload.js';
 import type { JobRecord } from '../jobs/job-record.js';
 
@@ -21,8 +22,12 @@ export function jobViewJson(job: JobRecord): string {
 }
 
 /**
- * One delivery attempt as `GET .../deliveries` lists it (snake_case). `response_body` is a jobhook
- * receiver's own answer or null: never another body (see `AttemptRecord.responseBody`).
+ * One delivery attempt as `GET .../deliveries` (and the dashboard) shows it to the job's submitter
+ * (snake_case). Nothing in it may map the service's internal network, since the receiver may be an
+ * allow-listed internal service: `response_body` is a jobhook receiver's own answer or null (see
+ * `AttemptRecord.responseBody`); `error_message` is the fixed text of `error` (also for records
+ * written when the log still held Node's message, which may name internal addresses); `address`
+ * only when it is a public (unicast) address, else null.
  */
 export function attemptView(a: AttemptRecord): Record<string, unknown> {
   return {
@@ -31,14 +36,20 @@ export function attemptView(a: AttemptRecord): Record<string, unknown> {
     started_at: a.startedAt,
     duration_ms: a.durationMs,
     url: a.url,
-    address: a.address,
+    address: publicAddress(a.address),
     status_code: a.statusCode,
     error: a.error,
-    error_message: a.errorMessage,
+    error_message: attemptErrorText(a.error),
     outcome: a.outcome,
     next_delay_ms: a.nextDelayMs,
     // Absent in records written before they existed: null, as for an attempt without an answer.
     response_bytes: a.responseBytes ?? null,
     response_body: a.responseBody ?? null,
   };
+}
+
+/** `address` when it is a public unicast address (ipaddr.js range `unicast`, IPv4-mapped IPv6 read as IPv4), else null. */
+function publicAddress(address: string | null): string | null {
+  if (address === null || !ipaddr.isValid(address)) return null;
+  return ipaddr.process(address).range() === 'unicast' ? address : null;
 }

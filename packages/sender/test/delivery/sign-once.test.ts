@@ -5,9 +5,16 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { signPayloadAsync, verifySignature } from '@jobhook/core';
+import { signPayloadAsync, silentLogger, verifySignature } from '@jobhook/core';
 import { createTestKeyPair } from '@jobhook/core/testing';
-import { createDeliverer, createRetryPolicy, createSsrfGuard, type DelivererOptions, type PayloadSigner } from '@jobhook/delivery';
+import {
+  attemptErrorText,
+  createDeliverer,
+  createRetryPolicy,
+  createSsrfGuard,
+  type DelivererOptions,
+  type PayloadSigner,
+} from '@jobhook/delivery';
 import { buildWebhookPayload } from '../../src/jobs/webhook-payload.js';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
 import type { JobRecord, JobStore } from '../../src/jobs/job-record.js';
@@ -173,12 +180,18 @@ describe('deliverer: one signature per job', () => {
 
   it('a payload whose canonical form may exceed maxCanonicalBytes: rejected (payload_invalid), nothing sent, round ended', async () => {
     const jobs = createMemoryJobStore();
-    const d = deliverer(jobs, { maxCanonicalBytes: 4096 });
+    const warnings: { detail?: unknown }[] = [];
+    const logger = { ...silentLogger, warn: (obj: object) => warnings.push(obj) };
+    const d = deliverer(jobs, { maxCanonicalBytes: 4096, logger });
     const nested = `{"p":${'['.repeat(100)}${']'.repeat(100)}}`; // 200 bytes, ~20 KB canonical
     const job = await seedJob(jobs, { webhookReceiver: receiver.url('/too-large'), userParametersJson: nested });
     const record = await d.attempt({ jobId: job.jobId, round: 0, attempt: 1 });
     expect(record).toMatchObject({ outcome: 'rejected', error: 'payload_invalid', statusCode: null });
-    expect(record.errorMessage).toMatch(/canonical form of this body may reach \d+ bytes; the limit is 4096/);
+    // The record a submitter reads back holds a fixed text; the service log has why.
+    expect(record.errorMessage).toBe(attemptErrorText('payload_invalid'));
+    expect(warnings.map((w) => w.detail)).toEqual([
+      expect.stringMatching(/canonical form of this body may reach \d+ bytes; the limit is 4096/),
+    ]);
     expect(bodiesOf(job.jobId)).toHaveLength(0);
     expect((await jobs.get(job.jobId))?.delivery).toBe('rejected');
   });
