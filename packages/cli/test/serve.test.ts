@@ -263,6 +263,21 @@ describe('jobhook serve', () => {
     }
   });
 
+  it('passes --keep-alive-timeout-ms, --connection-timeout-ms and --max-stored-job-bytes to the sender; unset, its defaults apply', async () => {
+    const tuned = await serve(['--keep-alive-timeout-ms', '2000', '--connection-timeout-ms', '5000', '--max-stored-job-bytes', '2097152']);
+    const plain = await serve([]);
+    try {
+      // Node announces the server's keep-alive timeout (in seconds) on every kept-alive answer.
+      const keepAlive = async (s: Serving) =>
+        (await fetch(`${/listening on (http:\/\/\S+)/.exec(s.banner)![1]!}/metrics`)).headers.get('keep-alive');
+      expect(await keepAlive(tuned)).toBe('timeout=2');
+      expect(await keepAlive(plain)).toBe('timeout=5');
+    } finally {
+      expect((await stop(tuned, 'SIGTERM')).code).toBe(0);
+      expect((await stop(plain, 'SIGTERM')).code).toBe(0);
+    }
+  });
+
   it('exits 2 naming the flag on a bad value', async () => {
     // The binary once, then the rest in-process through main(): the same code path, without a
     // process start per case.
@@ -285,6 +300,11 @@ describe('jobhook serve', () => {
       [['--redeliver-cooldown-ms', '-5'], '--redeliver-cooldown-ms'],
       [['--max-redeliveries', 'many'], '--max-redeliveries'],
       [['--retry-base-ms', '500', '--max-retry-delay-ms', '100'], '--max-retry-delay-ms'],
+      [['--max-stored-job-bytes', '1000'], '--max-stored-job-bytes must be an integer from 1048576'],
+      [['--max-stored-job-bytes', 'lots'], "--max-stored-job-bytes must be a whole number, got 'lots'"],
+      [['--keep-alive-timeout-ms', '0'], '--keep-alive-timeout-ms must be an integer from 1'],
+      [['--connection-timeout-ms', '50'], '--connection-timeout-ms must be an integer from 100'],
+      [['--request-timeout-ms', '1000', '--headers-timeout-ms', '2000'], '--headers-timeout-ms must be an integer from 100 to 1000'],
       [['--allow-receiver', '300.0.0.0/8'], '--allow-receiver'],
       [['--allow-receiver', '10.0.0.0/33'], '--allow-receiver'],
       [['--redis', 'http://localhost:6379'], '--redis'],

@@ -8,25 +8,39 @@ import type { Sender, SenderOptions } from '@jobhook/sender';
 import { defineCommand } from '../command.js';
 import { CliError, UsageError } from '../errors.js';
 import { readFileArg, write, type CliIo } from '../io.js';
+import type { Command } from '../command.js';
 import { BODY_STYLES, choiceFlag, integerFlag } from './flag-values.js';
 
+/** The sender's whole-number options and their flags: passed on only when given. */
+const NUMBER_FLAGS: ReadonlyArray<readonly [keyof SenderOptions, string]> = [
+  ['attemptTimeoutMs', '--attempt-timeout-ms'],
+  ['retryBaseMs', '--retry-base-ms'],
+  ['maxRetryDelayMs', '--max-retry-delay-ms'],
+  ['maxRetries', '--max-retries'],
+  ['jobDelayMs', '--job-delay-ms'],
+  ['queueLockMs', '--queue-lock-ms'],
+  ['maxCanonicalBytes', '--max-canonical-bytes'],
+  ['redeliverCooldownMs', '--redeliver-cooldown-ms'],
+  ['maxRedeliveries', '--max-redeliveries'],
+  ['maxStoredJobs', '--max-stored-jobs'],
+  ['maxStoredJobBytes', '--max-stored-job-bytes'],
+  ['storedJobTtlMs', '--stored-job-ttl-ms'],
+  ['requestTimeoutMs', '--request-timeout-ms'],
+  ['headersTimeoutMs', '--headers-timeout-ms'],
+  ['keepAliveTimeoutMs', '--keep-alive-timeout-ms'],
+  ['connectionTimeoutMs', '--connection-timeout-ms'],
+];
+
 /** Sender option names as their flags, so a refusal by `createSender` names what the user typed. */
-const FLAG_OF_OPTION: Readonly<Record<string, string>> = {
-  apiKeys: '--api-key',
-  receiverAllowlist: '--allow-receiver',
-  privateKey: '--private-key',
-  redisUrl: '--redis',
-  maxRetryDelayMs: '--max-retry-delay-ms',
-  retryBaseMs: '--retry-base-ms',
-  maxCanonicalBytes: '--max-canonical-bytes',
-  redeliverCooldownMs: '--redeliver-cooldown-ms',
-  maxRedeliveries: '--max-redeliveries',
-  maxStoredJobs: '--max-stored-jobs',
-  storedJobTtlMs: '--stored-job-ttl-ms',
-  requestTimeoutMs: '--request-timeout-ms',
-  headersTimeoutMs: '--headers-timeout-ms',
-  accounts: '--config',
-};
+const FLAG_OF_OPTION: ReadonlyMap<string, string> = new Map([
+  ...NUMBER_FLAGS,
+  ['bodyStyle', '--body-style'],
+  ['apiKeys', '--api-key'],
+  ['receiverAllowlist', '--allow-receiver'],
+  ['privateKey', '--private-key'],
+  ['redisUrl', '--redis'],
+  ['accounts', '--config'],
+]);
 
 /** `jobhook serve`: the reference service on a port, until SIGINT or SIGTERM. */
 export const serveCommand = defineCommand({
@@ -58,9 +72,15 @@ export const serveCommand = defineCommand({
     ['--redeliver-cooldown-ms MS', 'shortest time between two redelivers of one job, 429 meanwhile; 0 for none (default 10000)'],
     ['--max-redeliveries N', 'most redeliveries of one job, 409 after (default 20)'],
     ['--max-stored-jobs N', 'without --redis: most jobs kept in memory; full of unfinished ones, submissions get 503 (default 10000)'],
+    [
+      '--max-stored-job-bytes N',
+      'without --redis: most bytes of jobs and delivery logs kept in memory, at least 1048576 (default 268435456)',
+    ],
     ['--stored-job-ttl-ms MS', 'without --redis: a finished job is forgotten (404) this long after it finished (default 86400000)'],
     ['--request-timeout-ms MS', 'a request (headers and body) must arrive within this, else 408 (default 30000)'],
     ['--headers-timeout-ms MS', "a request's headers must arrive within this, at most --request-timeout-ms (default 10000)"],
+    ['--keep-alive-timeout-ms MS', 'an idle keep-alive connection is closed after this (default 5000)'],
+    ['--connection-timeout-ms MS', 'a connection without traffic either way for this long is closed (default 60000)'],
     ['--no-dashboard', 'serve no web page (by default /dashboard/ shows jobs, attempts, payloads and redeliver)'],
     ['--verbose', 'log jobs and delivery attempts to stderr, one JSON line each'],
   ],
@@ -96,9 +116,12 @@ export const serveCommand = defineCommand({
     'redeliver-cooldown-ms': { type: 'string' },
     'max-redeliveries': { type: 'string' },
     'max-stored-jobs': { type: 'string' },
+    'max-stored-job-bytes': { type: 'string' },
     'stored-job-ttl-ms': { type: 'string' },
     'request-timeout-ms': { type: 'string' },
     'headers-timeout-ms': { type: 'string' },
+    'keep-alive-timeout-ms': { type: 'string' },
+    'connection-timeout-ms': { type: 'string' },
     'no-dashboard': { type: 'boolean' },
     verbose: { type: 'boolean' },
   },
@@ -108,57 +131,21 @@ export const serveCommand = defineCommand({
     const port = integerFlag(cmd, '--port', values.port, { min: 0, max: 65535, fallback: 8080 });
     const host = values.host ?? '127.0.0.1';
     if (host.trim() === '') throw new UsageError('--host must not be empty', cmd);
+    // Only the flags given: createSender applies its own defaults and checks every range (one source
+    // of truth); its refusals come back naming the flag (startSender).
     const options: SenderOptions = {
-      bodyStyle: choiceFlag(cmd, '--body-style', values['body-style'], BODY_STYLES, 'python'),
-      attemptTimeoutMs: integerFlag(cmd, '--attempt-timeout-ms', values['attempt-timeout-ms'], { min: 1, max: 600_000, fallback: 30_000 }),
-      retryBaseMs: integerFlag(cmd, '--retry-base-ms', values['retry-base-ms'], { min: 1, max: 3_600_000, fallback: 1_000 }),
-      maxRetryDelayMs: integerFlag(cmd, '--max-retry-delay-ms', values['max-retry-delay-ms'], { min: 1, max: 3_600_000, fallback: 30_000 }),
-      maxRetries: integerFlag(cmd, '--max-retries', values['max-retries'], { min: 0, max: 100, fallback: 3 }),
-      jobDelayMs: integerFlag(cmd, '--job-delay-ms', values['job-delay-ms'], { min: 0, max: 600_000, fallback: 100 }),
-      queueLockMs: integerFlag(cmd, '--queue-lock-ms', values['queue-lock-ms'], { min: 100, max: 600_000, fallback: 30_000 }),
-      maxCanonicalBytes: integerFlag(cmd, '--max-canonical-bytes', values['max-canonical-bytes'], {
-        min: 1024,
-        max: Number.MAX_SAFE_INTEGER,
-        fallback: 16 * 1024 * 1024,
-      }),
-      redeliverCooldownMs: integerFlag(cmd, '--redeliver-cooldown-ms', values['redeliver-cooldown-ms'], {
-        min: 0,
-        max: 86_400_000,
-        fallback: 10_000,
-      }),
-      maxRedeliveries: integerFlag(cmd, '--max-redeliveries', values['max-redeliveries'], { min: 0, max: 1_000_000, fallback: 20 }),
-      maxStoredJobs: integerFlag(cmd, '--max-stored-jobs', values['max-stored-jobs'], { min: 1, max: 10_000_000, fallback: 10_000 }),
-      storedJobTtlMs: integerFlag(cmd, '--stored-job-ttl-ms', values['stored-job-ttl-ms'], {
-        min: 1,
-        max: 2_147_483_647,
-        fallback: 86_400_000,
-      }),
-      requestTimeoutMs: integerFlag(cmd, '--request-timeout-ms', values['request-timeout-ms'], {
-        min: 100,
-        max: 600_000,
-        fallback: 30_000,
-      }),
-      // Unset: the sender's default, capped at --request-timeout-ms (Node refuses more).
-      ...(values['headers-timeout-ms'] === undefined
+      ...(values['body-style'] === undefined
         ? {}
-        : {
-            headersTimeoutMs: integerFlag(cmd, '--headers-timeout-ms', values['headers-timeout-ms'], {
-              min: 100,
-              max: 600_000,
-              fallback: 10_000,
-            }),
-          }),
+        : { bodyStyle: choiceFlag(cmd, '--body-style', values['body-style'], BODY_STYLES, 'python') }),
       allowInsecureReceivers: values['allow-insecure-receivers'] === true,
       allowPrivateReceivers: values['allow-private-receivers'] === true,
       receiverAllowlist: (values['allow-receiver'] ?? []).map((cidr) => checkCidr(cidr)),
       apiKeys: values['api-key'] ?? [],
       dashboard: values['no-dashboard'] !== true,
     };
-    if (options.maxRetryDelayMs! < options.retryBaseMs!) {
-      throw new UsageError(
-        `--max-retry-delay-ms (${options.maxRetryDelayMs}) must be at least --retry-base-ms (${options.retryBaseMs})`,
-        cmd,
-      );
+    for (const [option, flag] of NUMBER_FLAGS) {
+      const value = values[flag.slice(2) as keyof typeof values];
+      if (typeof value === 'string') (options as Record<string, unknown>)[option] = wholeNumber(cmd, flag, value);
     }
     if (values.redis !== undefined) options.redisUrl = checkRedisUrl(values.redis);
     if (values.verbose === true) options.logger = jsonLineLogger(io);
@@ -251,18 +238,34 @@ async function loadSender(): Promise<typeof import('@jobhook/sender')> {
   }
 }
 
-/** createSender, with its option refusals turned into usage errors naming the flag. */
+/**
+ * createSender, with its option refusals turned into usage errors naming the flag: the option at
+ * the start of the message, and any other option it names (`maxRetryDelayMs (…) must be at least
+ * retryBaseMs (…)`), read as their flags.
+ */
 async function startSender(create: () => Promise<Sender>): Promise<Sender> {
   try {
     return await create();
   } catch (err) {
     if (isJobhookError(err, 'ERR_OPTION_INVALID')) {
       const option = /^createSender: ([A-Za-z]+)/.exec(err.message)?.[1];
-      const flag = option === undefined ? undefined : FLAG_OF_OPTION[option];
-      if (flag !== undefined) throw new UsageError(`${flag}: ${err.message.replace(/^createSender: /, '')}`, serveCommand);
+      const flag = option === undefined ? undefined : FLAG_OF_OPTION.get(option);
+      if (flag !== undefined) {
+        const detail = err.message
+          .replace(/^createSender: /, '')
+          .replace(/\b[a-z][A-Za-z]+\b/g, (word) => FLAG_OF_OPTION.get(word) ?? word);
+        throw new UsageError(detail.startsWith(flag) ? detail : `${flag}: ${detail}`, serveCommand);
+      }
     }
     throw err;
   }
+}
+
+/** A whole-number flag's value; its range is createSender's to check. */
+function wholeNumber(command: Command, flag: string, value: string): number {
+  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(n)) throw new UsageError(`${flag} must be a whole number, got '${value}'`, command);
+  return n;
 }
 
 /** Resolves with the signal's name on the first SIGINT or SIGTERM; a second one exits at once. */
