@@ -109,9 +109,10 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     resolved.captureFailures === undefined ? undefined : createFailureCapture(resolved.captureFailures, headerNames, log);
 
   /**
-   * One log line per answer, at the level a team would page on: failures (5xx but the two that are
-   * routine retries) as errors with `err`; refusals of bad requests as warnings, at most one per
-   * code per minute (anyone can send them); everything else at info.
+   * One log line per answer, at the level a team would page on: handler and store failures as
+   * errors with `err`, every one; refusals (`rejected`) at most one line per code per minute,
+   * whatever the status, since anyone can cause them (a 500 refusal, `ERR_BODY_ALREADY_PARSED` on a
+   * misconfigured route or `ERR_INTERNAL`, still at error with `err`; 4xx as warnings); the rest at info.
    */
   function logOutcome(outcome: ReceiverOutcome, error: JobhookError | undefined, cause: RefusalCauseFields | undefined): void {
     const { kind, status } = outcome;
@@ -119,21 +120,20 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       log.info(outcome, `jobhook: webhook ${kind}`);
     } else if (kind === 'handler-timeout') {
       log.warn(outcome, `jobhook: webhook ${kind}; the handler goes on`);
-    } else if (status >= 500) {
-      // The cause (the handler's or the store's own error, with its stack) is what to debug; our wrapper says where.
-      log.error({ ...outcome, err: error?.cause ?? error }, `jobhook: webhook ${kind}: ${error?.message ?? ''}`);
-    } else {
-      const suppressed = rejectionLogAllowed(outcome.code ?? kind);
+    } else if (kind === 'rejected') {
+      const code = outcome.code ?? kind;
+      const suppressed = rejectionLogAllowed(code);
       if (suppressed === undefined) return;
       const reason = (error?.message ?? '').slice(0, 200);
-      const fields = {
-        ...outcome,
-        reason,
-        ...cause,
-        ...(suppressed > 0 ? { suppressed } : {}),
-        ...(error?.cause === undefined ? {} : { err: error.cause }),
-      };
-      log.warn(fields, `jobhook: webhook refused (${outcome.code ?? kind}); one line per code per minute`);
+      const failed = status >= 500;
+      // A 500 refusal is our setup or our bug: its error (the cause's stack, or ours) is what to debug.
+      const err = failed ? (error?.cause ?? error) : error?.cause;
+      const fields = { ...outcome, reason, ...cause, ...(suppressed > 0 ? { suppressed } : {}), ...(err === undefined ? {} : { err }) };
+      if (failed) log.error(fields, `jobhook: webhook refused (${code}): ${reason}; one line per code per minute`);
+      else log.warn(fields, `jobhook: webhook refused (${code}); one line per code per minute`);
+    } else {
+      // The cause (the handler's or the store's own error, with its stack) is what to debug; our wrapper says where.
+      log.error({ ...outcome, err: error?.cause ?? error }, `jobhook: webhook ${kind}: ${error?.message ?? ''}`);
     }
   }
 

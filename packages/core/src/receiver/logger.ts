@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { JobhookError } from '../errors.js';
 
 /**
  * The logger jobhook writes to: the pino method signature (`logger.info(obj, msg)`), so a pino
@@ -48,6 +49,8 @@ export interface JsonLoggerOptions {
  * `pid`, `hostname`, `msg`, and the entry's fields; an `err` field as `{type, message, stack, code}`),
  * so `pino-pretty` and log shippers read it. The receiver's default, at level `warn`, to stderr.
  *
+ * @throws JobhookError `ERR_OPTION_INVALID` naming the option: a `level` it does not know, a `write` that is not a function.
+ *
  * @example
  * ```ts
  * createReceiver({ publicKeys, onEvent, logger: createJsonLogger({ level: 'info' }) });
@@ -55,8 +58,15 @@ export interface JsonLoggerOptions {
  */
 export function createJsonLogger(options: JsonLoggerOptions = {}): Logger {
   const { level = 'warn', write = (line: string) => void process.stderr.write(line) } = options;
-  const threshold = level === 'silent' ? Infinity : LEVEL_NUMBER[level];
-  if (threshold === undefined) throw new TypeError(`createJsonLogger: unknown level ${JSON.stringify(level)}`);
+  const threshold = level === 'silent' ? Infinity : Object.hasOwn(LEVEL_NUMBER, level) ? LEVEL_NUMBER[level] : undefined;
+  if (threshold === undefined) {
+    throw new JobhookError(
+      'ERR_OPTION_INVALID',
+      `createJsonLogger: level must be one of ${[...Object.keys(LEVEL_NUMBER), 'silent'].join(', ')}, got ${JSON.stringify(level)}`,
+    );
+  }
+  if (typeof write !== 'function')
+    throw new JobhookError('ERR_OPTION_INVALID', `createJsonLogger: write must be a function (line) => void, got ${typeof write}`);
   const base = `"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
   const method =
     (name: keyof typeof LEVEL_NUMBER) =>

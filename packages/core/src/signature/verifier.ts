@@ -63,8 +63,11 @@ export interface VerifyInput {
   /** The signature header value (hex). */
   signature: string | readonly string[] | null | undefined;
   /**
-   * How the payload holds integers beyond ±(2^53−1): `'bigint'` (default, exact) or `'string'` of
-   * their exact digits (what `constructEvent` and the receiver hand over, so `JSON.stringify` works).
+   * How the payload holds integers beyond ±(2^53−1): `'bigint'` or `'string'` of their exact digits.
+   * **The defaults differ on purpose**: here `'bigint'` (this is the low-level call, whose payload
+   * keeps every value exactly as parsed), while `constructEvent` and the receiver default to
+   * `'string'` (they hand events to handlers, and `JSON.stringify` throws on a `bigint`). Pass it
+   * explicitly when code moves between them.
    */
   bigIntegers?: BigIntegers;
 }

@@ -64,7 +64,7 @@ describe('refusal log lines carry the cheap cause', () => {
     ['signature-elsewhere', 1, { code: 'ERR_SIGNATURE_MISSING', cause: 'signature-elsewhere', header: 'x-hub-signature-256' }],
     ['signature-malformed', 0, { code: 'ERR_SIGNATURE_MALFORMED', cause: 'signature-malformed', shape: 'prefixed' }],
     ['unknown-key', 0, { code: 'ERR_SIGNATURE_INVALID', cause: 'unknown-key', keyIdsTried: [expect.stringMatching(/^[0-9a-f]{64}$/)] }],
-    ['unknown-key', 2, { code: 'ERR_SIGNATURE_MALFORMED', cause: 'unknown-key', keyIdsTried: [expect.any(String)] }],
+    ['unknown-key', 2, { code: 'ERR_SIGNATURE_MALFORMED', cause: 'unknown-key', keyIdsTried: [expect.any(String)], signatureBits: 3072 }],
     ['body-malformed', 0, { code: 'ERR_BODY_MALFORMED', cause: 'body-malformed' }],
     ['body-reserialized', 0, { code: 'ERR_SIGNATURE_INVALID', cause: 'body-mismatch', keyId: expect.stringMatching(/^[0-9a-f]{64}$/) }],
     ['body-transcoded', 0, { code: 'ERR_SIGNATURE_INVALID', cause: 'body-mismatch' }],

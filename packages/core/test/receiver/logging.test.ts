@@ -37,6 +37,19 @@ describe('createJsonLogger: pino lines', () => {
     });
   });
 
+  it('refuses an unknown level or a write that is not a function: ERR_OPTION_INVALID naming the option', () => {
+    expect(() => createJsonLogger({ level: 'verbose' as 'info' })).toThrow(
+      expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringMatching(/^createJsonLogger: level .*"verbose"/) }),
+    );
+    expect(() => createJsonLogger({ level: 'toString' as 'info' })).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID' }));
+    expect(() => createJsonLogger({ write: 'stderr' as unknown as (line: string) => void })).toThrow(
+      expect.objectContaining({
+        code: 'ERR_OPTION_INVALID',
+        message: expect.stringContaining('createJsonLogger: write must be a function'),
+      }),
+    );
+  });
+
   it('keeps the line when a field cannot be written (a cycle), and writes nothing at level silent', () => {
     const { logger, lines } = capture();
     const cyclic: Record<string, unknown> = {};
@@ -51,7 +64,8 @@ describe('createJsonLogger: pino lines', () => {
 
 describe("the receiver's log lines", () => {
   it('refusals of bad requests: one warn line per error code per minute, the next one counting what was held back', async () => {
-    vi.useFakeTimers({ toFake: ['Date'] });
+    // The window runs on the monotonic clock: a wall clock stepped back an hour holds nothing back.
+    vi.useFakeTimers({ toFake: ['Date', 'performance'] });
     const { logger, lines } = capture();
     const r = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: () => {}, logger });
     const signed = buildSignedRequest({}, { privateKey: keys.privateKey });
@@ -62,11 +76,61 @@ describe("the receiver's log lines", () => {
       [40, 'ERR_METHOD_NOT_ALLOWED', undefined],
       [40, 'ERR_SIGNATURE_INVALID', undefined],
     ]);
-    vi.setSystemTime(Date.now() + 60_000);
+    vi.setSystemTime(Date.now() - 3_600_000);
+    vi.advanceTimersByTime(60_000);
     await r.handle({ ...forged, method: 'GET' });
     expect(lines[2]).toMatchObject({ level: 40, code: 'ERR_METHOD_NOT_ALLOWED', suppressed: 99, reason: 'webhooks are POSTed; got GET' });
     // Every request is still counted.
     expect(r.stats().rejected).toEqual({ ERR_METHOD_NOT_ALLOWED: 101, ERR_SIGNATURE_INVALID: 50 });
+  });
+
+  it('500 refusals anyone can cause (ERR_INTERNAL here) are limited per code too, still at error with err', async () => {
+    vi.useFakeTimers({ toFake: ['performance'] });
+    const { logger, lines } = capture();
+    const r = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: () => {}, logger });
+    // A headers object that throws when read: a bug's stand-in, answered 500 ERR_INTERNAL.
+    const headers = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('headers exploded');
+        },
+        ownKeys: () => {
+          throw new Error('headers exploded');
+        },
+      },
+    );
+    const request = { method: 'POST', headers: headers as Record<string, string>, rawBody: '{}' };
+    for (let i = 0; i < 20; i++) expect((await r.handle(request)).status).toBe(500);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        level: 50,
+        kind: 'rejected',
+        code: 'ERR_INTERNAL',
+        err: expect.objectContaining({ message: 'headers exploded', stack: expect.any(String) }),
+      }),
+    ]);
+    vi.advanceTimersByTime(60_000);
+    await r.handle(request);
+    expect(lines[1]).toMatchObject({ level: 50, code: 'ERR_INTERNAL', suppressed: 19 });
+    expect(r.stats().rejected).toEqual({ ERR_INTERNAL: 21 });
+  });
+
+  it('handler failures are never limited: one error line each', async () => {
+    const { logger, lines } = capture();
+    const r = createReceiver({
+      publicKeys: keys.publicKeyPem,
+      onEvent: () => {
+        throw new Error('orders table is locked');
+      },
+      logger,
+    });
+    for (let i = 0; i < 3; i++) await r.handle(buildSignedRequest({}, { privateKey: keys.privateKey }));
+    expect(lines.map((l) => [l['level'], l['code']])).toEqual([
+      [50, 'ERR_HANDLER_FAILED'],
+      [50, 'ERR_HANDLER_FAILED'],
+      [50, 'ERR_HANDLER_FAILED'],
+    ]);
   });
 
   it('handled and duplicate deliveries at info; a store outage at error with its cause', async () => {
