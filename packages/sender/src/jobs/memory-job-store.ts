@@ -22,6 +22,8 @@ export interface MemoryJobStoreOptions {
 export const DEFAULT_MAX_STORED_JOBS = 10_000;
 /** Default `maxBytes` of the memory job store: 256 MiB. */
 export const DEFAULT_MAX_STORED_JOB_BYTES = 256 * 1024 * 1024;
+/** `error.error_code` of a job whose result the memory job store had no room for (see `finish`). */
+export const OUTPUT_TOO_LARGE = 'output_too_large';
 /** Default `settledTtlMs` of the memory job store: 24 h. */
 export const DEFAULT_STORED_JOB_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -83,7 +85,11 @@ function limit(name: string, value: unknown, fallback: number, max: number): num
  * their estimated bytes `maxBytes`. A forgotten job is unknown: its poll answers 404 as for any
  * unknown job. When unsettled jobs alone fill the limits, `create` throws `ERR_STORE_FULL` (503)
  * until some settle, so memory stays bounded even under a flood of slow jobs. A redeliver moves a
- * settled job back to the unsettled ones (without growing the total).
+ * settled job back to the unsettled ones (without growing the total). A result that would make one
+ * job larger than half of `maxBytes`, or the unsettled jobs larger than `maxBytes`, is not kept:
+ * `finish` records the job as failed instead, `error.error_code` `output_too_large` (the message
+ * gives the sizes), so the job stays known and its webhook says why. A job whose delivery log alone
+ * grows past `maxBytes` is dropped like an evicted one.
  *
  * Records are copied in and out so callers never share mutable state with the store, as with Redis.
  *
@@ -114,10 +120,11 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
     // Read the clock at every check: lru-cache otherwise caches it for 1 ms with a timer per read.
     ttlResolution: 0,
     perf: { now },
-    // Evicted or expired: the job is gone, and leaves its organization's index. ('delete' and 'set'
-    // are this store moving an entry between the unsettled jobs and the cache.)
+    // Evicted, expired, or refused as larger than maxSize on its own ('set': the store never
+    // replaces a cached entry with another object, the other cause of 'set'): the job is gone, and
+    // leaves its organization's index. ('delete' is this store moving an entry to the unsettled jobs.)
     dispose: (entry, _jobId, reason) => {
-      if (reason === 'evict' || reason === 'expire') index.dropped(entry.job.organizationId);
+      if (reason === 'evict' || reason === 'expire' || reason === 'set') index.dropped(entry.job.organizationId);
     },
   });
 
@@ -141,9 +148,39 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
       unsettledBytes += entry.bytes;
     } else {
       unsettled.delete(id);
+      const wasCached = settled.peek(id, { allowStale: true }) !== undefined;
       settled.set(id, entry);
+      // lru-cache refuses an entry larger than maxSize on its own (its log grew past it): the job is
+      // dropped. When it was cached, dispose saw it ('set'); when it arrives from the unsettled jobs,
+      // lru-cache says nothing, so it is counted here.
+      if (!wasCached && settled.peek(id) === undefined) index.dropped(entry.job.organizationId);
     }
     trim();
+  }
+
+  /**
+   * `result`, or a fail (`output_too_large`) when the job with it would take more than half of
+   * `maxBytes` on its own, or push the unsettled jobs (which are never dropped) past `maxBytes`:
+   * the job stays known with a clear error instead of being dropped (404) as soon as it settles.
+   */
+  function fitting(entry: Entry, result: JobResult): JobResult {
+    const attempts = entry.bytes - jobBytes(entry.job);
+    const bytes = jobBytes({ ...entry.job, ...result }) + attempts;
+    const others = unsettledBytes - (unsettled.get(entry.job.jobId) === entry ? entry.bytes : 0);
+    const staysUnsettled = isUnsettled({ ...entry.job, ...result });
+    if (bytes <= maxBytes / 2 && (!staysUnsettled || others + bytes <= maxBytes)) return result;
+    const message =
+      bytes > maxBytes / 2
+        ? `the job with its result (${bytes} bytes estimated) is larger than the job store keeps for one job (half of its ${maxBytes} bytes)`
+        : `the job store has no room for the job's result (${bytes} bytes estimated) next to the unfinished jobs it holds (${others} of ${maxBytes} bytes)`;
+    return {
+      status: 'fail',
+      finishedAt: result.finishedAt,
+      outputJson: null,
+      originalResponseJson: null,
+      error: { message, error_code: OUTPUT_TOO_LARGE },
+      cost: result.cost,
+    };
   }
 
   return {
@@ -167,7 +204,7 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
     async finish(jobId, result: JobResult) {
       const entry = find(jobId);
       if (entry === undefined || entry.job.status !== 'processing') return undefined;
-      Object.assign(entry.job, structuredClone(result));
+      Object.assign(entry.job, structuredClone(fitting(entry, result)));
       place(entry);
       return structuredClone(entry.job);
     },

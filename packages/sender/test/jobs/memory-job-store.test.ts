@@ -2,7 +2,7 @@
 // recently used first beyond maxJobs / maxBytes; unsettled jobs (processing, delivery pending) are
 // never dropped, and when they alone fill the store, create refuses with ERR_STORE_FULL.
 import { describe, expect, it } from 'vitest';
-import { createMemoryJobStore } from '../../src/jobs/memory-job-store.js';
+import { createMemoryJobStore, OUTPUT_TOO_LARGE } from '../../src/jobs/memory-job-store.js';
 import { buildAttempt, buildJob, successResult } from './job-fixtures.js';
 
 /** A clock the test moves. */
@@ -85,6 +85,55 @@ describe('memory job store: bounded', () => {
     await store.create(second);
     expect(await store.get(first.jobId)).toBeUndefined();
     expect(await store.get(second.jobId)).toBeDefined();
+  });
+
+  it('a result too large for the store (over half of maxBytes for one job): the job fails with output_too_large, and stays known once settled', async () => {
+    const store = createMemoryJobStore({ maxBytes: 1024 * 1024 }); // the sender's smallest maxStoredJobBytes
+    const job = buildJob();
+    await store.create(job);
+    const finished = await store.finish(job.jobId, successResult('x'.repeat(300 * 1024))); // ~600 KB estimated
+    expect(finished).toMatchObject({
+      status: 'fail',
+      outputJson: null,
+      originalResponseJson: null,
+      error: { error_code: OUTPUT_TOO_LARGE },
+    });
+    expect(finished?.error?.message).toMatch(/larger than the job store keeps for one job \(half of its 1048576 bytes\)/);
+    expect(await store.endRound(job.jobId, 0, 'delivered')).toBe(true); // settled: moves to the cache
+    expect(await store.get(job.jobId)).toMatchObject({ status: 'fail', delivery: 'delivered', error: { error_code: OUTPUT_TOO_LARGE } });
+    expect((await store.listJobs(job.organizationId, { limit: 10 })).jobs.map((j) => j.jobId)).toEqual([job.jobId]);
+    // A result that fits is kept as it is.
+    const small = buildJob();
+    await store.create(small);
+    expect(await store.finish(small.jobId, successResult('x'.repeat(100 * 1024)))).toMatchObject({ status: 'success' });
+  });
+
+  it('unsettled jobs never grow past maxBytes at finish: the result that would is refused (output_too_large), not kept', async () => {
+    const store = createMemoryJobStore({ maxBytes: 1024 * 1024 });
+    const jobs = [buildJob(), buildJob(), buildJob()]; // delivery pending: unsettled after finish too
+    for (const job of jobs) await store.create(job);
+    const results = [];
+    for (const job of jobs) results.push(await store.finish(job.jobId, successResult('y'.repeat(200 * 1024)))); // ~400 KB each
+    expect(results.map((r) => r?.status)).toEqual(['success', 'success', 'fail']);
+    expect(results[2]?.error).toMatchObject({
+      error_code: OUTPUT_TOO_LARGE,
+      message: expect.stringMatching(/no room for the job's result/),
+    });
+    for (const job of jobs) expect(await store.get(job.jobId)).toBeDefined();
+  });
+
+  it('a settled job whose delivery log alone grows past maxBytes is dropped (lru-cache refuses it) and leaves the list', async () => {
+    const store = createMemoryJobStore({ maxBytes: 1024 * 1024 });
+    const job = buildJob({ webhookReceiver: null, delivery: null });
+    await store.create(job);
+    await store.finish(job.jobId, successResult());
+    const big = (n: number) => buildAttempt(n, { errorMessage: 'z'.repeat(200 * 1024) }); // ~400 KB each
+    await store.appendAttempt(job.jobId, big(1));
+    await store.appendAttempt(job.jobId, big(2));
+    expect(await store.get(job.jobId)).toBeDefined();
+    await store.appendAttempt(job.jobId, big(3)); // past 1 MiB on its own
+    expect(await store.get(job.jobId)).toBeUndefined();
+    expect((await store.listJobs(job.organizationId, { limit: 10 })).jobs).toEqual([]);
   });
 
   it('a redeliver makes a settled job unsettled again: not dropped while its round is pending', async () => {
