@@ -59,7 +59,7 @@ interface ClaimRow {
  * const store = createPostgresStore({ pool });
  * await store.migrate();
  * createReceiver({ publicKeys, store, onEvent: async (event, ctx) => {
- *   await ctx.db.query('INSERT INTO results (job_id) VALUES ($1)', [event.job_id]);
+ *   await ctx.db.query('INSERT INTO results (job_id) VALUES ($1)', [ctx.jobId]);
  * } });
  * ```
  * @throws JobhookError `ERR_OPTION_INVALID` at construction when an option is wrong. Methods
@@ -100,7 +100,7 @@ export function createPostgresStore<Db>(
   const { pool, owned } = resolvePool(connection, timeoutMs);
   const sql = storeSql(table);
   const direct = pgExecutor(pool);
-  const runner = (options.transaction ?? poolTransaction(pool)) as TransactionRunner<Db>;
+  const runner = (options.transaction ?? poolTransaction(pool, timeoutMs)) as TransactionRunner<Db>;
 
   let closing: Promise<void> | undefined;
   const checkOpen = (operation: StoreOperation): void => {
@@ -130,19 +130,40 @@ export function createPostgresStore<Db>(
     throw unavailable('claim', new Error(`the claim lost ${CLAIM_ATTEMPTS} races in a row`), jobId);
   }
 
+  // Sweeps running, and sweep statements still running on the server (one whose wait timed out
+  // goes on there): the timer starts no sweep while either is non-zero.
+  let sweeps = 0;
+  let sweepStatements = 0;
   async function sweep(sweepOptions: { limit?: number } = {}): Promise<number> {
     checkOpen('sweep');
     const limit = checkMs(readOption(sweepOptions, 'limit', 'postgresStore.sweep') ?? DEFAULT_SWEEP_BATCH, 'limit', 'postgresStore.sweep');
-    let total = 0;
-    for (;;) {
-      const [row] = await query('sweep', sql.sweep, [limit]);
-      const deleted = Number(row?.['deleted'] ?? 0);
-      total += deleted;
-      if (deleted < limit || closing !== undefined) return total;
+    sweeps++;
+    try {
+      let total = 0;
+      for (;;) {
+        sweepStatements++;
+        const statement = direct.executeSql(sql.sweep, [limit]);
+        statement.then(
+          () => sweepStatements--,
+          () => sweepStatements--,
+        );
+        const [row] = (await withTimeout(statement, timeoutMs, 'sweep')).rows;
+        const deleted = Number(row?.['deleted'] ?? 0);
+        total += deleted;
+        if (deleted < limit || closing !== undefined) return total;
+      }
+    } finally {
+      sweeps--;
     }
   }
 
-  const timer = sweepEvery === false ? undefined : setInterval(() => void sweep().catch(() => undefined), sweepEvery).unref();
+  // One sweep at a time: on a slow database a sweep can outlast the interval, and overlapping ones
+  // would only pile up connections and statements that skip each other's rows.
+  const sweepOnTimer = (): void => {
+    if (sweeps > 0 || sweepStatements > 0) return;
+    void sweep().catch(() => undefined);
+  };
+  const timer = sweepEvery === false ? undefined : setInterval(sweepOnTimer, sweepEvery).unref();
 
   const methods: PostgresStoreMethods & Omit<PostgresLeaseStore, keyof PostgresStoreMethods> = {
     table: table.plain,
@@ -169,7 +190,10 @@ export function createPostgresStore<Db>(
     },
     async migrate() {
       checkOpen('migrate');
-      await poolTransaction(pool)(async (_client, tx) => {
+      await poolTransaction(
+        pool,
+        timeoutMs,
+      )(async (_client, tx) => {
         await tx.executeSql(sql.migrateLock, [`jobhook:migrate:${table.plain}`]);
         for (const statement of sql.migrate) await tx.executeSql(statement, []);
       }).catch((err: unknown) => {
@@ -195,7 +219,7 @@ export function createPostgresStore<Db>(
         'doneTtlMs',
         'postgresStore.runInTransaction',
       );
-      return runJobTransaction({ sql, runner, lockKey }, jobId, doneTtlMs, work);
+      return runJobTransaction({ sql, runner, lockKey, timeoutMs }, jobId, doneTtlMs, work);
     },
   };
   return Object.freeze(store);

@@ -29,8 +29,10 @@ export interface PostgresStoreOptions<Db = PoolClient> {
   sweepIntervalMs?: number | false;
   /**
    * Longest wait for one `claim`, `complete`, `release`, `extend` or `sweep` statement; past it the
-   * call rejects with `ERR_STORE_UNAVAILABLE`. Also the connect timeout of a pool the store makes.
-   * Default 2000. (A transaction is bounded by the receiver's `handlerTimeoutMs` instead.)
+   * call rejects with `ERR_STORE_UNAVAILABLE`. In a transaction, the longest wait for each of the
+   * store's parts: a connection of the pool, lock and read (the handler then never starts), and the
+   * done mark with `COMMIT`; the handler itself is bounded by the receiver's `handlerTimeoutMs`. Also
+   * the connect timeout of a pool the store makes. Default 2000.
    */
   operationTimeoutMs?: number;
   /**

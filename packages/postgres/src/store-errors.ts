@@ -37,3 +37,32 @@ export function withTimeout<T>(promise: Promise<T>, timeoutMs: number, operation
     );
   });
 }
+
+/** SQLSTATEs that abort a transaction because of what ran in it, not because the store failed. */
+const ABORTED_BY_WORK: Readonly<Record<string, string>> = {
+  // The handler caught a failed statement of ctx.db and returned: every later statement fails so.
+  '25P02': 'a statement of the handler failed inside the transaction; the transaction was aborted',
+  '40001': 'the transaction was aborted by a serialization failure',
+  '40P01': 'the transaction was aborted by a deadlock with another transaction',
+};
+
+/**
+ * The handler's failure when the done mark or `COMMIT` failed with an SQLSTATE of
+ * {@link ABORTED_BY_WORK}: the job rolls back as if the handler had thrown (500, the sender
+ * retries) rather than blaming PostgreSQL's availability. Undefined for any other error.
+ */
+export function abortedByWork(err: unknown): Error | undefined {
+  const code = sqlState(err);
+  const reason = code === undefined ? undefined : ABORTED_BY_WORK[code];
+  if (reason === undefined) return undefined;
+  return new Error(`${reason} (SQLSTATE ${code}): its writes and the done mark were rolled back`, { cause: err });
+}
+
+/** The SQLSTATE of a pg error, or of the error it wraps (query builders wrap pg's). */
+function sqlState(err: unknown): string | undefined {
+  for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}

@@ -23,7 +23,7 @@ export interface StoreSql {
   release: string;
   /** `[jobId, token, leaseMs]` → one row when the token held a live claim (lease now leaseMs from now). */
   extend: string;
-  /** `[lockKey]` → `{ locked }`: the transaction's try-lock on a job. */
+  /** `[lockKey]` → `{ locked, isolation }`: the transaction's try-lock on a job, and its isolation level. */
   tryLock: string;
   /** `[jobId]` → `{ done, claimed, live, ms_left }`, or no row. */
   read: string;
@@ -72,7 +72,7 @@ export function storeSql(table: TableName): StoreSql {
     release: `DELETE FROM ${t} WHERE job_id = $1 AND token = $2 AND NOT done AND expires_at > ${NOW} RETURNING 1 AS ok`,
     extend: `UPDATE ${t} SET expires_at = ${fromNow('$3')}
       WHERE job_id = $1 AND token = $2 AND NOT done AND expires_at > ${NOW} RETURNING 1 AS ok`,
-    tryLock: 'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked',
+    tryLock: "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked, current_setting('transaction_isolation') AS isolation",
     read: `SELECT j.done, j.token IS NOT NULL AS claimed, j.expires_at > ${NOW} AS live, ${MS_LEFT} FROM ${t} AS j WHERE j.job_id = $1`,
     markDone: `INSERT INTO ${t} (job_id, token, done, expires_at) VALUES ($1, NULL, true, ${fromNow('$2')})
       ON CONFLICT (job_id) DO UPDATE SET token = NULL, done = true, expires_at = EXCLUDED.expires_at`,

@@ -7,7 +7,7 @@ import { buildSignedRequest, createTestKeyPair, rejectionCode } from '@jobhook/c
 import { CompiledQuery, Kysely, PostgresDialect, type Generated, type Transaction } from 'kysely';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresStore, pgExecutor, type PostgresStore, type TransactionRunner } from '../src/index.js';
+import { createPostgresStore, pgExecutor, TRANSACTION_RETRY_AFTER_MS, type PostgresStore, type TransactionRunner } from '../src/index.js';
 import { startPostgresServer, type PostgresServer } from './helpers/postgres-server.js';
 
 const keys = createTestKeyPair();
@@ -131,7 +131,7 @@ describe('transactional mode (pg PoolClient as ctx.db)', () => {
         await db.query('SELECT 1'); // the connection is gone: rejects
       })
       .catch((err: unknown) => err);
-    expect(concurrent).toEqual({ state: 'in-flight', retryAfterMs: 1000 });
+    expect(concurrent).toEqual({ state: 'in-flight', retryAfterMs: TRANSACTION_RETRY_AFTER_MS });
     // The handler's own query failed on the dead connection: rolled back (the server did it already).
     expect((dying as { state?: string }).state).toBe('rolled-back');
     const retried = await store.runInTransaction(jobId, { doneTtlMs: 60_000 }, async (db) => {
