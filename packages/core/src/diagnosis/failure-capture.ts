@@ -108,6 +108,12 @@ function countByCause(files: readonly string[]): Map<string, Set<string>> {
   return byCause;
 }
 
+function sizeOf(byCause: Map<string, Set<string>>): number {
+  let n = 0;
+  for (const files of byCause.values()) n += files.size;
+  return n;
+}
+
 /**
  * Makes the capture writer of one receiver. Every decision is synchronous, so a refused request
  * never waits on the disk and nothing queues:
@@ -131,8 +137,13 @@ export function createFailureCapture(
   const share = captureShare(max);
   const own = new Set([names.signature, names.hashAlgorithm, names.webhook].map((n) => n.toLowerCase()));
   const known = ['content-type', 'content-length', 'user-agent', ...own];
-  /** Final names of the writes started and not yet settled: reservations a count of the directory cannot see yet. */
+  /**
+   * The reservations: final names of the writes started and not yet settled, which a count of the
+   * directory may not see yet. A name is here or in `onDisk`, never both, so the counts below are
+   * sums kept up to date (constant work per refused request, whatever `max`).
+   */
   const pending = new Map<string, string>();
+  const pendingOf = new Map<string, number>();
   let onDisk: Map<string, Set<string>>;
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -140,6 +151,7 @@ export function createFailureCapture(
   } catch (err) {
     throw new JobhookError('ERR_OPTION_INVALID', `createReceiver: captureFailures.dir ${dir} cannot be created or read`, { cause: err });
   }
+  let onDiskTotal = sizeOf(onDisk);
   let scannedAt = performance.now();
   let scanning = false;
   /** Writes that finished while a count ran: its listing may predate their rename. */
@@ -148,22 +160,22 @@ export function createFailureCapture(
   let fullWarned = false;
   let lastErrorAt = -Infinity;
 
-  /** Files of `cause` on disk or being written (a write whose rename the listing already saw counts once). */
-  const countOf = (cause: string): number => {
-    let n = onDisk.get(cause)?.size ?? 0;
-    for (const [name, c] of pending) if (c === cause && !onDisk.get(c)?.has(name)) n++;
-    return n;
-  };
-  const total = (): number => {
-    let n = pending.size;
-    for (const [cause, files] of onDisk) for (const name of files) if (pending.get(name) !== cause) n++;
-    return n;
-  };
+  const countOf = (cause: string): number => (onDisk.get(cause)?.size ?? 0) + (pendingOf.get(cause) ?? 0);
+  const total = (): number => onDiskTotal + pending.size;
 
   const addOnDisk = (name: string, cause: string): void => {
     let files = onDisk.get(cause);
     if (files === undefined) onDisk.set(cause, (files = new Set()));
+    if (!files.has(name)) onDiskTotal++;
     files.add(name);
+  };
+  const reserve = (name: string, cause: string): void => {
+    pending.set(name, cause);
+    pendingOf.set(cause, (pendingOf.get(cause) ?? 0) + 1);
+  };
+  const settle = (name: string, cause: string): void => {
+    pending.delete(name);
+    pendingOf.set(cause, (pendingOf.get(cause) ?? 1) - 1);
   };
 
   const rescan = (): void => {
@@ -171,6 +183,9 @@ export function createFailureCapture(
     readdir(dir)
       .then((files) => {
         onDisk = countByCause(files);
+        // A write renamed before the listing but not yet settled is still a reservation: count it once.
+        for (const [name, cause] of pending) onDisk.get(cause)?.delete(name);
+        onDiskTotal = sizeOf(onDisk);
         for (const [name, cause] of finishedDuringScan) addOnDisk(name, cause);
       })
       .catch(reportError)
@@ -181,7 +196,7 @@ export function createFailureCapture(
         if (dropped > 0) {
           log.warn(
             { dir, dropped },
-            `jobhook: captureFailures: ${dropped} refused requests were not captured (no room) since the last count`,
+            `jobhook: captureFailures: ${dropped} refused requests were not captured (no room, or the directory was being counted) since the last count`,
           );
           dropped = 0;
         }
@@ -242,19 +257,20 @@ export function createFailureCapture(
     const name = `failure-${cause}-${capturedAt.toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`;
     const temp = join(dir, `.${name}.tmp`);
     // Reserved before the first await, so concurrent captures never pass the caps.
-    pending.set(name, cause);
+    reserve(name, cause);
     writeFile(temp, `${JSON.stringify(record)}\n`, { mode: 0o600, flag: 'wx' })
       .then(() => rename(temp, join(dir, name)))
       .then(
         () => {
+          settle(name, cause);
           addOnDisk(name, cause);
           if (scanning) finishedDuringScan.push([name, cause]);
         },
         async (err: unknown) => {
+          settle(name, cause);
           await rm(temp, { force: true }).catch(() => {});
           reportError(err);
         },
-      )
-      .finally(() => pending.delete(name));
+      );
   };
 }
