@@ -26,6 +26,9 @@ export interface AnswerClass {
  * - any other status (a non-standard 1xx final answer, 600+): rejected, error `unexpected_status`;
  * - no answer (timeout, refused, reset, DNS, TLS): retryable, error = Node's code or `timeout`.
  *
+ * `errorMessage` here is the detail for the service's log (Node's message may name internal
+ * addresses); the deliverer records the fixed text of `error` instead (`attemptErrorText`).
+ *
  * The answer's body is kept (`responseBody`) only when it is a jobhook receiver's own answer
  * (`{ok, job_id, duplicate}` or `{error: {code, message}}`, checked strictly by
  * `readJobhookAnswer`); of any other body only its length is kept (`responseBytes`). The receiver

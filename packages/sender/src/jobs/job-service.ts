@@ -1,7 +1,14 @@
 import { JobhookError, silentLogger, type Logger } from '@jobhook/core';
 import { formatInstant } from '../accounts/date-time.js';
 import { jobPrice } from '../accounts/pricing.js';
-import type { AttemptRecord, DeliveryTask, QueuedWork, WorkHandlers, WorkQueue } from '@jobhook/delivery';
+import {
+  attemptErrorText,
+  type AttemptRecord,
+  type DeliveryTask,
+  type QueuedWork,
+  type WorkHandlers,
+  type WorkQueue,
+} from '@jobhook/delivery';
 import type { JobRecord, JobResult, JobStore } from './job-record.js';
 import { simulateResult } from './simulate-provider.js';
 
@@ -186,7 +193,7 @@ export function createJobService(options: JobServiceOptions): JobService {
       address: null,
       statusCode: null,
       error: INTERNAL_ERROR_CODE,
-      errorMessage: 'the sender gave up on this attempt after its handler kept failing (see the sender log)',
+      errorMessage: attemptErrorText(INTERNAL_ERROR_CODE),
       outcome: 'failed',
       nextDelayMs: null,
     });
