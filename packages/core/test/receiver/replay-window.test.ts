@@ -6,6 +6,7 @@ import {
   silentLogger,
   validateEvent,
   type IdempotencyStore,
+  type JsonObject,
   type ReceiverOptions,
 } from '../../src/index.js';
 import { parseIsoInstant } from '../../src/events/iso-instant.js';
@@ -101,7 +102,7 @@ describe('replay window: maxEventAgeMs', () => {
       expect(() => constructEvent(request.rawBody, request.headers, keys.publicKeyPem)).toThrow(
         expect.objectContaining({ code: 'ERR_PAYLOAD_INVALID', detail: { path: field } }),
       );
-      const event = JSON.parse(String(request.rawBody)) as Record<string, unknown>;
+      const event = JSON.parse(String(request.rawBody)) as JsonObject;
       expect(() => validateEvent({ ...event, [field]: 1_700_000_000 })).toThrow(
         expect.objectContaining({
           code: 'ERR_PAYLOAD_INVALID',
