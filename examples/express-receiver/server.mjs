@@ -1,8 +1,8 @@
 // An Express app that receives the service's signed job webhooks on WEBHOOK_PATH.
-// Env: see ../shared/receiver-setup.mjs.
+// Env: see ../receiver-lib/receiver-setup.mjs.
 import express from 'express';
 import { createExpressMiddleware } from '@jobhook/express';
-import { log, setUpReceiver } from '../shared/receiver-setup.mjs';
+import { log, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
 const { port, webhookPath, publicKeys, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
 

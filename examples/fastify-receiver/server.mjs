@@ -1,8 +1,8 @@
 // A Fastify app that receives the service's signed job webhooks on WEBHOOK_PATH.
-// Env: see ../shared/receiver-setup.mjs (and HOST, 0.0.0.0; LOG_LEVEL, Fastify's pino logger: warn shows rejected webhooks and errors).
+// Env: see ../receiver-lib/receiver-setup.mjs (and HOST, 0.0.0.0; LOG_LEVEL, Fastify's pino logger: warn shows rejected webhooks and errors).
 import Fastify from 'fastify';
 import { jobhookFastify } from '@jobhook/fastify';
-import { log, setUpReceiver } from '../shared/receiver-setup.mjs';
+import { log, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
 const { port, webhookPath, publicKeys, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
 const host = process.env.HOST ?? '0.0.0.0';

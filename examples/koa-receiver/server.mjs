@@ -1,9 +1,9 @@
 // A Koa app (with @koa/router) that receives the service's signed job webhooks on WEBHOOK_PATH.
-// Env: see ../shared/receiver-setup.mjs.
+// Env: see ../receiver-lib/receiver-setup.mjs.
 import Router from '@koa/router';
 import Koa from 'koa';
 import { jobhookRoute } from '@jobhook/koa';
-import { log, setUpReceiver } from '../shared/receiver-setup.mjs';
+import { log, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
 const { port, webhookPath, publicKeys, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
 
