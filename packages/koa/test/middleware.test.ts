@@ -102,7 +102,7 @@ describe('createKoaMiddleware', () => {
     await started.promise;
     const second = await post(url, request);
     expect(second.status).toBe(503);
-    expect(second.headers.get('retry-after')).toBe('20'); // the holder's lease (20 s) ends before 30 s
+    expect(second.headers.get('retry-after')).toBe('30'); // a live holder: retryAfterSeconds
     expect(second.body.error.code).toBe('ERR_JOB_IN_FLIGHT');
     // The event is on ctx.state whatever the answer, with the outcome beside it.
     expect(states.map((e) => e?.job_id)).toEqual([request.event.job_id]);

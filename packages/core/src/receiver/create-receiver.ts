@@ -191,6 +191,17 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
 
   const retryAfter = { 'retry-after': String(retryAfterSeconds) };
 
+  /**
+   * `Retry-After` of an in-flight answer. A live holder renews its lease every `leaseMs / 3`, so its
+   * lease never has less than about two thirds left: the sender is told `retryAfterSeconds`, and its
+   * few retries are not spent while a long handler runs. Less than half left means renewals stopped
+   * (the holder died or stalled): the sender comes back when the lease ends and the job is free.
+   */
+  function inFlightRetryAfter(leaseLeftMs: number): number {
+    if (!Number.isFinite(leaseLeftMs) || leaseLeftMs >= resolved.leaseMs / 2) return retryAfterSeconds;
+    return Math.max(1, Math.min(retryAfterSeconds, Math.ceil(leaseLeftMs / 1000)));
+  }
+
   const transactional = isTransactionalStore(store);
 
   /** claim → handler → complete | release, the lease renewed meanwhile (stores without transactions). */
@@ -294,9 +305,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     if (end.kind === 'in-flight') {
       stats.inFlight++;
       const error = new JobhookError('ERR_JOB_IN_FLIGHT', `job ${jobId} is being handled right now; retry later`);
-      // The store knows when the holder's lease runs out: no point telling the sender to wait longer.
-      const seconds = Math.max(1, Math.min(retryAfterSeconds, Math.ceil(end.retryAfterMs / 1000)));
-      return errorAnswer(started, 'in-flight', error, known, { 'retry-after': String(seconds) });
+      return errorAnswer(started, 'in-flight', error, known, { 'retry-after': String(inFlightRetryAfter(end.retryAfterMs)) });
     }
     if (end.kind === 'done') {
       stats.handled++;

@@ -104,7 +104,9 @@ export interface ReceiverOptions<Db = undefined> {
   handlerTimeoutMs?: number;
   /**
    * `Retry-After` seconds on 503 answers. Default 30 (the spec's longest backoff). An in-flight answer
-   * gives fewer when the store says the holder's lease runs out sooner (`retryAfterMs`, rounded up).
+   * gives fewer only when the holder's lease has less than half of `leaseMs` left (the store's
+   * `retryAfterMs`, rounded up): renewals stopped, so the job is free when it ends. A live holder
+   * renews its lease, and the sender is told this value.
    */
   retryAfterSeconds?: number;
   /** Header names. Default the spec's `X-Service-Signature`, `X-Service-Hash-Algorithm`, `X-Service-Webhook`. */

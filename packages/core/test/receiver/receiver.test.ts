@@ -103,10 +103,18 @@ describe('receive pipeline: the response table', () => {
     await inHandler; // the first delivery is in its handler
     const second = await r.handle(req);
     expect(second.status).toBe(503);
-    // The holder's lease (leaseMs, 20 s) runs out before retryAfterSeconds (30): the sender may come back then.
-    expect(second.headers['retry-after']).toBe('20');
+    // A live holder renews its lease: the sender is told retryAfterSeconds, not the lease's end.
+    expect(second.headers['retry-after']).toBe('30');
     expect(json(second.body)).toMatchObject({ error: { code: 'ERR_JOB_IN_FLIGHT' } });
     release();
+    // A lease with less than half of leaseMs left is no longer renewed (its holder died or stalled):
+    // the sender comes back when it ends; a store that gives no number gets retryAfterSeconds.
+    for (const [leftMs, expected] of [[4_200, '5'], [9_999, '10'], [10_000, '30'], [Number.NaN, '30']] as const) {
+      const stalled = receiver({
+        store: { ...createMemoryStore(), claim: async () => ({ state: 'in-flight', retryAfterMs: leftMs }) } as IdempotencyStore,
+      }).r;
+      expect((await stalled.handle(buildSignedRequest())).headers['retry-after'], String(leftMs)).toBe(expected);
+    }
     expect((await first).status).toBe(200);
     expect((await r.handle(req)).outcome.kind).toBe('duplicate');
     expect(handled).toHaveLength(1);
