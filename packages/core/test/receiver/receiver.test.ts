@@ -109,7 +109,12 @@ describe('receive pipeline: the response table', () => {
     release();
     // A lease with less than half of leaseMs left is no longer renewed (its holder died or stalled):
     // the sender comes back when it ends; a store that gives no number gets retryAfterSeconds.
-    for (const [leftMs, expected] of [[4_200, '5'], [9_999, '10'], [10_000, '30'], [Number.NaN, '30']] as const) {
+    for (const [leftMs, expected] of [
+      [4_200, '5'],
+      [9_999, '10'],
+      [10_000, '30'],
+      [Number.NaN, '30'],
+    ] as const) {
       const stalled = receiver({
         store: { ...createMemoryStore(), claim: async () => ({ state: 'in-flight', retryAfterMs: leftMs }) } as IdempotencyStore,
       }).r;
