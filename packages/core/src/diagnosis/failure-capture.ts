@@ -18,9 +18,10 @@ export interface CaptureFailuresOptions {
   /** Directory of the capture files (created `0700` when missing; files are `0600`). */
   dir: string;
   /**
-   * At most this many capture files in `dir`, and at most `ceil(max / 7)` of any one refusal cause
-   * (so a flood of one cause leaves room for the others); later failures are not written (the
-   * oldest are kept). Default 100 (15 per cause).
+   * At most this many capture files in `dir`, and at most `floor(max / 7)` (at least 1) of any one
+   * refusal cause, so the shares never add up to more than `max` (from `max` 7 up) and a flood of
+   * the causes anyone can send leaves room for the others; later failures are not written (the
+   * oldest are kept). Default 100 (14 per cause).
    */
   max?: number;
   /** Bodies longer than this are left out of a capture (`body_omitted` gives their length). Default 256 KiB. */
@@ -90,9 +91,13 @@ const CAPTURE_CAUSES: readonly RefusalCause[] = REFUSAL_CAUSES;
 /** `failure-<cause>-<time>-<id>.json`: the cause in the name, so counting the directory counts each share. */
 const CAUSE_IN_NAME = new RegExp(`^failure-(${CAPTURE_CAUSES.join('|')})-`);
 
-/** How many capture files each cause may hold: `max` split evenly, rounded up (so every cause gets one). @internal */
+/**
+ * How many capture files each cause may hold: `max` split evenly, rounded down, so the shares of
+ * the five causes anyone can send (no valid signature needed) never take the room of the two that
+ * need one (`body-malformed`, `body-mismatch`); at least 1. @internal
+ */
 export function captureShare(max: number): number {
-  return Math.ceil(max / CAPTURE_CAUSES.length);
+  return Math.max(1, Math.floor(max / CAPTURE_CAUSES.length));
 }
 
 /** The capture files in `dir` per cause (`''`: files of no known cause), from a listing. */
@@ -193,6 +198,8 @@ export function createFailureCapture(
         scannedAt = performance.now();
         scanning = false;
         finishedDuringScan = [];
+        // One "no room" warning per count: captures of other causes succeeding meanwhile do not re-arm it.
+        fullWarned = false;
         if (dropped > 0) {
           log.warn(
             { dir, dropped },
@@ -220,10 +227,7 @@ export function createFailureCapture(
 
   /** True when a capture of `cause` fits now; otherwise drops it, warns once per full spell, and recounts at most once a minute. */
   const hasRoom = (cause: string): boolean => {
-    if (!scanning && countOf(cause) < share && total() < max) {
-      fullWarned = false;
-      return true;
-    }
+    if (!scanning && countOf(cause) < share && total() < max) return true;
     dropped++;
     if (scanning) return false;
     if (!fullWarned) {

@@ -224,6 +224,20 @@ describe('captureFailures', () => {
     expect(readdirSync(dir).every((f) => /^failure-(signature-missing|body-mismatch|unknown-key)-.+\.json$/.test(f))).toBe(true);
   });
 
+  it('never lets the five causes anyone can send fill max: a signed body that does not match still finds room', async () => {
+    const dir = tempDir();
+    // max 15: 2 per cause (rounded down), so the anonymous causes hold at most 10 of the 15.
+    const receiver = receiverWith(logLines().logger, { captureFailures: { dir, max: 15 } });
+    const anonymous = ['hash-algorithm', 'signature-missing', 'signature-elsewhere', 'signature-malformed', 'unknown-key'] as const;
+    for (const cause of anonymous) {
+      await Promise.all(Array.from({ length: 5 }, () => receiver.handle(brokenRequest(cause))));
+    }
+    await settledCaptures(dir, 10);
+    await receiver.handle(brokenRequest('body-modified'));
+    await settledCaptures(dir, 11);
+    expect(readdirSync(dir).filter((f) => f.startsWith('failure-body-mismatch-'))).toHaveLength(1);
+  });
+
   describe('recounts', () => {
     afterEach(() => {
       vi.useRealTimers();
