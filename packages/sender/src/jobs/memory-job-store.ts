@@ -172,7 +172,8 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
     const message =
       bytes > maxBytes / 2
         ? `the job with its result (${bytes} bytes estimated) is larger than the job store keeps for one job (half of its ${maxBytes} bytes)`
-        : `the job store has no room for the job's result (${bytes} bytes estimated) next to the unfinished jobs it holds (${others} of ${maxBytes} bytes)`;
+        : // Other organizations' unfinished jobs fill it: their size is not the submitter's to see.
+          `the job store has no room for the job's result (${bytes} bytes estimated) next to the unfinished jobs it holds`;
     return {
       status: 'fail',
       finishedAt: result.finishedAt,
