@@ -96,7 +96,8 @@ export async function runJobTransaction<Db>(
 
 /** Refuses a transaction whose isolation level is not READ COMMITTED (see the read above). */
 function checkIsolation(isolation: unknown): void {
-  if (isolation === READ_COMMITTED) return;
+  // PostgreSQL runs READ UNCOMMITTED as READ COMMITTED.
+  if (isolation === READ_COMMITTED || isolation === 'read uncommitted') return;
   throw new Error(
     `the job's transaction runs at isolation level ${String(isolation)}; the store needs ${READ_COMMITTED} ` +
       '(its snapshot would predate the job lock, so a job could run twice): open it with READ COMMITTED, ' +

@@ -48,12 +48,16 @@ const ABORTED_BY_WORK: Readonly<Record<string, string>> = {
 
 /**
  * The handler's failure when the done mark or `COMMIT` failed with an SQLSTATE of
- * {@link ABORTED_BY_WORK}: the job rolls back as if the handler had thrown (500, the sender
+ * {@link ABORTED_BY_WORK}, or of class 23 (a deferred constraint the handler's writes broke): the job rolls back as if the handler had thrown (500, the sender
  * retries) rather than blaming PostgreSQL's availability. Undefined for any other error.
  */
 export function abortedByWork(err: unknown): Error | undefined {
   const code = sqlState(err);
-  const reason = code === undefined ? undefined : ABORTED_BY_WORK[code];
+  // Class 23 at the done mark or COMMIT: a deferred constraint the handler's writes broke.
+  const reason =
+    code === undefined
+      ? undefined
+      : (ABORTED_BY_WORK[code] ?? (code.startsWith('23') ? 'a constraint the handler broke failed at COMMIT' : undefined));
   if (reason === undefined) return undefined;
   return new Error(`${reason} (SQLSTATE ${code}): its writes and the done mark were rolled back`, { cause: err });
 }

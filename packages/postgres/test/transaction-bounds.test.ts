@@ -155,12 +155,13 @@ describe('a transaction aborted by what ran in it', () => {
     );
   });
 
-  it('serialization failures and deadlocks count as the handler failing; other errors do not', () => {
+  it('serialization failures, deadlocks and deferred constraints (class 23) count as the handler failing; other errors do not', () => {
     const pgError = (code: string): Error => Object.assign(new Error('pg'), { code });
     expect(abortedByWork(pgError('40001'))?.message).toMatch(/serialization failure \(SQLSTATE 40001\)/);
     expect(abortedByWork(pgError('40P01'))?.message).toMatch(/deadlock .* \(SQLSTATE 40P01\)/);
     expect(abortedByWork(new Error('wrapped', { cause: pgError('25P02') }))?.message).toMatch(/SQLSTATE 25P02/);
-    expect([abortedByWork(pgError('08006')), abortedByWork(pgError('23505')), abortedByWork(new Error('x'))]).toEqual([
+    expect(abortedByWork(pgError('23505'))?.message).toMatch(/constraint the handler broke failed at COMMIT \(SQLSTATE 23505\)/);
+    expect([abortedByWork(pgError('08006')), abortedByWork(pgError('57P01')), abortedByWork(new Error('x'))]).toEqual([
       undefined,
       undefined,
       undefined,

@@ -142,7 +142,7 @@ describe('transactional mode (pg PoolClient as ctx.db)', () => {
     expect(await store.runInTransaction(jobId, { doneTtlMs: 60_000 }, async () => undefined)).toEqual({ state: 'done' });
   });
 
-  it('a failed commit keeps nothing and rejects with ERR_STORE_UNAVAILABLE', async () => {
+  it('a deferred constraint the handler broke fails the commit: nothing kept, rolled back as the handler failing (500, the sender retries)', async () => {
     const { store, results } = await setup((table) => createPostgresStore({ pool }, { table }));
     await pool.query(`ALTER TABLE ${results} ADD CONSTRAINT one_per_job UNIQUE (job_id) DEFERRABLE INITIALLY DEFERRED`);
     const jobId = randomUUID();
@@ -151,7 +151,11 @@ describe('transactional mode (pg PoolClient as ctx.db)', () => {
     const attempt = store.runInTransaction(jobId, { doneTtlMs: 60_000 }, async (db) => {
       await db.query(`INSERT INTO ${results} (job_id) VALUES ($1)`, [jobId]);
     });
-    expect(await rejectionCode(attempt)).toBe('ERR_STORE_UNAVAILABLE');
+    const result = await attempt;
+    expect(result.state).toBe('rolled-back');
+    expect(String((result as { error?: Error }).error?.message)).toMatch(
+      /constraint the handler broke failed at COMMIT \(SQLSTATE 23505\)/,
+    );
     expect(await rowsOf(results)).toHaveLength(1);
     expect((await pool.query(`SELECT count(*)::int AS n FROM ${store.table}`)).rows[0].n).toBe(0);
   });
