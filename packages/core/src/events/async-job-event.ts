@@ -16,9 +16,9 @@ interface EventBase {
   provider: string;
   /** Provider-specific model, if any. */
   model: string | null;
-  /** Job creation instant, ISO 8601 (checked: an instant {@link validateEvent} can read). */
+  /** Job creation instant, ISO 8601 (a string; nothing in jobhook reads it, so its format is not checked). */
   created_at: string;
-  /** Job finish instant, ISO 8601 (checked as `created_at`; the replay window reads it). */
+  /** Job finish instant, ISO 8601 (checked: an instant {@link validateEvent} can read; the replay window reads it). */
   finished_at: string;
   /** Echo of the submission's `user_webhook_parameters`; absent when it had none. */
   user_parameters?: JsonObject;
@@ -95,10 +95,12 @@ function requireInstant(p: JsonObject, field: string): void {
 
 /**
  * Checks a verified payload against the `async_job_completed` shape of spec §6.2 and returns it typed.
- * Checks what a handler relies on; fields the spec does not list are kept as they are. `created_at`
- * and `finished_at` must be ISO 8601 instants (`YYYY-MM-DD`, `T` or a space, `hh:mm[:ss[.fraction]]`,
- * an optional `Z` or `±hh[:mm]` offset; none means UTC), real dates: the replay window reads
- * `finished_at`, and a value it could not read would make the same event valid or not by options.
+ * Checks what a handler relies on; fields the spec does not list are kept as they are.
+ * `finished_at` must be an ISO 8601 instant (`YYYY-MM-DD`, `T` or a space, `hh:mm[:ss[.fraction]]`,
+ * an optional `Z` or `±hh[:mm]` offset; none means UTC), a real date: the replay window reads it,
+ * and a value it could not read would make the same event valid or not by options. `created_at`
+ * only has to be a string: nothing reads it, and refusing a signed event (4xx, never retried) over
+ * a field nobody uses would lose a delivery.
  *
  * @throws JobhookError `ERR_PAYLOAD_INVALID` (400), its message and `detail.path` naming the field.
  */
@@ -106,8 +108,7 @@ export function validateEvent(payload: JsonObject): AsyncJobCompletedEvent {
   if (payload['event'] !== 'async_job_completed') invalid('event', '"async_job_completed"', payload['event']);
   const jobId = payload['job_id'];
   if (typeof jobId !== 'string' || !UUID.test(jobId)) invalid('job_id', 'a UUID string', jobId);
-  for (const field of ['feature', 'subfeature', 'provider']) requireString(payload, field);
-  requireInstant(payload, 'created_at');
+  for (const field of ['feature', 'subfeature', 'provider', 'created_at']) requireString(payload, field);
   requireInstant(payload, 'finished_at');
   const model = payload['model'];
   if (model !== null && typeof model !== 'string') invalid('model', 'a string or null', model);

@@ -89,8 +89,8 @@ describe('replay window: maxEventAgeMs', () => {
     expect(handled).toEqual([]);
   });
 
-  it('a timestamp that is no ISO 8601 instant is invalid whatever the window: validateEvent, constructEvent, the receiver with maxEventAgeMs: false', async () => {
-    for (const field of ['finished_at', 'created_at']) {
+  it('a finished_at that is no ISO 8601 instant is invalid whatever the window: validateEvent, constructEvent, the receiver with maxEventAgeMs: false', async () => {
+    for (const field of ['finished_at']) {
       const request = buildSignedRequest({ [field]: '2026-02-30T00:00:00+00:00' }, { privateKey: keys.privateKey });
       const { r, handled } = receiver({ maxEventAgeMs: false });
       const res = await r.handle(request);
@@ -111,6 +111,16 @@ describe('replay window: maxEventAgeMs', () => {
       );
       expect(validateEvent({ ...event, [field]: '2026-11-23 12:00:00.123456' })).toMatchObject({ [field]: '2026-11-23 12:00:00.123456' });
     }
+  });
+
+  it('created_at only has to be a string: nothing reads it, and a refused signed event would be lost', async () => {
+    const { r, handled } = receiver();
+    expect((await r.handle(buildSignedRequest({ created_at: 'last tuesday' }, { privateKey: keys.privateKey }))).status).toBe(200);
+    expect(handled).toHaveLength(1);
+    const event = JSON.parse(String(deliver(finishedAgo(0)).rawBody)) as JsonObject;
+    expect(() => validateEvent({ ...event, created_at: 1 })).toThrow(
+      expect.objectContaining({ code: 'ERR_PAYLOAD_INVALID', detail: { path: 'created_at' } }),
+    );
   });
 
   it('maxEventAgeMs: false turns the check off', async () => {
