@@ -75,7 +75,9 @@ export function createDeliverer<J extends DeliverySubject>(options: DelivererOpt
   };
 
   return {
-    webhook: (job) => signed.get(job.jobId, () => signJob(job)),
+    // Shown on request (the page, GET …/webhook): a cached signature is reused, but one signed for a
+    // look is not kept, so browsing old jobs never evicts the signatures of jobs being delivered.
+    webhook: (job) => signed.peek(job.jobId) ?? signJob(job),
     async attempt(task) {
       const startedMs = now();
       const job = await jobs.get(task.jobId);

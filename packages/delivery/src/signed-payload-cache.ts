@@ -23,6 +23,8 @@ export interface SignedPayloadCache {
    * calls for one job share one `sign()`. A failed `sign()` is not kept (the next call signs again).
    */
   get(jobId: string, sign: () => Promise<SignedWebhook>): Promise<SignedWebhook>;
+  /** The cached (or being signed) webhook of `jobId`, without keeping anything new nor reordering. */
+  peek(jobId: string): Promise<SignedWebhook> | undefined;
   /** Jobs held, signed or being signed. */
   readonly size: number;
   /** Bytes counted for the signed entries. */
@@ -83,6 +85,9 @@ export function createSignedPayloadCache(options: SignedPayloadCacheOptions): Si
         () => drop(jobId, entry),
       );
       return entry.promise;
+    },
+    peek(jobId) {
+      return entries.get(jobId)?.promise;
     },
     get size() {
       return entries.size;

@@ -3,62 +3,25 @@
  * error code, never Node's message (which names the address and port connected to, or a
  * certificate's internal host names); that message goes to the deliverer's log.
  */
-import { execFileSync } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as createHttpsServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '@jobhook/core';
 import { createTestKeyPair } from '@jobhook/core/testing';
 import { attemptErrorText, createDeliverer, createRetryPolicy, createSsrfGuard, type SsrfGuardOptions } from '../src/index.js';
 import { closedPort } from './helpers/delivery-receiver.js';
 import { createTestLog, seedJob, testPayload } from './helpers/test-jobs.js';
+import { startTlsReceiver, type TlsReceiver } from './helpers/tls-receiver.js';
 
 const keys = createTestKeyPair();
-let cert: string;
-let tls: Server;
-let tlsPort: number;
+let tls: TlsReceiver;
 
 beforeAll(async () => {
   // A certificate for internal names only: a receiver URL naming another host fails its altname check.
-  const dir = mkdtempSync(join(tmpdir(), 'jobhook-tls-'));
-  try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-        '-days',
-        '1',
-        '-subj',
-        '/CN=billing.corp.internal',
-        '-addext',
-        'subjectAltName=DNS:*.corp.internal',
-      ],
-      { stdio: 'ignore' },
-    );
-    cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
-    tls = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (_req, res) => res.writeHead(200).end());
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  tls.listen(0, '127.0.0.1');
-  await once(tls, 'listening');
-  tlsPort = (tls.address() as AddressInfo).port;
+  tls = await startTlsReceiver({ commonName: 'billing.corp.internal', subjectAltName: 'DNS:*.corp.internal' }, (_req, res) =>
+    res.writeHead(200).end(),
+  );
 });
 afterAll(async () => {
-  tls?.closeAllConnections();
-  await new Promise<void>((resolve) => tls?.close(() => resolve()));
+  await tls?.close();
 });
 
 function setup(guardOptions: SsrfGuardOptions) {
@@ -71,7 +34,7 @@ function setup(guardOptions: SsrfGuardOptions) {
     policy: createRetryPolicy({ baseMs: 10, capMs: 100 }),
     guard: createSsrfGuard(guardOptions),
     attemptTimeoutMs: 5000,
-    ca: cert,
+    ca: tls.cert,
     logger: { ...silentLogger, warn: (obj: object) => warnings.push(obj) },
   });
   return { jobs, deliverer, warnings };
@@ -94,7 +57,7 @@ describe('deliverer: no internal address or name read back through the log', () 
       allowCidrs: ['127.0.0.0/8'],
       resolve: async () => [{ address: '127.0.0.1', family: 4 }],
     });
-    const job = await seedJob(jobs, { webhookReceiver: `https://receiver.example.com:${tlsPort}/hook` });
+    const job = await seedJob(jobs, { webhookReceiver: `https://receiver.example.com:${tls.port}/hook` });
     const record = await deliverer.attempt({ jobId: job.jobId, round: 0, attempt: 1 });
 
     expect(record).toMatchObject({ outcome: 'retry', error: 'ERR_TLS_CERT_ALTNAME_INVALID' });

@@ -2,64 +2,26 @@
  * postWebhook on real sockets: TLS through the pinned lookup (certificate checked against the URL's
  * name while the socket goes to the checked address), the answer's body cap, a body that never ends.
  */
-import { execFileSync } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer as createHttpsServer, type Server } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestKeyPair } from '@jobhook/core/testing';
 import { createDeliverer, createRetryPolicy, createSsrfGuard, postWebhook } from '../src/index.js';
 import { createTestLog, seedJob, testPayload } from './helpers/test-jobs.js';
 import { startDeliveryReceiver, type DeliveryReceiver } from './helpers/delivery-receiver.js';
+import { startTlsReceiver, type TlsReceiver } from './helpers/tls-receiver.js';
 
 const LOCAL = { address: '127.0.0.1', family: 4 } as const;
-let cert: string;
-let tls: Server;
-let tlsPort: number;
+let tls: TlsReceiver;
 const seen: Array<{ servername: string | false | null; host: string | undefined }> = [];
 let plain: DeliveryReceiver;
 
 beforeAll(async () => {
-  // A self-signed certificate for receiver.test only (openssl is what a user would use too).
-  const dir = mkdtempSync(join(tmpdir(), 'jobhook-tls-'));
-  try {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-keyout',
-        join(dir, 'key.pem'),
-        '-out',
-        join(dir, 'cert.pem'),
-        '-days',
-        '1',
-        '-subj',
-        '/CN=receiver.test',
-        '-addext',
-        'subjectAltName=DNS:receiver.test',
-      ],
-      { stdio: 'ignore' },
-    );
-    cert = readFileSync(join(dir, 'cert.pem'), 'utf8');
-    tls = createHttpsServer({ key: readFileSync(join(dir, 'key.pem')), cert }, (req, res) => {
-      seen.push({ servername: (req.socket as TLSSocket).servername, host: req.headers.host });
-      req.resume();
-      req.on('end', () => res.writeHead(200).end('ok'));
-    });
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  tls.listen(0, '127.0.0.1');
-  await once(tls, 'listening');
-  tlsPort = (tls.address() as AddressInfo).port;
+  // A self-signed certificate for receiver.test only.
+  tls = await startTlsReceiver({ commonName: 'receiver.test', subjectAltName: 'DNS:receiver.test' }, (req, res) => {
+    seen.push({ servername: (req.socket as TLSSocket).servername, host: req.headers.host });
+    req.resume();
+    req.on('end', () => res.writeHead(200).end('ok'));
+  });
   plain = await startDeliveryReceiver((req, res) => {
     if (req.path === '/big') res.writeHead(500, { 'retry-after': 'Wed, 21 Oct 2099 07:28:00 GMT' }).end('x'.repeat(1 << 20));
     else if (req.path === '/endless') {
@@ -70,8 +32,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  tls.closeAllConnections();
-  await new Promise<void>((resolve) => tls.close(() => resolve()));
+  await tls.close();
   await plain.close();
 });
 
@@ -87,21 +48,21 @@ const post = (url: string, extra: { ca?: string; timeoutMs?: number } = {}) =>
 
 describe('postWebhook', () => {
   it('https: connects to the pinned address, sends SNI and checks the certificate against the URL name', async () => {
-    const result = await post(`https://receiver.test:${tlsPort}/hook`, { ca: cert });
+    const result = await post(`https://receiver.test:${tls.port}/hook`, { ca: tls.cert });
     expect(result).toMatchObject({ kind: 'response', statusCode: 200, bodyText: 'ok' });
-    expect(seen.at(-1)).toEqual({ servername: 'receiver.test', host: `receiver.test:${tlsPort}` });
+    expect(seen.at(-1)).toEqual({ servername: 'receiver.test', host: `receiver.test:${tls.port}` });
   });
 
   it('https: a trailing-dot name is the same name for SNI and the certificate', async () => {
-    const result = await post(`https://receiver.test.:${tlsPort}/hook`, { ca: cert });
+    const result = await post(`https://receiver.test.:${tls.port}/hook`, { ca: tls.cert });
     expect(result).toMatchObject({ kind: 'response', statusCode: 200 });
     expect(seen.at(-1)?.servername).toBe('receiver.test');
   });
 
   it('https: a certificate for another name is a network error, not an answer', async () => {
-    const result = await post(`https://other.test:${tlsPort}/hook`, { ca: cert });
+    const result = await post(`https://other.test:${tls.port}/hook`, { ca: tls.cert });
     expect(result).toMatchObject({ kind: 'error', code: 'ERR_TLS_CERT_ALTNAME_INVALID' });
-    const untrusted = await post(`https://receiver.test:${tlsPort}/hook`);
+    const untrusted = await post(`https://receiver.test:${tls.port}/hook`);
     expect(untrusted).toMatchObject({ kind: 'error', code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
   });
 
@@ -136,9 +97,9 @@ describe('deliverer over https', () => {
       policy: createRetryPolicy({ maxRetries: 0 }),
       guard: createSsrfGuard({ allowCidrs: ['127.0.0.1/32'], resolve: async () => [LOCAL] }),
       attemptTimeoutMs: 2000,
-      ca: cert,
+      ca: tls.cert,
     });
-    const job = await seedJob(jobs, { webhookReceiver: `https://receiver.test:${tlsPort}/hook` });
+    const job = await seedJob(jobs, { webhookReceiver: `https://receiver.test:${tls.port}/hook` });
     const record = await deliverer.attempt({ jobId: job.jobId, round: 0, attempt: 1 });
     expect(record).toMatchObject({ outcome: 'delivered', statusCode: 200, address: '127.0.0.1' });
   });

@@ -113,6 +113,19 @@ describe('deliverer: one signature per job', () => {
     expect(shown.headers['User-Agent']).toBe('shown-as-sent/1');
   });
 
+  it('webhook(job) of a job not in the cache signs it for the look without keeping it (old jobs browsed never evict jobs being delivered)', async () => {
+    const jobs = createMemoryJobStore();
+    const { sign, calls } = countingSigner();
+    const d = deliverer(jobs, { sign });
+    const job = await seedJob(jobs, { webhookReceiver: receiver.url('/looked-at') });
+    await d.webhook(job);
+    await d.webhook(job);
+    expect(calls).toEqual([job.jobId, job.jobId]); // not kept: signed for each look
+    await d.attempt({ jobId: job.jobId, round: 0, attempt: 1 });
+    await d.webhook((await jobs.get(job.jobId))!);
+    expect(calls).toHaveLength(3); // the attempt's signature is kept and shown
+  });
+
   it('two jobs: one signature each; concurrent attempts of one job share one signature', async () => {
     const jobs = createMemoryJobStore();
     const { sign, calls } = countingSigner();
