@@ -17,6 +17,9 @@ import { BIN, REPO, runJobhook as jobhook, serveReceiver, type ReceiverServer } 
 const PRIVATE_KEY = join(REPO, 'examples/keys/demo.private.pem');
 const PUBLIC_KEY = join(REPO, 'examples/keys/demo.public.pem');
 
+/** Spawns `jobhook send --url <target> --private-key <the demo key> …args`. */
+const send = (target: string, ...args: string[]) => jobhook(['send', '--url', target, '--private-key', PRIVATE_KEY, ...args]);
+
 interface Line {
   job_id: string | null;
   copy: number;
@@ -85,19 +88,7 @@ afterAll(async () => {
 describe('jobhook send', () => {
   it('delivers 5 events 3 times each: the handler runs 5 times, all 15 answers are 200', async () => {
     const before = handled.length;
-    const res = await jobhook([
-      'send',
-      '--url',
-      url,
-      '--private-key',
-      PRIVATE_KEY,
-      '--count',
-      '5',
-      '--duplicates',
-      '2',
-      '--concurrency',
-      '3',
-    ]);
+    const res = await send(url, '--count', '5', '--duplicates', '2', '--concurrency', '3');
     expect(res.err).toBe('');
     expect(res.code).toBe(0);
     const { lines, summary } = parse(res.out);
@@ -156,19 +147,7 @@ describe('jobhook send', () => {
       }).replace('"output":{"text":"x"}', '"output":{"score":1.0,"n":123456789012345678901234567890}'),
     );
     const before = handled.length;
-    const res = await jobhook([
-      'send',
-      '--url',
-      url,
-      '--private-key',
-      PRIVATE_KEY,
-      '--payload',
-      file,
-      '--count',
-      '3',
-      '--body-style',
-      'canonical',
-    ]);
+    const res = await send(url, '--payload', file, '--count', '3', '--body-style', 'canonical');
     expect(res.code, res.err).toBe(0);
     const { lines } = parse(res.out);
     expect(lines.map((l) => l.status)).toEqual([200, 200, 200]);
@@ -183,7 +162,7 @@ describe('jobhook send', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((r) => closed.close(() => r()));
-    const res = await jobhook(['send', '--url', `http://127.0.0.1:${port}/`, '--private-key', PRIVATE_KEY]);
+    const res = await send(`http://127.0.0.1:${port}/`);
     expect(res.code).toBe(1);
     const { lines, summary } = parse(res.out);
     expect(lines).toEqual([expect.objectContaining({ copy: 0, status: null, code: 'ERR_NETWORK', duplicate: null })]);
@@ -193,15 +172,7 @@ describe('jobhook send', () => {
     const silent = createServer(() => {}); // takes the request, never answers
     await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
     try {
-      const slow = await jobhook([
-        'send',
-        '--url',
-        `http://127.0.0.1:${(silent.address() as AddressInfo).port}/`,
-        '--private-key',
-        PRIVATE_KEY,
-        '--timeout-ms',
-        '150',
-      ]);
+      const slow = await send(`http://127.0.0.1:${(silent.address() as AddressInfo).port}/`, '--timeout-ms', '150');
       expect(slow.code).toBe(1);
       const { lines: timedOut } = parse(slow.out);
       expect(timedOut).toEqual([expect.objectContaining({ status: null, code: 'ERR_TIMEOUT' })]);
@@ -233,15 +204,7 @@ describe('jobhook send', () => {
     });
     await new Promise<void>((r) => huge.listen(0, '127.0.0.1', r));
     try {
-      const res = await jobhook([
-        'send',
-        '--url',
-        `http://127.0.0.1:${(huge.address() as AddressInfo).port}/`,
-        '--private-key',
-        PRIVATE_KEY,
-        '--timeout-ms',
-        '30000',
-      ]);
+      const res = await send(`http://127.0.0.1:${(huge.address() as AddressInfo).port}/`, '--timeout-ms', '30000');
       expect(res.code).toBe(0);
       expect(parse(res.out).lines).toEqual([expect.objectContaining({ status: 200, code: null })]);
     } finally {
@@ -261,15 +224,7 @@ describe('jobhook send', () => {
     });
     await new Promise<void>((r) => endless.listen(0, '127.0.0.1', r));
     try {
-      const res = await jobhook([
-        'send',
-        '--url',
-        `http://127.0.0.1:${(endless.address() as AddressInfo).port}/`,
-        '--private-key',
-        PRIVATE_KEY,
-        '--timeout-ms',
-        '10000',
-      ]);
+      const res = await send(`http://127.0.0.1:${(endless.address() as AddressInfo).port}/`, '--timeout-ms', '10000');
       expect(res.code).toBe(0);
       const [line] = parse(res.out).lines;
       // Reported as 200, not ERR_TIMEOUT: the answer was taken once 64 KiB were in, not held until
