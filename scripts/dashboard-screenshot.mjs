@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { createReceiver } from '@jobhook/core';
 import { createSender } from '@jobhook/sender';
 import { chromium } from 'playwright-core';
+import { CHROMIUM_LAUNCH } from './chromium-launch.mjs';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = resolve(process.argv[2] ?? join(REPO, 'docs/dashboard.png'));
@@ -68,18 +69,7 @@ await submit('audio/speech_to_text_async/openai', '/ok', { outcome: 'fail', erro
 const retried = await submit('audio/speech_to_text_async/openai', '/flaky');
 await submit('video/generation_async/amazon', '/ok', { delay_ms: 600000 });
 
-const browser = await chromium.launch({
-  executablePath: '/usr/bin/chromium',
-  args: [
-    '--no-sandbox',
-    '--disable-gpu',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync',
-    '--no-first-run',
-    '--disable-quic',
-  ],
-});
+const browser = await chromium.launch(CHROMIUM_LAUNCH);
 try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1050 } });
   await page.goto(`${baseUrl}/`);

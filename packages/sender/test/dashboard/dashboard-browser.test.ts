@@ -7,13 +7,14 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createReceiver } from '@jobhook/core';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { CHROMIUM_LAUNCH } from '../../../../scripts/chromium-launch.mjs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
 import type { Sender } from '../../src/index.js';
 import { DASHBOARD_CSP, DASHBOARD_DIST } from '../../src/dashboard/serve-dashboard.js';
 import { startTestSender, TOKENS } from '../sender/sender-fixtures.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = CHROMIUM_LAUNCH.executablePath;
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '../../../../test-artifacts');
 
 let browser: Browser;
@@ -24,19 +25,7 @@ beforeAll(async () => {
   if (!existsSync(join(DASHBOARD_DIST, 'index.html')))
     throw new Error('the page is not built: npm run build:dashboard -w @jobhook/sender (turbo builds it before npm test)');
   mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
+  browser = await chromium.launch(CHROMIUM_LAUNCH);
   redis = await startRedisServer();
 });
 afterAll(async () => {
