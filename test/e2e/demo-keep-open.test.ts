@@ -3,41 +3,16 @@
  * after its checks the service, its web page and the receiver stay up, the page's address and the
  * key printed, until Ctrl-C (SIGINT); then everything it started stops and it exits 0.
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assertDemoBuilt, groupAlive, killDemoGroups, spawnDemo } from '../helpers/demo-process.js';
 
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const DEMO = resolve(REPO, 'examples/demo/demo.mjs');
-const groups: number[] = [];
-
-function groupAlive(group: number): boolean {
-  try {
-    process.kill(-group, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-beforeAll(() => {
-  for (const name of ['core', 'fastify', 'sender', 'client']) {
-    const built = resolve(REPO, `packages/${name}/dist/index.js`);
-    if (!existsSync(built)) throw new Error(`${built} is missing: build first (npx tsc -b)`);
-  }
-});
-afterAll(() => {
-  for (const group of groups) if (groupAlive(group)) process.kill(-group, 'SIGKILL');
-});
+beforeAll(assertDemoBuilt);
+afterAll(killDemoGroups);
 
 describe('demo --keep-open', () => {
   it('leaves the service and its page up, address printed, until SIGINT; then exits 0 leaving nothing behind', async () => {
-    // detached: its own process group, so "nothing left behind" covers the receiver child too.
-    const child = spawn(process.execPath, [DEMO, '--keep-open'], { cwd: REPO, detached: true, env: { ...process.env, NO_COLOR: '1' } });
-    const group = child.pid!;
-    groups.push(group);
+    // Its own process group: "nothing left behind" covers the receiver child too.
+    const { child, group } = spawnDemo(['--keep-open']);
     let stdout = '';
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
     const opened = new Promise<string>((resolveOpen, reject) => {

@@ -4,15 +4,9 @@
  * vitest). The demo runs in its own process group, so "nothing left behind" covers every process
  * it started, whatever it was.
  */
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { assertDemoBuilt, groupAlive, killDemoGroups, spawnDemo } from '../helpers/demo-process.js';
 
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const DEMO = resolve(REPO, 'examples/demo/demo.mjs');
-const BUILT = ['core', 'fastify', 'sender', 'client'].map((name) => resolve(REPO, `packages/${name}/dist/index.js`));
 /**
  * A hang guard, not a speed check (the demo takes a few seconds on an idle machine, and how long it
  * takes on a busy one is not asserted): past this the demo's process group is killed, so a hung
@@ -29,35 +23,11 @@ interface DemoRun {
   group: number;
 }
 
-/** True while any process of the group exists (signal 0 only checks). */
-function groupAlive(group: number): boolean {
-  try {
-    process.kill(-group, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-const groups: number[] = [];
-
-afterAll(() => {
-  // A failed run must not leave its receiver behind for the next tests.
-  for (const group of groups) {
-    if (groupAlive(group)) process.kill(-group, 'SIGKILL');
-  }
-});
+afterAll(killDemoGroups);
 
 function runDemo(): Promise<DemoRun> {
   return new Promise((resolvePromise, reject) => {
-    // detached: its own process group, so the check below sees the receiver child too.
-    const child = spawn(process.execPath, [DEMO], { cwd: REPO, detached: true, env: { ...process.env, NO_COLOR: '1' } });
-    const group = child.pid;
-    if (group === undefined) {
-      reject(new Error('the demo did not start'));
-      return;
-    }
-    groups.push(group);
+    const { child, group } = spawnDemo();
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -73,9 +43,7 @@ function runDemo(): Promise<DemoRun> {
 
 describe('npm run demo', () => {
   it('runs the whole loop, passes every check and exits 0, leaving no process behind', async () => {
-    for (const file of [...BUILT, DEMO]) {
-      if (!existsSync(file)) throw new Error(`${file} is missing: build first (npx tsc -b)`);
-    }
+    assertDemoBuilt();
     const run = await runDemo();
     const output = `${run.stdout}\n${run.stderr}`;
 
