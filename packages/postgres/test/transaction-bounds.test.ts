@@ -6,26 +6,15 @@ import { randomUUID } from 'node:crypto';
 import { createReceiver, silentLogger, type ReceiverResponse } from '@jobhook/core';
 import { buildSignedRequest, createTestKeyPair, rejectionCode } from '@jobhook/core/testing';
 import type pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createPostgresStore, pgExecutor, type PostgresStore, type PostgresStoreOptions, type TransactionRunner } from '../src/index.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createPostgresStore, type PostgresStore, type PostgresStoreOptions, type TransactionRunner } from '../src/index.js';
 import { abortedByWork } from '../src/store-errors.js';
-import { startPostgresServer, type PostgresServer } from './helpers/postgres-server.js';
+import { handDrivenRunner, usePostgres } from './helpers/postgres-fixture.js';
 
 const keys = createTestKeyPair();
-let server: PostgresServer;
-let pool: pg.Pool;
-const stores: Array<{ close(): Promise<void> }> = [];
-
-beforeAll(async () => {
-  server = await startPostgresServer();
-  pool = server.pool({ max: 10 });
-});
-afterEach(async () => {
+const postgres = usePostgres({ max: 10 });
+afterEach(() => {
   vi.useRealTimers();
-  await Promise.all(stores.splice(0).map((s) => s.close()));
-});
-afterAll(async () => {
-  await server?.dispose();
 });
 
 const unique = (): string => randomUUID().replaceAll('-', '').slice(0, 12);
@@ -39,17 +28,17 @@ async function setup(storePool: pg.Pool, options: PostgresStoreOptions<pg.PoolCl
     table: `jobhook_bounds_${suffix}`,
     ...options,
   } as PostgresStoreOptions<pg.PoolClient> & { transaction: TransactionRunner<pg.PoolClient> });
-  stores.push(store);
+  postgres.track(store);
   await store.migrate();
   const results = `results_${suffix}`;
-  await pool.query(`CREATE TABLE ${results} (id bigserial PRIMARY KEY, job_id text NOT NULL)`);
-  const count = async (): Promise<number> => (await pool.query(`SELECT count(*)::int AS n FROM ${results}`)).rows[0].n;
+  await postgres.pool.query(`CREATE TABLE ${results} (id bigserial PRIMARY KEY, job_id text NOT NULL)`);
+  const count = async (): Promise<number> => (await postgres.pool.query(`SELECT count(*)::int AS n FROM ${results}`)).rows[0].n;
   return { store, results, count };
 }
 
 /** A client of the test's own pool holding `sql` in an open transaction until `release()`. */
 async function holding(sql: string, values: unknown[] = []): Promise<{ release(): Promise<void> }> {
-  const client = await pool.connect();
+  const client = await postgres.pool.connect();
   await client.query('BEGIN');
   await client.query(sql, values);
   return {
@@ -62,7 +51,7 @@ async function holding(sql: string, values: unknown[] = []): Promise<{ release()
 
 describe('operationTimeoutMs bounds the store parts of a transaction', () => {
   it('an exhausted pool (connectionTimeoutMillis 0): ERR_STORE_UNAVAILABLE, the handler never starts, the late client goes back', async () => {
-    const small = server.pool({ max: 1 }); // connectionTimeoutMillis: pg's default, 0 (wait forever)
+    const small = postgres.server.pool({ max: 1 }); // connectionTimeoutMillis: pg's default, 0 (wait forever)
     const { store, results, count } = await setup(small, { operationTimeoutMs: 100 });
     const busy = await small.connect();
     let runs = 0;
@@ -82,7 +71,7 @@ describe('operationTimeoutMs bounds the store parts of a transaction', () => {
   });
 
   it('through the receiver: 503 ERR_STORE_UNAVAILABLE long before handlerTimeoutMs, not ERR_HANDLER_TIMEOUT', async () => {
-    const small = server.pool({ max: 1 });
+    const small = postgres.server.pool({ max: 1 });
     const { store } = await setup(small, { operationTimeoutMs: 100 });
     const busy = await small.connect();
     try {
@@ -100,7 +89,7 @@ describe('operationTimeoutMs bounds the store parts of a transaction', () => {
   });
 
   it('a read that hangs (table locked): ERR_STORE_UNAVAILABLE; the handler does not start once the lock goes', async () => {
-    const { store } = await setup(pool, { operationTimeoutMs: 100 });
+    const { store } = await setup(postgres.pool, { operationTimeoutMs: 100 });
     const jobId = randomUUID();
     const lock = await holding(`LOCK TABLE ${store.table} IN ACCESS EXCLUSIVE MODE`);
     let runs = 0;
@@ -113,9 +102,11 @@ describe('operationTimeoutMs bounds the store parts of a transaction', () => {
   });
 
   it('a done mark that hangs (row locked): ERR_STORE_UNAVAILABLE; when it lands later, it commits and the retry is a duplicate', async () => {
-    const { store, results, count } = await setup(pool, { operationTimeoutMs: 100 });
+    const { store, results, count } = await setup(postgres.pool, { operationTimeoutMs: 100 });
     const jobId = randomUUID();
-    await pool.query(`INSERT INTO ${store.table} (job_id, done, expires_at) VALUES ($1, false, now() - interval '1 hour')`, [jobId]);
+    await postgres.pool.query(`INSERT INTO ${store.table} (job_id, done, expires_at) VALUES ($1, false, now() - interval '1 hour')`, [
+      jobId,
+    ]);
     const rowLock = await holding(`SELECT 1 FROM ${store.table} WHERE job_id = $1 FOR UPDATE`, [jobId]);
     const attempt = store.runInTransaction(jobId, { doneTtlMs: 60_000 }, async (db) => {
       await db.query(`INSERT INTO ${results} (job_id) VALUES ($1)`, [jobId]);
@@ -129,7 +120,7 @@ describe('operationTimeoutMs bounds the store parts of a transaction', () => {
 
 describe('a transaction aborted by what ran in it', () => {
   it('a handler that catches a failed ctx.db statement and returns: 500 ERR_HANDLER_FAILED saying why; the retry runs it', async () => {
-    const { store, results, count } = await setup(pool);
+    const { store, results, count } = await setup(postgres.pool);
     let calls = 0;
     const receiver = createReceiver({
       publicKeys: keys.publicKeyPem,
@@ -171,21 +162,8 @@ describe('a transaction aborted by what ran in it', () => {
 
 describe('isolation level', () => {
   it('a runner transaction at REPEATABLE READ is refused before the handler runs: ERR_STORE_UNAVAILABLE naming read committed', async () => {
-    const runner: TransactionRunner<pg.PoolClient> = async (body) => {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
-        const result = await body(client, pgExecutor(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK');
-        throw err;
-      } finally {
-        client.release();
-      }
-    };
-    const { store } = await setup(pool, { transaction: runner });
+    const runner = handDrivenRunner(postgres.pool, { begin: 'BEGIN ISOLATION LEVEL REPEATABLE READ' });
+    const { store } = await setup(postgres.pool, { transaction: runner });
     let runs = 0;
     const error = await store.runInTransaction(randomUUID(), { doneTtlMs: 60_000 }, async () => void runs++).catch((err: unknown) => err);
     expect([(error as { code?: string }).code, (error as Error).message, runs]).toEqual([
@@ -196,9 +174,9 @@ describe('isolation level', () => {
   });
 
   it('a database whose default_transaction_isolation is serializable is refused with the default runner too', async () => {
-    const url = new URL(server.url);
+    const url = new URL(postgres.server.url);
     url.searchParams.set('options', '-c default_transaction_isolation=serializable');
-    const serializable = server.pool({ connectionString: url.toString() });
+    const serializable = postgres.server.pool({ connectionString: url.toString() });
     const { store } = await setup(serializable);
     const refused = store.runInTransaction(randomUUID(), { doneTtlMs: 1000 }, async () => undefined);
     await expect(refused).rejects.toThrow(/isolation level serializable/);
@@ -209,11 +187,11 @@ describe('the sweep timer', () => {
   it('starts no sweep while the previous one still runs', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     let sweepStatements = 0;
-    const counting = Object.create(pool, {
+    const counting = Object.create(postgres.pool, {
       query: {
         value: (...args: Parameters<pg.Pool['query']>) => {
           if (String(args[0]).includes('SKIP LOCKED')) sweepStatements++;
-          return (pool.query as (...a: unknown[]) => unknown)(...args);
+          return (postgres.pool.query as (...a: unknown[]) => unknown)(...args);
         },
       },
     }) as pg.Pool;
