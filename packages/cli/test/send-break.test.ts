@@ -10,10 +10,13 @@ import { join } from 'node:path';
 import { createJsonLogger, createReceiver, type Receiver } from '@jobhook/core';
 import { BREAK_VARIANTS, type BreakCause } from '@jobhook/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO, runJobhook as jobhook, serveReceiver, type ReceiverServer } from './helpers/jobhook-process.js';
-
-const PRIVATE_KEY = join(REPO, 'examples/keys/demo.private.pem');
-const PUBLIC_KEY = join(REPO, 'examples/keys/demo.public.pem');
+import {
+  DEMO_PUBLIC_KEY as PUBLIC_KEY,
+  runJobhook as jobhook,
+  runSend as send,
+  serveReceiver,
+  type ReceiverServer,
+} from './helpers/jobhook-process.js';
 
 /** The cheap cause the receiver logs for each broken kind (the body changes are one: body-mismatch). */
 const LOGGED: Record<BreakCause, string> = {
@@ -66,7 +69,7 @@ describe('jobhook send --break', () => {
     receiver = freshReceiver();
     const before = new Set(captureFiles());
     const logsBefore = logs.length;
-    const sent = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break', cause]);
+    const sent = await send(url, '--break', cause);
     expect(sent.code).toBe(1);
     expect(sent.err).toContain(`every delivery broken: ${cause} (${BREAK_VARIANTS[cause][0]})`);
     const [line] = sent.out
@@ -87,33 +90,13 @@ describe('jobhook send --break', () => {
   });
 
   it('--break-variant picks the way; a bad cause or variant is a usage error', async () => {
-    const sent = await jobhook([
-      'send',
-      '--url',
-      url,
-      '--private-key',
-      PRIVATE_KEY,
-      '--break',
-      'signature-malformed',
-      '--break-variant',
-      '6',
-    ]);
+    const sent = await send(url, '--break', 'signature-malformed', '--break-variant', '6');
     expect(sent.err).toContain('signature-malformed (digest)');
-    const badCause = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break', 'typo']);
+    const badCause = await send(url, '--break', 'typo');
     expect(badCause).toMatchObject({ code: 2, err: expect.stringContaining('--break must be one of') });
-    const badVariant = await jobhook([
-      'send',
-      '--url',
-      url,
-      '--private-key',
-      PRIVATE_KEY,
-      '--break',
-      'unknown-key',
-      '--break-variant',
-      '9',
-    ]);
+    const badVariant = await send(url, '--break', 'unknown-key', '--break-variant', '9');
     expect(badVariant).toMatchObject({ code: 2, err: expect.stringContaining('--break-variant must be a whole number from 0 to 3') });
-    const alone = await jobhook(['send', '--url', url, '--private-key', PRIVATE_KEY, '--break-variant', '1']);
+    const alone = await send(url, '--break-variant', '1');
     expect(alone).toMatchObject({ code: 2, err: expect.stringContaining('--break-variant needs --break') });
   });
 });

@@ -12,13 +12,15 @@ import { createTestKeyPair } from '@jobhook/core/testing';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../src/index.js';
-import { BIN, REPO, runJobhook as jobhook, serveReceiver, type ReceiverServer } from './helpers/jobhook-process.js';
-
-const PRIVATE_KEY = join(REPO, 'examples/keys/demo.private.pem');
-const PUBLIC_KEY = join(REPO, 'examples/keys/demo.public.pem');
-
-/** Spawns `jobhook send --url <target> --private-key <the demo key> …args`. */
-const send = (target: string, ...args: string[]) => jobhook(['send', '--url', target, '--private-key', PRIVATE_KEY, ...args]);
+import {
+  BIN,
+  DEMO_PRIVATE_KEY as PRIVATE_KEY,
+  DEMO_PUBLIC_KEY as PUBLIC_KEY,
+  runJobhook as jobhook,
+  runSend as send,
+  serveReceiver,
+  type ReceiverServer,
+} from './helpers/jobhook-process.js';
 
 interface Line {
   job_id: string | null;

@@ -15,6 +15,10 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const BIN = resolve(HERE, '../../dist/bin.js');
 /** The repository root, the binary's working directory. */
 export const REPO = resolve(HERE, '../../../..');
+/** The demo private key (PEM file) the examples sign with. */
+export const DEMO_PRIVATE_KEY = resolve(REPO, 'examples/keys/demo.private.pem');
+/** The demo public key (PEM file) the examples verify with. */
+export const DEMO_PUBLIC_KEY = resolve(REPO, 'examples/keys/demo.public.pem');
 
 /** How a run of the binary ended. */
 export interface JobhookRun {
@@ -64,4 +68,9 @@ export async function serveReceiver(current: () => Receiver): Promise<ReceiverSe
       await new Promise<void>((r) => server.close(() => r()));
     },
   };
+}
+
+/** Spawns `jobhook send --url <target> --private-key <the demo key> ...args`. */
+export function runSend(target: string, ...args: string[]): Promise<JobhookRun> {
+  return runJobhook(['send', '--url', target, '--private-key', DEMO_PRIVATE_KEY, ...args]);
 }
