@@ -52,4 +52,4 @@ export function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
-export { sendUnfinishedBody, type UnfinishedUpload } from '../../core/test/helpers/unfinished-body.js';
+export { HEAD_REFUSALS, sendUnfinishedBody, type UnfinishedUpload } from '../../core/test/helpers/unfinished-body.js';

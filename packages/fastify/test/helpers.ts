@@ -57,4 +57,4 @@ export async function post(
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-export { sendUnfinishedBody, type UnfinishedUpload } from '../../core/test/helpers/unfinished-body.js';
+export { HEAD_REFUSALS, sendUnfinishedBody, type UnfinishedUpload } from '../../core/test/helpers/unfinished-body.js';

@@ -52,4 +52,4 @@ export function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
-export { sendUnfinishedBody, type UnfinishedUpload } from '../../core/test/helpers/unfinished-body.js';
+export { HEAD_REFUSALS, sendUnfinishedBody, type UnfinishedUpload } from '../../core/test/helpers/unfinished-body.js';

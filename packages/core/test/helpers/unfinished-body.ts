@@ -49,3 +49,34 @@ export function sendUnfinishedBody(url: string, headers: Record<string, string>)
     sent += first.length;
   });
 }
+
+/**
+ * Requests every adapter must refuse from the head alone, before the body arrives: [what, headers,
+ * status, code]. The adapters' tests send each with a body that never ends.
+ */
+export const HEAD_REFUSALS: Array<[string, Record<string, string>, number, string]> = [
+  [
+    '401, signature missing (Content-Length declared)',
+    { 'content-type': 'application/json', 'content-length': '65536' },
+    401,
+    'ERR_SIGNATURE_MISSING',
+  ],
+  [
+    '401, signature not hex (chunked)',
+    { 'content-type': 'application/json', 'x-service-signature': 'not-hex!' },
+    401,
+    'ERR_SIGNATURE_MALFORMED',
+  ],
+  [
+    '401, signature of no configured key’s length',
+    { 'content-type': 'application/json', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(384) },
+    401,
+    'ERR_SIGNATURE_MALFORMED',
+  ],
+  [
+    '415, content type not JSON',
+    { 'content-type': 'text/plain', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(256) },
+    415,
+    'ERR_UNSUPPORTED_MEDIA_TYPE',
+  ],
+];
