@@ -278,16 +278,24 @@ describe('@jobhook/cli installed alone', () => {
     expect((await jobhook(['keygen', '--out', 'keys', '--bits', '2048'])).code).toBe(0);
     const body = JSON.stringify({ event: 'async_job_completed', job_id: 'job-1', status: 'success', output: { pages: 1 } });
     writeFileSync(join(cliApp, 'body.json'), body);
-    const sign = await jobhook(['sign', '--private-key', 'keys/private.pem', 'body.json']);
+    const sign = await jobhook(['sign', '--private-key', 'keys/service-private.pem', 'body.json']);
     expect(sign.code, sign.stderr).toBe(0);
-    const verify = await jobhook(['verify', '--public-key', 'keys/public.pem', '--signature', sign.stdout.trim(), '--body', 'body.json']);
+    const verify = await jobhook([
+      'verify',
+      '--public-key',
+      'keys/service-public.pem',
+      '--signature',
+      sign.stdout.trim(),
+      '--body',
+      'body.json',
+    ]);
     expect(verify.code, verify.stderr).toBe(0);
     expect(JSON.parse(verify.stdout)).toMatchObject({ ok: true, job_id: 'job-1' });
 
     const headers = { 'x-service-signature': sign.stdout.trim() };
     const request = { method: 'POST', headers, body_b64: Buffer.from(body).toString('base64') };
     writeFileSync(join(cliApp, 'request.json'), JSON.stringify(request));
-    const doctor = await jobhook(['doctor', '--public-key', 'keys/public.pem', '--request', 'request.json', '--json']);
+    const doctor = await jobhook(['doctor', '--public-key', 'keys/service-public.pem', '--request', 'request.json', '--json']);
     expect(doctor.code, doctor.stderr).toBe(0);
     expect(JSON.parse(doctor.stdout)).toMatchObject({ verified: true, cause: 'verified' });
   });

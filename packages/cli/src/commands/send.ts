@@ -106,6 +106,7 @@ export const sendCommand = defineCommand({
     const byStatus: Record<string, number> = {};
     let ok = 0;
     let networkErrorShown = false;
+    const hintsShown = new Set<number | null>();
     let next = 0;
     const to = target(url, Math.min(concurrency, count));
     const progress = createSendProgress({
@@ -126,6 +127,11 @@ export const sendCommand = defineCommand({
       if (line.status === null && !networkErrorShown && line.error !== undefined) {
         networkErrorShown = true;
         await write(io.stderr, `jobhook send: ${line.code}: ${line.error}\n`);
+      }
+      const hint = line.status === null || line.code !== null ? undefined : answerHint(line.status, url);
+      if (hint !== undefined && !hintsShown.has(line.status)) {
+        hintsShown.add(line.status);
+        await write(io.stderr, `jobhook send: ${hint}\n`);
       }
       const { error: _error, ...printed } = line;
       await write(io.stdout, jsonLine(printed));
@@ -302,4 +308,21 @@ function percentile(sorted: readonly number[], p: number): number {
 
 function round(ms: number): number {
   return Math.round(ms * 10) / 10;
+}
+
+/**
+ * What an answer without a jobhook error code usually means: a jobhook receiver always names its
+ * refusals, so a bare 404 or 405 came from something else at that URL (a router, a proxy).
+ */
+export function answerHint(status: number, url: URL): string | undefined {
+  if (status === 404) {
+    return (
+      `404 from ${url.href} with no jobhook error code: nothing handles webhooks at the path ${url.pathname}. ` +
+      'Check the path the receiver is mounted on (the examples use /webhooks/jobs), and that a proxy in front forwards it.'
+    );
+  }
+  if (status === 405) {
+    return `405 from ${url.href} with no jobhook error code: a route is there but not for POST; the receiver is probably mounted at another path or method.`;
+  }
+  return undefined;
 }

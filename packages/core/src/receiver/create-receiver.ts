@@ -8,7 +8,7 @@ import { isTransactionalStore, type IdempotencyStore } from '../store/idempotenc
 import { createMemoryStore } from '../store/memory-store.js';
 import { resolveReceiverOptions, type HandlerContext, type ReceiverOptions } from './receiver-options.js';
 import type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver-outcome.js';
-import { firstHeader, isJsonContentType, type RequestHeaders } from './request-headers.js';
+import { firstHeader, isJsonContentType, quoteHeader, type RequestHeaders } from './request-headers.js';
 import { runClaimedJob } from './run-claimed-job.js';
 import { runInTransaction, type TransactionEnd } from './run-in-transaction.js';
 import { checkEventAge } from './event-age.js';
@@ -124,7 +124,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       const code = outcome.code ?? kind;
       const suppressed = rejectionLogAllowed(code);
       if (suppressed === undefined) return;
-      const reason = (error?.message ?? '').slice(0, 200);
+      // Whole: our messages are bounded, and the header values they quote are cut where they are quoted.
+      const reason = error?.message ?? '';
       const failed = status >= 500;
       // A 500 refusal is our setup or our bug: its error (the cause's stack, or ours) is what to debug.
       const err = failed ? (error?.cause ?? error) : error?.cause;
@@ -225,11 +226,11 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   /** The head checks, cheapest first: a refusal, or the decoded signature. `body` when already read (for captures). */
   function checkHead(started: number, { method, headers }: RequestHead, body?: Uint8Array | string): ReceiverResponse | Buffer {
     if (method.toUpperCase() !== 'POST') {
-      return rejection(started, 'ERR_METHOD_NOT_ALLOWED', `webhooks are POSTed; got ${method}`, { allow: 'POST' });
+      return rejection(started, 'ERR_METHOD_NOT_ALLOWED', `webhooks are POSTed; got ${quoteHeader(method)}`, { allow: 'POST' });
     }
     const contentType = firstHeader(headers, 'content-type');
     if (!isJsonContentType(contentType)) {
-      return rejection(started, 'ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${contentType ?? 'none'}`);
+      return rejection(started, 'ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${quoteHeader(contentType)}`);
     }
     const declared = Number(firstHeader(headers, 'content-length') ?? 0);
     if (declared > limits.maxBodyBytes) {
