@@ -93,7 +93,9 @@ describe('jobhook doctor --request', () => {
     const run = await jobhook(['doctor', ...keyArgs, '--request', file]);
     expect(run.code).toBe(1);
     expect(run.out).toMatch(/^cause: body-reserialized \(the signature does not verify\)\n/);
-    expect(run.out).toMatch(/What happened: signed by key [0-9a-f]{12}, but this body is what JSON\.parse \+ JSON\.stringify make/);
+    expect(run.out).toMatch(
+      /What happened: signed by key [0-9a-f]{12}, but this body is what JSON\.parse \+ JSON\.stringify\(value\) make/,
+    );
     expect(run.out).toMatch(/What to change: Verify the raw body bytes, before any JSON body parser runs/);
   });
 
