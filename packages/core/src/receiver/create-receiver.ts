@@ -106,7 +106,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
 
   const rejectionLogAllowed = createRejectionLogLimit();
   const captureFailure =
-    resolved.captureFailures === undefined ? undefined : createFailureCapture(resolved.captureFailures, headerNames, log);
+    resolved.captureFailures === undefined ? undefined : createFailureCapture(resolved.captureFailures, headerNames, keyRing, log);
 
   /**
    * One log line per answer, at the level a team would page on: handler and store failures as

@@ -153,7 +153,10 @@ export interface ReceiverOptions<Db = undefined> {
   /**
    * Opt-in: write each request refused for a signature or body cause to `dir`, as a request file
    * `jobhook doctor --request` diagnoses. The files hold customer payloads. At most `max` files
-   * (default 100; the oldest are kept), secret-bearing headers redacted. See the README.
+   * (default 100; the oldest are kept). Header values are kept only for the service's own headers,
+   * `Content-Type`, `Content-Length`, `User-Agent`, and a signature a configured key decodes under
+   * another name; every other header keeps its name, its value written `[dropped]` (proxies add
+   * credentials under names nobody can list). See the README.
    */
   captureFailures?: CaptureFailuresOptions;
 }
