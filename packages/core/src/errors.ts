@@ -34,6 +34,11 @@ export const ERROR_STATUS = {
    * sender does not retry it.
    */
   ERR_EVENT_TOO_OLD: 400,
+  /**
+   * The receiver's `acceptLateEvent` threw or rejected while deciding on an event older than the
+   * replay window: nothing was handled, and the sender retries (your rule's error is in the logs).
+   */
+  ERR_LATE_EVENT_RULE_FAILED: 500,
   /** The request method is not POST. */
   ERR_METHOD_NOT_ALLOWED: 405,
   /** The content type is not JSON. */

@@ -106,7 +106,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
 
   const rejectionLogAllowed = createRejectionLogLimit();
   const captureFailure =
-    resolved.captureFailures === undefined ? undefined : createFailureCapture(resolved.captureFailures, headerNames, log);
+    resolved.captureFailures === undefined ? undefined : createFailureCapture(resolved.captureFailures, headerNames, keyRing, log);
 
   /**
    * One log line per answer, at the level a team would page on: handler and store failures as
@@ -274,11 +274,12 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     // UUIDs name the same job in either case; the store key is the lower-case form.
     const jobId = event.job_id.toLowerCase();
     const known = { jobId, eventStatus: event.status, profile: verified.profile, keyId: verified.keyId, event };
+    const context = { jobId, profile: verified.profile, keyId: verified.keyId, headers, log };
     if (resolved.eventAge !== undefined) {
-      const tooOld = checkEventAge(event.finished_at, Date.now(), resolved.eventAge);
+      const age = checkEventAge(event, context, Date.now(), resolved.eventAge);
+      const tooOld = age instanceof Promise ? await age : age;
       if (tooOld !== undefined) return errorAnswer(started, 'rejected', tooOld, known);
     }
-    const context = { jobId, profile: verified.profile, keyId: verified.keyId, headers, log };
     let end: TransactionEnd;
     try {
       end = transactional
