@@ -4,7 +4,7 @@ import Fastify from 'fastify';
 import { jobhookFastify } from '@jobhook/fastify';
 import { log, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
-const { port, webhookPath, publicKeys, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
+const { port, webhookPath, publicKeys, recipient, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
 const host = process.env.HOST ?? '0.0.0.0';
 
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn', formatters: { level: (level) => ({ level }) } } });
@@ -14,6 +14,8 @@ app.register(
   jobhookFastify(
     {
       publicKeys,
+      // JOBHOOK_RECIPIENT_SECRET: handle only jobs submitted with that secret's tag (see receiver-setup.mjs).
+      ...recipient,
       store,
       logger: app.log,
       // Runs once per job (never for duplicates): do the work here, or enqueue it. Throw to get a retry.

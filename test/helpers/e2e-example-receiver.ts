@@ -65,6 +65,9 @@ function childEnv(options: ExampleReceiverOptions): NodeJS.ProcessEnv {
   delete env['HANDLER_DELAY_MS'];
   delete env['NODE_OPTIONS'];
   delete env['WEBHOOK_PATH'];
+  delete env['JOBHOOK_RECIPIENT_SECRET'];
+  delete env['JOBHOOK_RECIPIENT_URL'];
+  delete env['JOBHOOK_RECIPIENT_CHECK'];
   return {
     ...env,
     PORT: String(options.port ?? 0),

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { JobhookError, stringifyJson } from '@jobhook/core';
+import { createRecipientTag, withRecipientTag } from '@jobhook/core/recipient';
 import type { FinishedJob, JobDeliveries, JobView, RedeliverAnswer, SubmitJobRequest, SubmittedJob } from './job-types.js';
 import { checkMs, pollUntilFinished, resolvePollOptions, type PollOptions } from './poll-job.js';
 import { requestJson, type HttpContext } from './request-json.js';
@@ -23,6 +24,14 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** `User-Agent` header. Default `jobhook-client/<version>`. */
   userAgent?: string;
+  /**
+   * The secret your receiver checks recipient tags with (its `recipientSecret`; during a rotation,
+   * the new one). Every submission with a `webhook_receiver` then carries a fresh tag in
+   * `user_webhook_parameters.jobhook_recipient`, bound to that URL and the submission time, so your
+   * receiver can tell your jobs from another organization's aimed at its URL. At least 16 bytes.
+   * Default none: nothing is added.
+   */
+  recipientSecret?: string;
 }
 
 /** Per-call options of the one-request methods. */
@@ -37,7 +46,10 @@ export interface Client {
   readonly baseUrl: string;
   /**
    * Submits a job (`POST /v3/universal-ai/async`). Never retried: a retry after a lost answer could
-   * start the job twice.
+   * start the job twice. With `recipientSecret` and a `webhook_receiver`, the recipient tag is added
+   * to `user_webhook_parameters` (a `RawJson` keeps its bytes: the member is inserted before its
+   * closing brace); parameters that already hold `jobhook_recipient` are refused with
+   * `ERR_RECIPIENT_KEY_TAKEN` before anything is sent.
    */
   submitJob(request: SubmitJobRequest, options?: CallOptions): Promise<SubmittedJob>;
   /** Reads a job once (`GET /v3/universal-ai/async/{job_id}`), whatever its status. */
@@ -79,6 +91,18 @@ export function createClient(options: ClientOptions): Client {
   }
   if (typeof fetch !== 'function') optionError(owner, 'fetch must be a function (the WHATWG fetch)');
   checkMs(owner, 'timeoutMs', timeoutMs);
+  const { recipientSecret } = options;
+  // Checked now, so a short or missing secret fails at startup rather than at the first submission.
+  if (recipientSecret !== undefined) {
+    try {
+      createRecipientTag({ secret: recipientSecret, webhookReceiver: 'https://example.invalid/' });
+    } catch {
+      optionError(
+        owner,
+        'recipientSecret must be one string of at least 16 bytes (e.g. openssl rand -base64 32), the newest during a rotation',
+      );
+    }
+  }
   const userAgent = options.userAgent ?? `jobhook-client/${packageVersion()}`;
   if (typeof userAgent !== 'string' || userAgent === '' || /[\r\n]/.test(userAgent)) {
     optionError(owner, 'userAgent must be a non-empty single-line string');
@@ -102,7 +126,7 @@ export function createClient(options: ClientOptions): Client {
     baseUrl,
 
     async submitJob(request: SubmitJobRequest, callOptions: CallOptions = {}): Promise<SubmittedJob> {
-      const body = submissionJson(request);
+      const body = submissionJson(recipientSecret === undefined ? request : tagged(request, recipientSecret));
       const { status, body: answer } = await requestJson(http, {
         method: 'POST',
         path: JOBS_PATH,
@@ -166,6 +190,18 @@ function jobPath(method: string, jobId: unknown): string {
     optionError(method, `jobId must be a non-empty string (the job_id), got ${JSON.stringify(jobId) ?? String(jobId)}`);
   }
   return `${JOBS_PATH}/${encodeURIComponent(jobId)}`;
+}
+
+/** The request with a fresh recipient tag in `user_webhook_parameters` when it names a `webhook_receiver`. */
+function tagged(request: SubmitJobRequest, secret: string): SubmitJobRequest {
+  if (typeof request !== 'object' || request === null || typeof request.webhook_receiver !== 'string') return request;
+  try {
+    const tag = createRecipientTag({ secret, webhookReceiver: request.webhook_receiver });
+    return { ...request, user_webhook_parameters: withRecipientTag(request.user_webhook_parameters, tag) };
+  } catch (err) {
+    if (err instanceof JobhookError) throw new JobhookError(err.code, `submitJob: ${err.message}`, { cause: err });
+    throw err;
+  }
 }
 
 /** The submission's JSON text, numbers exact (bigint, RawJson). */

@@ -39,6 +39,26 @@ export const ERROR_STATUS = {
    * replay window: nothing was handled, and the sender retries (your rule's error is in the logs).
    */
   ERR_LATE_EVENT_RULE_FAILED: 500,
+  /**
+   * The receiver has a `recipientSecret`, and the verified event carries no recipient tag
+   * (`user_parameters.jobhook_recipient`): a job submitted without it, perhaps by another
+   * organization aiming at this URL. 4xx, so the sender does not retry it; the handler never runs.
+   */
+  ERR_RECIPIENT_TAG_MISSING: 403,
+  /**
+   * The verified event's recipient tag is not one this receiver made: `detail.cause` is `malformed`,
+   * `mac` (made with another secret, or altered), `url` (made for another `recipientUrl`) or
+   * `future` (issued later than now plus `clockSkewMs`).
+   */
+  ERR_RECIPIENT_TAG_INVALID: 403,
+  /** The verified event's recipient tag is older than `recipientTagMaxAgeMs` (plus `clockSkewMs`). */
+  ERR_RECIPIENT_TAG_EXPIRED: 403,
+  /**
+   * A submission's `user_webhook_parameters` already has the member the recipient tag goes in
+   * (`jobhook_recipient`): refused before anything is sent, since the service keeps the last of
+   * duplicate keys. A client code, not a receiver's.
+   */
+  ERR_RECIPIENT_KEY_TAKEN: 400,
   /** The request method is not POST. */
   ERR_METHOD_NOT_ALLOWED: 405,
   /** The content type is not JSON. */

@@ -16,6 +16,7 @@ import { createRejectionLogLimit } from './rejection-log-limit.js';
 import { registerAdapterView, type RequestHead } from './adapter-view.js';
 import { refusalCause, type RefusalCauseFields } from '../diagnosis/refusal-cause.js';
 import { createFailureCapture, type FailedRequest } from '../diagnosis/failure-capture.js';
+import { createRecipientCheck } from './recipient-check.js';
 
 /** One webhook request, as an adapter read it. */
 export interface ReceiverRequest {
@@ -81,6 +82,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const ownsStore = options.store === undefined;
   const store = options.store ?? createMemoryStore();
   const { onSuccess, onFail, onEvent, onOutcome } = options;
+  const recipientCheck = createRecipientCheck(options, 'createReceiver', log, resolved.eventAge?.clockSkewMs ?? options.clockSkewMs);
   const stats: ReceiverStats = {
     received: 0,
     verified: 0,
@@ -269,6 +271,21 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     } catch (err) {
       if (err instanceof JobhookError) return errorAnswer(started, 'rejected', err);
       throw err;
+    }
+    if (recipientCheck !== undefined) {
+      // Signed, but is the job ours? Before the replay window and the claim: a refusal never runs the handler.
+      const checked = recipientCheck(event, Date.now());
+      if (checked instanceof JobhookError) {
+        const { profile, keyId } = verified;
+        return errorAnswer(started, 'rejected', checked, {
+          jobId: event.job_id.toLowerCase(),
+          eventStatus: event.status,
+          profile,
+          keyId,
+          event,
+        });
+      }
+      event = checked;
     }
 
     // UUIDs name the same job in either case; the store key is the lower-case form.

@@ -12,6 +12,7 @@ import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_EVENT_AGE_MS, type EventAgeLimit, ty
 import { createJsonLogger, isLogger, type Logger } from './logger.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';
 import type { RequestHeaders } from './request-headers.js';
+import type { RecipientOptions } from './recipient-check.js';
 
 /**
  * What a handler gets besides the event. `Db` is the transaction a {@link TransactionalStore} hands
@@ -53,7 +54,7 @@ export type EventHandler<E, Db = undefined> = (event: E, context: HandlerContext
  * that would acknowledge `status: "fail"` events without running anything is refused at
  * construction (pass `onFail: () => {}` to drop them on purpose).
  */
-export interface ReceiverOptions<Db = undefined> {
+export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
   /** The service public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list (rotation), or a key ring. Required. */
   publicKeys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
   /** Runs for `status: "success"` events. */
