@@ -11,6 +11,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisServer, type RedisServer } from '../../packages/core/test/helpers/redis-server.js';
 import { makeSignedDeliveries, type Delivery, type SignedDeliveries } from '../helpers/python-signed-deliveries.js';
 import { startRuntimeServer, type RuntimeServer } from '../helpers/runtime-server.js';
 import { ensureRuntimesWorkspace, INSTALL_TIMEOUT_MS, RUNTIMES_DIR, type RuntimesWorkspace } from '../helpers/runtimes-workspace.js';
@@ -102,8 +103,9 @@ const worker :Workerd.Worker = (
   return config;
 }
 
-async function start(runtime: Runtime): Promise<RuntimeServer> {
-  const env = { SERVICE_PUBLIC_KEY: deliveries.publicKeyPem };
+/** Starts the app under `runtime`; with `redisUrl` (Bun and Deno), on the Redis store. */
+async function start(runtime: Runtime, redisUrl?: string): Promise<RuntimeServer> {
+  const env = { SERVICE_PUBLIC_KEY: deliveries.publicKeyPem, ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl }) };
   switch (runtime) {
     case 'bun':
       return startRuntimeServer({
@@ -121,7 +123,8 @@ async function start(runtime: Runtime): Promise<RuntimeServer> {
           '--no-lock',
           '--no-prompt',
           '--allow-net=127.0.0.1',
-          '--allow-env=SERVICE_PUBLIC_KEY',
+          // ioredis reads the whole environment; without Redis, the app's two are all.
+          redisUrl === undefined ? '--allow-env=SERVICE_PUBLIC_KEY,REDIS_URL' : '--allow-env',
           '--allow-sys=hostname',
           'app/serve-deno.mjs',
         ],
@@ -187,4 +190,47 @@ describe.each<Runtime>(['bun', 'deno', 'workerd', 'workerd-2025-10-01'])('%s', (
     const response = await fetch(`${server.url}/handled`);
     expect(((await response.json()) as { handled: string[] }).handled).toEqual([jobId]);
   });
+});
+
+/**
+ * The Redis store (`@jobhook/core/redis`, ioredis over TCP) under Bun and Deno: two instances of the
+ * app share one Redis, so a redelivery to the other instance is a duplicate there too. Workers has no
+ * TCP client ioredis can use, so it is not run there.
+ */
+describe.each<Runtime>(['bun', 'deno'])('%s with the Redis store', (runtime) => {
+  let redis: RedisServer;
+  const servers: RuntimeServer[] = [];
+
+  beforeAll(async () => {
+    redis = await startRedisServer();
+  }, START_TIMEOUT_MS);
+  afterAll(async () => {
+    for (const server of servers) server.stop();
+    await redis?.dispose();
+  });
+  afterEach(({ task }) => {
+    if (task.result?.state === 'fail') for (const server of servers) console.error(`${runtime} stderr:\n${server.stderr()}`);
+  });
+
+  it(
+    'two instances on one Redis: handled on one, the redelivery to the other is a duplicate',
+    async () => {
+      servers.push(await start(runtime, redis.url), await start(runtime, redis.url));
+      const [first, second] = servers as [RuntimeServer, RuntimeServer];
+      const { jobId } = deliveries;
+      expect(await post(`${first.url}/webhooks/jobs`, deliveries.valid)).toEqual({
+        status: 200,
+        body: { ok: true, job_id: jobId, duplicate: false },
+      });
+      expect(await post(`${second.url}/webhooks/jobs`, deliveries.duplicate)).toEqual({
+        status: 200,
+        body: { ok: true, job_id: jobId, duplicate: true },
+      });
+      const handled = await Promise.all(
+        servers.map(async (server) => ((await (await fetch(`${server.url}/handled`)).json()) as { handled: string[] }).handled),
+      );
+      expect(handled).toEqual([[jobId], []]);
+    },
+    START_TIMEOUT_MS,
+  );
 });

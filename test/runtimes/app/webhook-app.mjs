@@ -7,14 +7,16 @@ import { constructEvent, createFetchHandler, createVerifier, isJobhookError } fr
 
 /**
  * @param {string} publicKeyPem the service's public key, PEM text.
+ * @param {{ store?: import('@jobhook/core').IdempotencyStore }} [options] the receiver's store (default: memory).
  * @returns {(request: Request) => Promise<Response>}
  */
-export function createWebhookApp(publicKeyPem) {
+export function createWebhookApp(publicKeyPem, options = {}) {
   /** @type {string[]} */
   const handled = [];
   const verifier = createVerifier({ publicKeys: publicKeyPem });
   const webhook = createFetchHandler({
     publicKeys: publicKeyPem,
+    ...(options.store === undefined ? {} : { store: options.store }),
     onEvent: (event) => {
       handled.push(event.job_id);
     },
