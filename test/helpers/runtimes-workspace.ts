@@ -111,7 +111,7 @@ export async function ensureRuntimesWorkspace(): Promise<RuntimesWorkspace & { i
   }
   const bin = (name: RuntimeBinary): string => join(MODULES, '.bin', name);
   for (const name of RUNTIME_BINARIES) {
-    if (!existsSync(bin(name))) throw new Error(`runtime tests: ${bin(name)} is missing after the install (${HOW_TO})`);
+    if (!existsSync(bin(name))) throw new Error(`runtime tests: ${bin(name)} is missing: reinstall with cd test/runtimes && npm ci`);
   }
   return { dir: RUNTIMES_DIR, bin, ...(installedMs === undefined ? {} : { installedMs }) };
 }
