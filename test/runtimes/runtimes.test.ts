@@ -5,6 +5,7 @@
  * by hand) over HTTP, and gets the same deliveries: a body a Python service made and signed with the
  * demo key, that body changed after signing, the body signed by a key the receiver does not hold,
  * and the first delivery again. The answers must be the ones the README promises for every runtime.
+ * Under Bun and Deno, two instances on one Redis (`@jobhook/core/redis`) also share the claims.
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
