@@ -26,6 +26,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { npmEnv } from '../helpers/npm-env.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '../..');
@@ -72,17 +73,6 @@ let root: string;
 let receivers: string;
 let cliApp: string;
 let signed: Signed;
-
-/**
- * The environment without the `npm_*` variables a parent `npm test` passes down: its command-line
- * config would become the child npm's (`npm test -w packages/core` hands down `npm_config_workspace`,
- * and the app's install then looks for that workspace). The registry, cache and user config stay;
- * the child reads the rest of npm's config files itself.
- */
-function npmEnv(): NodeJS.ProcessEnv {
-  const keep = new Set(['npm_config_registry', 'npm_config_cache', 'npm_config_userconfig']);
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key) || keep.has(key.toLowerCase())));
-}
 
 async function npm(cwd: string, args: readonly string[]): Promise<string> {
   const { stdout } = await run('npm', [...args], { cwd, env: npmEnv(), maxBuffer: 64 * 1024 * 1024 });
