@@ -22,15 +22,15 @@ const WORK = join(RUNTIMES_DIR, '.work/runtimes');
 const START_TIMEOUT_MS = 120_000;
 
 /**
- * workerd runs with `nodejs_compat` under two configurations that work: a compatibility date from
- * 2026-03-01 on, and an older one with the `enable_nodejs_global_timers` flag. Both give Node's
- * timers (`setTimeout(…).unref()`), which the receiver's lease heartbeat calls; with neither (a date
- * before 2026-03-01 and no flag), every delivery to createFetchHandler is answered 503
- * `ERR_STORE_UNAVAILABLE` (constructEvent still works).
+ * workerd runs with `nodejs_compat` under three configurations: a compatibility date from 2026-03-01
+ * on (Node's timers), an older one with the `enable_nodejs_global_timers` flag (Node's timers too),
+ * and an older one without it, where `setTimeout` returns a number with no `unref`: the receiver's
+ * lease heartbeat must not need one.
  */
 const WORKERD_COMPAT = {
   workerd: { date: '2026-03-01', flags: ['nodejs_compat'] },
   'workerd-2025-10-01': { date: '2025-10-01', flags: ['nodejs_compat', 'enable_nodejs_global_timers'] },
+  'workerd-2026-02-01-web-timers': { date: '2026-02-01', flags: ['nodejs_compat'] },
 } as const;
 
 type Runtime = 'bun' | 'deno' | keyof typeof WORKERD_COMPAT;
@@ -41,6 +41,7 @@ const USER_AGENT: Record<Runtime, RegExp> = {
   deno: /^Deno\/2\./,
   workerd: /^Cloudflare-Workers$/,
   'workerd-2025-10-01': /^Cloudflare-Workers$/,
+  'workerd-2026-02-01-web-timers': /^Cloudflare-Workers$/,
 };
 
 let workspace: RuntimesWorkspace;
@@ -134,7 +135,8 @@ async function start(runtime: Runtime, redisUrl?: string): Promise<RuntimeServer
         port: portFromJsonLine('listening'),
       });
     case 'workerd':
-    case 'workerd-2025-10-01': {
+    case 'workerd-2025-10-01':
+    case 'workerd-2026-02-01-web-timers': {
       const config = await prepareWorker(runtime);
       return startRuntimeServer({
         command: workspace.bin('workerd'),
@@ -152,7 +154,7 @@ async function post(url: string, delivery: Delivery): Promise<{ status: number; 
   return { status: response.status, body: await response.json() };
 }
 
-describe.each<Runtime>(['bun', 'deno', 'workerd', 'workerd-2025-10-01'])('%s', (runtime) => {
+describe.each<Runtime>(['bun', 'deno', 'workerd', 'workerd-2025-10-01', 'workerd-2026-02-01-web-timers'])('%s', (runtime) => {
   let server: RuntimeServer;
 
   beforeAll(async () => {
