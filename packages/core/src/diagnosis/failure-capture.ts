@@ -93,8 +93,8 @@ const CAUSE_IN_NAME = new RegExp(`^failure-(${CAPTURE_CAUSES.join('|')})-`);
 
 /**
  * How many capture files each cause may hold: `max` split evenly, rounded down, so the shares of
- * the five causes anyone can send (no valid signature needed) never take the room of the two that
- * need one (`body-malformed`, `body-mismatch`); at least 1. @internal
+ * the five causes anyone can send (no valid signature needed) never take the room of those that
+ * need one (`body-malformed`, `body-mismatch`, `work-budget`); at least 1. @internal
  */
 export function captureShare(max: number): number {
   return Math.max(1, Math.floor(max / CAPTURE_CAUSES.length));

@@ -277,7 +277,14 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       const tooOld = checkEventAge(event.finished_at, Date.now(), resolved.eventAge);
       if (tooOld !== undefined) return errorAnswer(started, 'rejected', tooOld, known);
     }
-    const context = { jobId, profile: verified.profile, keyId: verified.keyId, headers, log };
+    const context = {
+      jobId,
+      profile: verified.profile,
+      keyId: verified.keyId,
+      headers,
+      log,
+      losslessPayload: () => verified.losslessPayload(),
+    };
     let end: TransactionEnd;
     try {
       end = transactional
