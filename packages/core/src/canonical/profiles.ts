@@ -67,12 +67,7 @@ export function serializeCanonical(doc: ParsedBody, profile: CanonicalProfile): 
  * {@link serializeCanonical} with a float mode (see {@link FloatMode}), reusing the key orders of
  * earlier forms of `doc` when given. @internal
  */
-export function serializeCanonicalAs(
-  doc: ParsedBody,
-  profile: CanonicalProfile,
-  floatMode: FloatMode,
-  orders?: SharedKeyOrders,
-): Buffer {
+export function serializeCanonicalAs(doc: ParsedBody, profile: CanonicalProfile, floatMode: FloatMode, orders?: SharedKeyOrders): Buffer {
   if (profile === 'javascript') return serializeJavaScript(doc, orders);
   return serializeTape(doc, tapeProfile(profile), floatMode, orders);
 }

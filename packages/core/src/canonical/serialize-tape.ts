@@ -123,12 +123,7 @@ const UINT64_MAX = 2n ** 64n - 1n;
  * @throws JobhookError `ERR_CANONICAL_UNREPRESENTABLE` when the profile's reference would raise.
  * @internal
  */
-export function serializeTape(
-  doc: ParsedBody,
-  profile: TapeProfile,
-  floatMode: FloatMode = 'exact',
-  orders?: SharedKeyOrders,
-): Buffer {
+export function serializeTape(doc: ParsedBody, profile: TapeProfile, floatMode: FloatMode = 'exact', orders?: SharedKeyOrders): Buffer {
   const writer = new ByteWriter(doc.bytes.length + (doc.bytes.length >> 1));
   writeTape(doc, profile, floatMode, writer, orders);
   return writer.result();
