@@ -95,7 +95,7 @@ describe('key orders shared between candidate forms', () => {
       { length: n },
       (_, i) => ['😀', '\uff61', 'é', '10', '9', '__proto__', 'a\\u00e9', 'z', '\u4e2d'][i % 9]! + (i % 3 ? String(i) : ''),
     );
-  const object = (n: number, nested: boolean) =>
+  const object = (n: number, nested: boolean): string =>
     `{${keysOf(n)
       .map((k, i) => `"${k}": ${nested && i % 5 === 0 ? object(Math.min(n, 30), false) : i % 4 === 0 ? '0.12345678901234567' : i}`)
       .join(', ')}}`;
