@@ -86,15 +86,20 @@ const MAX_HEADER_VALUE_CHARS = 8192;
 const capValue = (value: string): string =>
   value.length > MAX_HEADER_VALUE_CHARS ? `${value.slice(0, MAX_HEADER_VALUE_CHARS)}[…]` : value;
 
-/** The causes a capture file can have, each with a share of `max` (a file named otherwise counts toward `max` only). */
-const CAPTURE_CAUSES: readonly RefusalCause[] = REFUSAL_CAUSES;
+/**
+ * The causes a capture file can have, each with a share of `max` (a file named otherwise counts toward
+ * `max` only). A `work-budget` refusal is a mismatch found by running out of work: it shares
+ * `body-mismatch`'s files (its record says `work-budget`).
+ */
+const CAPTURE_CAUSES: readonly RefusalCause[] = REFUSAL_CAUSES.filter((cause) => cause !== 'work-budget');
+const captureCause = (cause: RefusalCause): RefusalCause => (cause === 'work-budget' ? 'body-mismatch' : cause);
 /** `failure-<cause>-<time>-<id>.json`: the cause in the name, so counting the directory counts each share. */
 const CAUSE_IN_NAME = new RegExp(`^failure-(${CAPTURE_CAUSES.join('|')})-`);
 
 /**
  * How many capture files each cause may hold: `max` split evenly, rounded down, so the shares of
- * the five causes anyone can send (no valid signature needed) never take the room of those that
- * need one (`body-malformed`, `body-mismatch`, `work-budget`); at least 1. @internal
+ * the five causes anyone can send (no valid signature needed) never take the room of the two that
+ * need one (`body-malformed`, `body-mismatch`); at least 1. @internal
  */
 export function captureShare(max: number): number {
   return Math.max(1, Math.floor(max / CAPTURE_CAUSES.length));
@@ -242,7 +247,7 @@ export function createFailureCapture(
   };
 
   return (request, refusal) => {
-    const cause = refusal.cause.cause;
+    const cause = captureCause(refusal.cause.cause);
     if (!hasRoom(cause)) return;
     const capturedAt = new Date();
     const body =
@@ -256,7 +261,7 @@ export function createFailureCapture(
       captured_at: capturedAt.toISOString(),
       status: refusal.status,
       code: refusal.code,
-      cause,
+      cause: refusal.cause.cause,
     };
     const name = `failure-${cause}-${capturedAt.toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`;
     const temp = join(dir, `.${name}.tmp`);
