@@ -162,7 +162,9 @@ const LOSSLESS_PROFILES: ReadonlySet<CanonicalProfile> = new Set(['python', 'pyt
  *    key decodes is refused here, whatever the body;
  * 3. the parse, which bounds every profile's canonical size and refuses a body over `maxCanonicalBytes`;
  * 4. candidate canonical forms, cheapest first, each hashed as it is written and compared with the
- *    recovered hashes: the python profile with numbers as written, then only what can differ.
+ *    recovered hashes: the python profile with numbers as written, then only what can differ; each
+ *    object's keys sorted once per sort rule, every byte written charged to a work budget
+ *    ({@link verifyWorkBudget}; exhausted, it answers as a mismatch, cause `work-budget`).
  * `bigIntegers` is how the payload holds integers beyond ±(2^53−1) (see {@link VerifyInput}).
  * @throws JobhookError `ERR_BODY_TOO_LARGE`, `ERR_SIGNATURE_INVALID`, `ERR_CANONICAL_TOO_LARGE`, `ERR_BODY_*`.
  * @internal
@@ -283,7 +285,9 @@ function sameForBody(doc: ParsedBody, a: CanonicalProfile, b: CanonicalProfile):
 /**
  * Tries the profiles in order, each first with numbers as written (no conversion) and, only when
  * that could differ, with exact conversion; a profile that writes this body like one already tried
- * is skipped. Each candidate is hashed as it is written, so memory stays bounded.
+ * is skipped. Each candidate is hashed as it is written, so memory stays bounded; the forms share
+ * each object's key order (sorted by the first form of each rule) and charge `budget`, whose
+ * exhaustion ends the search (`'work-budget'`).
  */
 function findSignedCandidate(
   doc: ParsedBody,
