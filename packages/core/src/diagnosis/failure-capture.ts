@@ -129,8 +129,13 @@ export function keptHeaderValues(
   };
 }
 
-/** The causes a capture file can have, each with a share of `max` (a file named otherwise counts toward `max` only). */
-const CAPTURE_CAUSES: readonly RefusalCause[] = REFUSAL_CAUSES;
+/**
+ * The causes a capture file can have, each with a share of `max` (a file named otherwise counts toward
+ * `max` only). A `work-budget` refusal is a mismatch found by running out of work: it shares
+ * `body-mismatch`'s files (its record says `work-budget`).
+ */
+const CAPTURE_CAUSES: readonly RefusalCause[] = REFUSAL_CAUSES.filter((cause) => cause !== 'work-budget');
+const captureCause = (cause: RefusalCause): RefusalCause => (cause === 'work-budget' ? 'body-mismatch' : cause);
 /** `failure-<cause>-<time>-<id>.json`: the cause in the name, so counting the directory counts each share. */
 const CAUSE_IN_NAME = new RegExp(`^failure-(${CAPTURE_CAUSES.join('|')})-`);
 
@@ -281,7 +286,7 @@ export function createFailureCapture(
   };
 
   return (request, refusal) => {
-    const cause = refusal.cause.cause;
+    const cause = captureCause(refusal.cause.cause);
     if (!hasRoom(cause)) return;
     const capturedAt = new Date();
     const body =
@@ -295,7 +300,7 @@ export function createFailureCapture(
       captured_at: capturedAt.toISOString(),
       status: refusal.status,
       code: refusal.code,
-      cause,
+      cause: refusal.cause.cause,
     };
     const name = `failure-${cause}-${capturedAt.toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`;
     const temp = join(dir, `.${name}.tmp`);

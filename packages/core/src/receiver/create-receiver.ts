@@ -291,7 +291,14 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     // UUIDs name the same job in either case; the store key is the lower-case form.
     const jobId = event.job_id.toLowerCase();
     const known = { jobId, eventStatus: event.status, profile: verified.profile, keyId: verified.keyId, event };
-    const context = { jobId, profile: verified.profile, keyId: verified.keyId, headers, log };
+    const context = {
+      jobId,
+      profile: verified.profile,
+      keyId: verified.keyId,
+      headers,
+      log,
+      losslessPayload: () => verified.losslessPayload(),
+    };
     if (resolved.eventAge !== undefined) {
       const age = checkEventAge(event, context, Date.now(), resolved.eventAge);
       const tooOld = age instanceof Promise ? await age : age;

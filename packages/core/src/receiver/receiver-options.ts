@@ -4,7 +4,7 @@ import { resolveParseOptions, type ResolvedParseOptions } from '../canonical/par
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/async-job-event.js';
 import type { KeyRing, PublicKeyInput } from '../keys/key-ring.js';
-import { resolveBigIntegers, type BigIntegers } from '../canonical/to-value.js';
+import { resolveBigIntegers, type BigIntegers, type LosslessJsonValue } from '../canonical/to-value.js';
 import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
 import { resolveCaptureFailures, type CaptureFailuresOptions, type ResolvedCaptureFailures } from '../diagnosis/failure-capture.js';
 import type { IdempotencyStore, TransactionalStore } from '../store/idempotency-store.js';
@@ -27,6 +27,12 @@ export interface HandlerContext<Db = undefined> {
   keyId: string;
   /** The request headers, as the adapter gave them. */
   headers: RequestHeaders;
+  /**
+   * The signed payload with every number exactly as signed (floats as `RawJson` lexemes, integers
+   * of any size exact), built from the canonical bytes that verified: see `VerifyResult.losslessPayload`.
+   * Use it, not `toLosslessValue(parseBody(rawBody))`, whose lexemes no signature covers.
+   */
+  losslessPayload(): LosslessJsonValue;
   /**
    * Aborted when `handlerTimeoutMs` elapses (the sender has been told to retry later; the claim is
    * kept until the handler settles), or when a lease renewal finds the claim's lease gone (the store
