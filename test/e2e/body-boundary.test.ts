@@ -81,7 +81,10 @@ async function holdSlowBodies(port: number, path: string, count: number, signatu
     }
     await Promise.all(opened);
   }
-  return { all: Promise.all(answers), destroy: () => sockets.forEach((s) => s.destroy()) };
+  const destroy = (): void => {
+    for (const socket of sockets) socket.destroy();
+  };
+  return { all: Promise.all(answers), destroy };
 }
 
 function parseAnswer(raw: string): HeldAnswer {
