@@ -2,7 +2,7 @@
 // Env: see ../receiver-lib/receiver-setup.mjs.
 import express from 'express';
 import { createExpressMiddleware } from '@jobhook/express';
-import { log, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
+import { log, SERVER_TIMEOUTS, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
 const { port, webhookPath, publicKeys, recipient, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
 
@@ -39,6 +39,7 @@ const server = app.listen(port, (err) => {
   if (err) throw err;
   log({ msg: 'listening', port: server.address().port, path: webhookPath });
 });
+Object.assign(server, SERVER_TIMEOUTS);
 
 function shutdown(signal) {
   log({ msg: 'shutting down', signal });

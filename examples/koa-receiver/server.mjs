@@ -3,7 +3,7 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { jobhookRoute } from '@jobhook/koa';
-import { log, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
+import { log, SERVER_TIMEOUTS, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
 const { port, webhookPath, publicKeys, recipient, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
 
@@ -37,6 +37,7 @@ app.use(router.routes()).use(router.allowedMethods());
 const server = app.listen(port, () => {
   log({ msg: 'listening', port: server.address().port, path: webhookPath });
 });
+Object.assign(server, SERVER_TIMEOUTS);
 
 function shutdown(signal) {
   log({ msg: 'shutting down', signal });

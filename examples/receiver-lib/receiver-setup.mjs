@@ -12,6 +12,15 @@ import pg from 'pg';
 import { createMemoryStore } from '@jobhook/core';
 import { createReceiverMetrics } from '@jobhook/core/metrics';
 
+/**
+ * Node's HTTP server limits for every route of the example apps (Node's own defaults are 60 s for
+ * the head and 300 s for the whole request): the service gives up on a delivery attempt after 30 s
+ * (spec §8), so nothing it sends needs longer, and a client holding a connection open with a
+ * trickled head or body is cut off. The webhook route is tighter still: its body must arrive within
+ * the receiver's `bodyTimeoutMs` (5 s by default).
+ */
+export const SERVER_TIMEOUTS = Object.freeze({ headersTimeout: 10_000, requestTimeout: 30_000 });
+
 /** One JSON line on stdout: what the tests and the demo read. */
 export const log = (fields) => console.log(JSON.stringify({ level: 'info', time: new Date().toISOString(), ...fields }));
 

@@ -80,6 +80,17 @@ export const ERROR_STATUS = {
   /** The request body could not be read whole (client aborted, length mismatch). */
   ERR_BODY_INCOMPLETE: 400,
   /**
+   * The body did not arrive within the receiver's `bodyTimeoutMs` of its head (a trickled or stalled
+   * upload). 503 + `Retry-After`, and the connection is closed: a genuine delivery slowed on the way
+   * is retried by the sender.
+   */
+  ERR_BODY_TIMEOUT: 503,
+  /**
+   * The receiver is already reading `maxBodyBytesInFlight` bytes of other bodies: this one was not
+   * read. 503 + `Retry-After`, so the sender retries; never a 4xx, which it would not retry.
+   */
+  ERR_RECEIVER_BUSY: 503,
+  /**
    * The reference sender refuses a webhook receiver URL: not https (unless insecure receivers are
    * allowed), userinfo, or a host that is or resolves to a loopback, private, link-local, reserved...
    * address (server-side request forgery guard).

@@ -111,4 +111,4 @@ export {
 export type { ReceiverOrOptions } from './adapter/resolve-receiver.js';
 export type { AdapterOptions } from './adapter/adapter-options.js';
 export { createFetchHandler, type FetchWebhookHandler } from './adapter/fetch-handler.js';
-// The adapter kit (resolveReceiver, adapterView, body readers, ...) is @jobhook/core/adapter.
+// The adapter kit (resolveReceiver, receiveNodeRequest, body readers, ...) is @jobhook/core/adapter.

@@ -126,6 +126,23 @@ export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
   clockSkewMs?: number;
   /** Bodies above this are refused with 413. Default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Bytes of request bodies the adapters read at once, across this receiver's requests. A body is
+   * read only behind a signature a configured key decodes, and first reserves its declared
+   * `Content-Length` (or `maxBodyBytes` when it declares none); one that would pass this bound is
+   * answered 503 `ERR_RECEIVER_BUSY` with `Retry-After`, unread, and the connection closed. It bounds
+   * what bodies behind replayed real signatures hold in memory. Default {@link DEFAULT_MAX_BODY_BYTES_IN_FLIGHT}
+   * (64 MiB), or `maxBodyBytes` when that is larger; never less than `maxBodyBytes`.
+   * Share one receiver between routes to share the bound.
+   */
+  maxBodyBytesInFlight?: number;
+  /**
+   * Longest time from a request's head to its body's last byte, when an adapter reads the body: a
+   * trickled or stalled upload is answered 503 `ERR_BODY_TIMEOUT` with `Retry-After` and its
+   * connection closed. Default {@link DEFAULT_BODY_TIMEOUT_MS} (5,000): the service gives up on an
+   * attempt after 30 s (spec §8), and the handler may take `handlerTimeoutMs` (25 s) of them.
+   */
+  bodyTimeoutMs?: number;
   /** Nesting above this is refused with 400. Default 512. */
   maxDepth?: number;
   /**
@@ -178,6 +195,9 @@ export interface ResolvedReceiverOptions {
   /** Body, depth and canonical-size limits. */
   limits: ResolvedParseOptions;
   handlerTimeoutMs: number;
+  /** Bytes of bodies read at once (`maxBodyBytesInFlight`). */
+  maxBodyBytesInFlight: number;
+  bodyTimeoutMs: number;
   retryAfterSeconds: number;
   headerNames: WebhookHeaderNames;
   bigIntegers: BigIntegers;
@@ -199,6 +219,20 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * event loop stuck past two renewals) less time before a second instance runs the job too.
  */
 export const DEFAULT_LEASE_MS = 20_000;
+
+/**
+ * Default `bodyTimeoutMs`: 5 s. The service gives up on a delivery attempt after 30 s (spec §8) and
+ * the handler gets at most `handlerTimeoutMs` (25 s) of them before the sender is answered: a body
+ * must be in within the 5 s left for that answer to reach the sender in time. A body of 1 MiB
+ * needs about 200 KB/s for it, far below any link the service sends from.
+ */
+export const DEFAULT_BODY_TIMEOUT_MS = 5_000;
+
+/**
+ * Default `maxBodyBytesInFlight`: 64 MiB, 64 bodies of the default 1 MiB limit read at once. Real
+ * deliveries are far smaller and read in milliseconds; only held uploads fill it.
+ */
+export const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 
 /**
  * Default time a handled `job_id` is remembered: 7 days, far past the replay window
@@ -289,12 +323,23 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
       ? doneTtlMs
       : Math.min(Math.max(doneTtlMs, eventAge.maxEventAgeMs + eventAge.clockSkewMs), Number.MAX_SAFE_INTEGER);
   const captureFailures = resolveCaptureFailures(options.captureFailures, 'createReceiver');
+  const {
+    maxBodyBytesInFlight = Math.max(DEFAULT_MAX_BODY_BYTES_IN_FLIGHT, limits.maxBodyBytes),
+    bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
+  } = options;
+  positiveInteger('maxBodyBytesInFlight', maxBodyBytesInFlight);
+  if (maxBodyBytesInFlight < limits.maxBodyBytes) {
+    fail(`maxBodyBytesInFlight (${maxBodyBytesInFlight}) must not be less than maxBodyBytes (${limits.maxBodyBytes})`);
+  }
+  positiveInteger('bodyTimeoutMs', bodyTimeoutMs, MAX_TIMER_MS);
   return {
     leaseMs,
     doneTtlMs: doneTtl,
     eventAge,
     limits,
     handlerTimeoutMs,
+    maxBodyBytesInFlight,
+    bodyTimeoutMs,
     retryAfterSeconds,
     headerNames,
     bigIntegers,

@@ -21,7 +21,7 @@ import {
   type LosslessJsonValue,
 } from '../canonical/to-value.js';
 import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
-import { matchDigest, recoverDigests, type RecoveredDigest } from './recover-digest.js';
+import { matchDigest, recoverSignature, type RecoveredDigest } from './recover-digest.js';
 import { decodeSignatureHex } from './signature-hex.js';
 
 /** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
@@ -160,11 +160,7 @@ const LOSSLESS_PROFILES: ReadonlySet<CanonicalProfile> = new Set(['python', 'pyt
  * 1. body length against `maxBodyBytes` (no reading);
  * 2. what each key recovers from the signature (one RSA public operation per key): a signature no
  *    key decodes is refused here, whatever the body;
- * 3. the parse, which bounds every profile's canonical size and refuses a body over `maxCanonicalBytes`;
- * 4. candidate canonical forms, cheapest first, each hashed as it is written and compared with the
- *    recovered hashes: the python profile with numbers as written, then only what can differ; each
- *    object's keys sorted once per sort rule, every byte written charged to a work budget
- *    ({@link verifyWorkBudget}; exhausted, it answers as a mismatch, cause `work-budget`).
+ * 3. the rest, {@link verifyRecovered}.
  * `bigIntegers` is how the payload holds integers beyond ±(2^53−1) (see {@link VerifyInput}).
  * @throws JobhookError `ERR_BODY_TOO_LARGE`, `ERR_SIGNATURE_INVALID`, `ERR_CANONICAL_TOO_LARGE`, `ERR_BODY_*`.
  * @internal
@@ -177,17 +173,39 @@ export function verifyBody(
   run: ParseRun,
   bigIntegers: BigIntegers = 'bigint',
 ): VerifyResult {
-  if (body.length > run.maxBodyBytes) {
-    throw new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${run.maxBodyBytes}`, {
-      detail: { bytes: body.length, limit: run.maxBodyBytes },
+  checkBodyLength(body, run.maxBodyBytes);
+  return verifyRecovered(body, recoverSignature(signature, keyRing), profiles, run, bigIntegers);
+}
+
+/** @throws JobhookError `ERR_BODY_TOO_LARGE` for a body over `maxBodyBytes`. */
+function checkBodyLength(body: Uint8Array, maxBodyBytes: number): void {
+  if (body.length > maxBodyBytes) {
+    throw new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${maxBodyBytes}`, {
+      detail: { bytes: body.length, limit: maxBodyBytes },
     });
   }
-  const recovered = recoverDigests(signature, keyRing);
-  if (recovered.length === 0) {
-    throw new JobhookError('ERR_SIGNATURE_INVALID', 'the signature was not made by any configured key', {
-      detail: { cause: 'unknown-key', keyIds: keyRing.keys.map((k) => k.id) },
-    });
-  }
+}
+
+/**
+ * The verify path once the signature is decoded (`recovered`: what each key signed, from
+ * {@link recoverSignature}; the receiver's precheck recovers it before reading the body):
+ * 1. body length against `maxBodyBytes`;
+ * 2. the parse, which bounds every profile's canonical size and refuses a body over `maxCanonicalBytes`;
+ * 3. candidate canonical forms, cheapest first, each hashed as it is written and compared with the
+ *    recovered hashes: the python profile with numbers as written, then only what can differ; each
+ *    object's keys sorted once per sort rule, every byte written charged to a work budget
+ *    ({@link verifyWorkBudget}; exhausted, it answers as a mismatch, cause `work-budget`).
+ * @throws JobhookError `ERR_BODY_TOO_LARGE`, `ERR_SIGNATURE_INVALID`, `ERR_CANONICAL_TOO_LARGE`, `ERR_BODY_*`.
+ * @internal
+ */
+export function verifyRecovered(
+  body: Uint8Array,
+  recovered: readonly RecoveredDigest[],
+  profiles: readonly CanonicalProfile[],
+  run: ParseRun,
+  bigIntegers: BigIntegers = 'bigint',
+): VerifyResult {
+  checkBodyLength(body, run.maxBodyBytes);
   const doc = parseBodyUnchecked(body, run);
   const found = findSignedCandidate(doc, profiles, recovered, new WorkBudget(verifyWorkBudget(doc, profiles.length)));
   if (found === 'work-budget') {
