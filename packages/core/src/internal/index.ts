@@ -1,38 +1,34 @@
 /**
- * @jobhook/core/internal: small checks that several jobhook packages (core, delivery, sender, cli, postgres)
- * make alike, kept in one place so they answer alike. Not a public API: no semver promise.
+ * @jobhook/core/internal: the checks and helpers that several jobhook packages (core, delivery,
+ * sender, client, cli, postgres) make alike, kept in one place so they answer alike. Every option
+ * check takes the caller's name first (see option-checks.ts). The Redis client settings live in
+ * `@jobhook/core/internal/redis`, apart, so that importing this entry never loads ioredis.
+ * Not a public API: no semver promise.
  * @packageDocumentation
  * @internal
  */
 export { isLogger } from '../receiver/logger.js';
 export { isHeaderName } from '../signature/headers.js';
 export { BODY_STYLES, isBodyStyle } from '../signature/sign.js';
+export {
+  type Bounds,
+  checkBoolean,
+  checkFunction,
+  checkInteger,
+  checkJobId,
+  checkMs,
+  checkNumber,
+  checkObject,
+  checkRedisUrl,
+  checkToken,
+  describeValue,
+  MAX_JOB_ID_LENGTH,
+  MAX_TIMER_MS,
+  MAX_TOKEN_LENGTH,
+  optionError,
+  parseRedisUrl,
+  readOption,
+  redactUrl,
+} from './option-checks.js';
 export { quitRedisClient } from './quit-redis-client.js';
 export { parseRetryAfter } from './retry-after.js';
-export { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from '../store/store-checks.js';
-
-/** `setTimeout` fires at once beyond 2^31-1 ms, so longer waits are taken in steps (or refused). */
-export const MAX_TIMER_MS = 2_147_483_647;
-
-/** The parsed URL when `value` is a `redis://` or `rediss://` URL, else `undefined`. */
-export function parseRedisUrl(value: unknown): URL | undefined {
-  if (typeof value !== 'string') return undefined;
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    return undefined;
-  }
-  return parsed.protocol === 'redis:' || parsed.protocol === 'rediss:' ? parsed : undefined;
-}
-
-/** `url` with its password replaced by `***`, for messages and logs; `<unparsable URL>` when it is not a URL. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '<unparsable URL>';
-  }
-}

@@ -1,5 +1,4 @@
-import { JobhookError } from '../errors.js';
-import { MAX_TIMER_MS } from '../internal/index.js';
+import { checkInteger, MAX_TIMER_MS, optionError } from '../internal/option-checks.js';
 import { resolveParseOptions, type ResolvedParseOptions } from '../canonical/parse.js';
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/async-job-event.js';
@@ -242,14 +241,11 @@ export const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 export const DEFAULT_DONE_TTL_MS = 7 * DAY_MS;
 
 function fail(message: string): never {
-  throw new JobhookError('ERR_OPTION_INVALID', `createReceiver: ${message}`);
+  throw optionError('createReceiver', message);
 }
 
 function positiveInteger(name: string, value: number, max = Number.MAX_SAFE_INTEGER): number {
-  if (!Number.isSafeInteger(value) || value < 1 || value > max) {
-    fail(`${name} must be an integer from 1 to ${max}, got ${String(value)}`);
-  }
-  return value;
+  return checkInteger('createReceiver', name, value, { min: 1, max });
 }
 
 /**

@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { JobhookError } from '../errors.js';
 import type { ClaimResult, Clock, IdempotencyStore } from './idempotency-store.js';
-import { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from './store-checks.js';
+import {
+  checkInteger,
+  checkJobId,
+  checkMs,
+  checkToken,
+  describeValue,
+  MAX_TOKEN_LENGTH,
+  optionError,
+  readOption,
+} from '../internal/option-checks.js';
 
 /** Default of {@link MemoryStoreOptions.max}. */
 export const DEFAULT_MEMORY_STORE_MAX = 100_000;
@@ -62,11 +71,11 @@ const SWEEP_MIN = 1024;
  */
 export function createMemoryStore(options: MemoryStoreOptions = {}): IdempotencyStore {
   const where = 'createMemoryStore';
-  const max = readOption(options, 'max', where) ?? DEFAULT_MEMORY_STORE_MAX;
-  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > MAX_MEMORY_STORE_MAX) {
-    throw optionError(where, `max must be a whole number from 1 to ${MAX_MEMORY_STORE_MAX}, got ${describeValue(max)}`);
-  }
-  const clock = (readOption(options, 'clock', where) ?? performance) as Clock;
+  const max = checkInteger(where, 'max', readOption(where, options, 'max') ?? DEFAULT_MEMORY_STORE_MAX, {
+    min: 1,
+    max: MAX_MEMORY_STORE_MAX,
+  });
+  const clock = (readOption(where, options, 'clock') ?? performance) as Clock;
   if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
     throw optionError(where, `clock must be an object with a now() method returning milliseconds, got ${describeValue(clock)}`);
   }
@@ -118,8 +127,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
   return Object.freeze({
     async claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
       checkOpen('claim');
-      checkJobId(jobId, 'memoryStore.claim');
-      const leaseMs = checkMs(readOption(claimOptions, 'leaseMs', 'memoryStore.claim'), 'leaseMs', 'memoryStore.claim');
+      checkJobId('memoryStore.claim', jobId);
+      const leaseMs = checkMs('memoryStore.claim', 'leaseMs', readOption('memoryStore.claim', claimOptions, 'leaseMs'));
       const at = now();
       if (isDone(jobId, at)) return DONE;
       const lease = liveLease(jobId, at);
@@ -132,9 +141,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
 
     async complete(jobId: string, token: string, completeOptions: { ttlMs: number }): Promise<boolean> {
       checkOpen('complete');
-      checkJobId(jobId, 'memoryStore.complete');
-      checkToken(token, 'memoryStore.complete');
-      const ttlMs = checkMs(readOption(completeOptions, 'ttlMs', 'memoryStore.complete'), 'ttlMs', 'memoryStore.complete');
+      checkJobId('memoryStore.complete', jobId);
+      checkToken('memoryStore.complete', token);
+      const ttlMs = checkMs('memoryStore.complete', 'ttlMs', readOption('memoryStore.complete', completeOptions, 'ttlMs'));
       const at = now();
       if (heldLease(jobId, token, at) === undefined) return false;
       leases.delete(jobId);
@@ -144,8 +153,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
 
     async release(jobId: string, token: string): Promise<boolean> {
       checkOpen('release');
-      checkJobId(jobId, 'memoryStore.release');
-      checkToken(token, 'memoryStore.release');
+      checkJobId('memoryStore.release', jobId);
+      checkToken('memoryStore.release', token);
       if (heldLease(jobId, token, now()) === undefined) return false;
       leases.delete(jobId);
       return true;
@@ -153,9 +162,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
 
     async extend(jobId: string, token: string, extendOptions: { leaseMs: number }): Promise<boolean> {
       checkOpen('extend');
-      checkJobId(jobId, 'memoryStore.extend');
-      checkToken(token, 'memoryStore.extend');
-      const leaseMs = checkMs(readOption(extendOptions, 'leaseMs', 'memoryStore.extend'), 'leaseMs', 'memoryStore.extend');
+      checkJobId('memoryStore.extend', jobId);
+      checkToken('memoryStore.extend', token);
+      const leaseMs = checkMs('memoryStore.extend', 'leaseMs', readOption('memoryStore.extend', extendOptions, 'leaseMs'));
       const at = now();
       const lease = heldLease(jobId, token, at);
       if (lease === undefined) return false;

@@ -4,12 +4,20 @@
  * @packageDocumentation
  */
 import { randomUUID } from 'node:crypto';
-import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { JobhookError } from '../errors.js';
-import { MAX_TIMER_MS, parseRedisUrl } from '../internal/index.js';
+import {
+  checkJobId,
+  checkMs,
+  checkToken,
+  describeValue,
+  MAX_TIMER_MS,
+  MAX_TOKEN_LENGTH,
+  optionError,
+  readOption,
+} from '../internal/option-checks.js';
+import { createStoreClient, isRedisClient, quitRedisClient } from '../internal/redis-client.js';
 import type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
-import { quitRedisClient } from '../internal/quit-redis-client.js';
-import { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from './store-checks.js';
 
 export type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
 
@@ -129,28 +137,24 @@ const DONE: ClaimResult = Object.freeze({ state: 'done' });
  */
 export function createRedisStore(options: RedisStoreOptions): IdempotencyStore {
   const where = 'createRedisStore';
-  const redis = readOption(options, 'redis', where);
-  const keyPrefix = readOption(options, 'keyPrefix', where) ?? DEFAULT_REDIS_KEY_PREFIX;
+  const redis = readOption(where, options, 'redis');
+  const keyPrefix = readOption(where, options, 'keyPrefix') ?? DEFAULT_REDIS_KEY_PREFIX;
   if (typeof keyPrefix !== 'string' || keyPrefix.length > MAX_KEY_PREFIX_LENGTH || /[{}]/.test(keyPrefix)) {
     throw optionError(
       where,
       `keyPrefix must be a string of at most ${MAX_KEY_PREFIX_LENGTH} characters without { or } (the job id is the key's cluster hash tag), got ${describeValue(keyPrefix)}`,
     );
   }
-  const timeoutMs = checkMs(
-    readOption(options, 'operationTimeoutMs', where) ?? DEFAULT_OPERATION_TIMEOUT_MS,
-    'operationTimeoutMs',
-    where,
-    MAX_TIMER_MS,
-  );
+  const timeoutMs = checkMs(where, 'operationTimeoutMs', readOption(where, options, 'operationTimeoutMs') ?? DEFAULT_OPERATION_TIMEOUT_MS, {
+    max: MAX_TIMER_MS,
+  });
 
   let client: Client;
   let owned: boolean;
   /** The last connection error of a client the store owns, told with timeouts. */
   let lastError: Error | undefined;
   if (typeof redis === 'string') {
-    checkRedisUrl(redis, where);
-    client = new Redis(redis, ownedClientOptions(timeoutMs));
+    client = createStoreClient(where, redis, timeoutMs);
     owned = true;
     client.on('error', (err: Error) => {
       lastError = err;
@@ -158,11 +162,14 @@ export function createRedisStore(options: RedisStoreOptions): IdempotencyStore {
     client.on('ready', () => {
       lastError = undefined;
     });
-  } else if (isClient(redis)) {
+  } else if (isRedisClient(redis)) {
     client = redis;
     owned = false;
   } else {
-    throw optionError(where, `redis must be an ioredis Redis or Cluster client or a redis:// URL, got ${describeValue(redis)}`);
+    throw optionError(
+      where,
+      `redis must be a redis:// or rediss:// URL or an ioredis Redis or Cluster client, got ${describeValue(redis)}`,
+    );
   }
   for (const [name, lua] of Object.entries(COMMANDS)) client.defineCommand(name, { numberOfKeys: 1, lua });
   const scripted = client as unknown as ScriptedClient;
@@ -228,8 +235,8 @@ export function createRedisStore(options: RedisStoreOptions): IdempotencyStore {
   return Object.freeze({
     async claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
       checkOpen('claim');
-      checkJobId(jobId, 'redisStore.claim');
-      const leaseMs = checkMs(readOption(claimOptions, 'leaseMs', 'redisStore.claim'), 'leaseMs', 'redisStore.claim');
+      checkJobId('redisStore.claim', jobId);
+      const leaseMs = checkMs('redisStore.claim', 'leaseMs', readOption('redisStore.claim', claimOptions, 'leaseMs'));
       const token = randomUUID();
       return run(
         'claim',
@@ -257,26 +264,26 @@ export function createRedisStore(options: RedisStoreOptions): IdempotencyStore {
 
     async complete(jobId: string, token: string, completeOptions: { ttlMs: number }): Promise<boolean> {
       checkOpen('complete');
-      checkJobId(jobId, 'redisStore.complete');
-      checkToken(token, 'redisStore.complete');
-      const ttlMs = checkMs(readOption(completeOptions, 'ttlMs', 'redisStore.complete'), 'ttlMs', 'redisStore.complete');
+      checkJobId('redisStore.complete', jobId);
+      checkToken('redisStore.complete', token);
+      const ttlMs = checkMs('redisStore.complete', 'ttlMs', readOption('redisStore.complete', completeOptions, 'ttlMs'));
       if (!plausibleToken(token)) return false;
       return run('complete', jobId, () => scripted.jobhookCompleteV1(keyOf(jobId), token, ttlMs), readFlag);
     },
 
     async release(jobId: string, token: string): Promise<boolean> {
       checkOpen('release');
-      checkJobId(jobId, 'redisStore.release');
-      checkToken(token, 'redisStore.release');
+      checkJobId('redisStore.release', jobId);
+      checkToken('redisStore.release', token);
       if (!plausibleToken(token)) return false;
       return run('release', jobId, () => scripted.jobhookReleaseV1(keyOf(jobId), token), readFlag);
     },
 
     async extend(jobId: string, token: string, extendOptions: { leaseMs: number }): Promise<boolean> {
       checkOpen('extend');
-      checkJobId(jobId, 'redisStore.extend');
-      checkToken(token, 'redisStore.extend');
-      const leaseMs = checkMs(readOption(extendOptions, 'leaseMs', 'redisStore.extend'), 'leaseMs', 'redisStore.extend');
+      checkJobId('redisStore.extend', jobId);
+      checkToken('redisStore.extend', token);
+      const leaseMs = checkMs('redisStore.extend', 'leaseMs', readOption('redisStore.extend', extendOptions, 'leaseMs'));
       if (!plausibleToken(token)) return false;
       return run('extend', jobId, () => scripted.jobhookExtendV1(keyOf(jobId), token, leaseMs), readFlag);
     },
@@ -286,38 +293,6 @@ export function createRedisStore(options: RedisStoreOptions): IdempotencyStore {
       return closing;
     },
   });
-}
-
-/**
- * Settings of a client the store makes from a URL: commands issued while (re)connecting wait in
- * the offline queue (so the first requests after start-up are not refused) but are failed at the
- * first failed connection attempt (`maxRetriesPerRequest: 0`) rather than retried; a connection
- * attempt or a silent socket is given up after `timeoutMs`; reconnection goes on forever, at most
- * one second apart, so the store recovers by itself when Redis is back.
- */
-function ownedClientOptions(timeoutMs: number) {
-  return {
-    enableOfflineQueue: true,
-    maxRetriesPerRequest: 0,
-    connectTimeout: timeoutMs,
-    socketTimeout: timeoutMs,
-    retryStrategy: (attempt: number) => Math.min(50 * attempt, 1000),
-  } satisfies RedisOptions;
-}
-
-function isClient(value: unknown): value is Client {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { defineCommand?: unknown }).defineCommand === 'function' &&
-    typeof (value as { status?: unknown }).status === 'string'
-  );
-}
-
-function checkRedisUrl(url: string, where: string): void {
-  if (parseRedisUrl(url) === undefined) {
-    throw optionError(where, `redis must be a redis:// or rediss:// URL (or an ioredis client), got ${describeValue(url)}`);
-  }
 }
 
 /** A token this store could have issued; any other cannot match, so no round trip is needed. */

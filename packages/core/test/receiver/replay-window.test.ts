@@ -203,7 +203,7 @@ describe('replay window: maxEventAgeMs', () => {
 
   it('refuses out-of-range window options, naming them', () => {
     const base = { publicKeys: keys.publicKeyPem, onEvent: () => {} };
-    expect(() => createReceiver({ ...base, maxEventAgeMs: 0 })).toThrow(/maxEventAgeMs must be an integer from 1/);
+    expect(() => createReceiver({ ...base, maxEventAgeMs: 0 })).toThrow(/maxEventAgeMs must be a positive integer, got 0/);
     expect(() => createReceiver({ ...base, maxEventAgeMs: 1.5 })).toThrow(/maxEventAgeMs/);
     expect(() => createReceiver({ ...base, clockSkewMs: -1 })).toThrow(/clockSkewMs must be an integer from 0 to 3600000/);
     expect(() => createReceiver({ ...base, clockSkewMs: 3_600_001 })).toThrow(/clockSkewMs/);

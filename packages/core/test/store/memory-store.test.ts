@@ -32,12 +32,12 @@ describe('createMemoryStore', () => {
 
   it('validates its options at construction, saying what is wrong', () => {
     const bad: [unknown, RegExp][] = [
-      [{ max: 0 }, /createMemoryStore: max must be a whole number from 1 to 10000000, got 0/],
+      [{ max: 0 }, /createMemoryStore: max must be an integer from 1 to 10000000, got 0/],
       [{ max: -1 }, /got -1/],
       [{ max: 1.5 }, /got 1\.5/],
       [{ max: '10' }, /got "10"/],
       [{ max: Number.NaN }, /got NaN/],
-      [{ max: MAX_MEMORY_STORE_MAX + 1 }, /max must be a whole number from 1 to 10000000/],
+      [{ max: MAX_MEMORY_STORE_MAX + 1 }, /max must be an integer from 1 to 10000000/],
       [{ clock: {} }, /createMemoryStore: clock must be an object with a now\(\) method/],
       [{ clock: Date.now }, /clock must be an object with a now\(\) method returning milliseconds, got function/],
       [null, /createMemoryStore: options must be an object/],

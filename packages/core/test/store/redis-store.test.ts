@@ -89,10 +89,10 @@ describe('createRedisStore', () => {
   it('validates its options at construction, saying what is wrong', () => {
     const bad: [unknown, RegExp][] = [
       [undefined, /createRedisStore: options must be an object with `redis`, got undefined/],
-      [{}, /createRedisStore: redis must be an ioredis Redis or Cluster client or a redis:\/\/ URL, got undefined/],
-      [{ redis: 42 }, /redis must be an ioredis Redis or Cluster client or a redis:\/\/ URL, got 42/],
+      [{}, /createRedisStore: redis must be a redis:\/\/ or rediss:\/\/ URL or an ioredis Redis or Cluster client, got undefined/],
+      [{ redis: 42 }, /redis must be a redis:\/\/ or rediss:\/\/ URL or an ioredis Redis or Cluster client, got 42/],
       [{ redis: {} }, /got an object/],
-      [{ redis: 'localhost:6379' }, /redis must be a redis:\/\/ or rediss:\/\/ URL \(or an ioredis client\), got "localhost:6379"/],
+      [{ redis: 'localhost:6379' }, /redis must be a redis:\/\/ or rediss:\/\/ URL or an ioredis client, got "localhost:6379"/],
       [{ redis: 'http://127.0.0.1:6379' }, /redis must be a redis:\/\/ or rediss:\/\/ URL/],
       [
         { redis: server.url, keyPrefix: 'app{1}:' },
