@@ -82,15 +82,10 @@ export function createPostgresStore<Db>(
   connection: PostgresConnection,
   options: PostgresStoreOptions<Db> = {},
 ): PostgresStore<Db> | PostgresLeaseStore {
-  const table = tableName(readOption(options, 'table', WHERE), options.schema, WHERE);
-  const timeoutMs = checkMs(
-    readOption(options, 'operationTimeoutMs', WHERE) ?? DEFAULT_OPERATION_TIMEOUT_MS,
-    'operationTimeoutMs',
-    WHERE,
-    MAX_TIMER_MS,
-  );
+  const table = tableName(readOption(WHERE, options, 'table'), options.schema, WHERE);
+  const timeoutMs = checkMs(WHERE, 'operationTimeoutMs', readOption(WHERE, options, 'operationTimeoutMs') ?? DEFAULT_OPERATION_TIMEOUT_MS, { max: MAX_TIMER_MS });
   const sweepEvery = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
-  if (sweepEvery !== false) checkMs(sweepEvery, 'sweepIntervalMs', WHERE, MAX_TIMER_MS);
+  if (sweepEvery !== false) checkMs(WHERE, 'sweepIntervalMs', sweepEvery, { max: MAX_TIMER_MS });
   if (options.transactional !== undefined && typeof options.transactional !== 'boolean') {
     throw optionError(WHERE, `transactional must be a boolean, got ${describeValue(options.transactional)}`);
   }
@@ -116,8 +111,8 @@ export function createPostgresStore<Db>(
 
   async function claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
     checkOpen('claim');
-    checkJobId(jobId, 'postgresStore.claim');
-    const leaseMs = checkMs(readOption(claimOptions, 'leaseMs', 'postgresStore.claim'), 'leaseMs', 'postgresStore.claim');
+    checkJobId('postgresStore.claim', jobId);
+    const leaseMs = checkMs('postgresStore.claim', 'leaseMs', readOption('postgresStore.claim', claimOptions, 'leaseMs'));
     const token = randomUUID();
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const [row] = (await query('claim', sql.claim, [jobId, token, leaseMs], jobId)) as unknown as ClaimRow[];
@@ -136,7 +131,7 @@ export function createPostgresStore<Db>(
   let sweepStatements = 0;
   async function sweep(sweepOptions: { limit?: number } = {}): Promise<number> {
     checkOpen('sweep');
-    const limit = checkMs(readOption(sweepOptions, 'limit', 'postgresStore.sweep') ?? DEFAULT_SWEEP_BATCH, 'limit', 'postgresStore.sweep');
+    const limit = checkMs('postgresStore.sweep', 'limit', readOption('postgresStore.sweep', sweepOptions, 'limit') ?? DEFAULT_SWEEP_BATCH);
     sweeps++;
     try {
       let total = 0;
@@ -170,22 +165,22 @@ export function createPostgresStore<Db>(
     claim,
     async complete(jobId, token, completeOptions) {
       checkOpen('complete');
-      checkJobId(jobId, 'postgresStore.complete');
-      checkToken(token, 'postgresStore.complete');
-      const ttlMs = checkMs(readOption(completeOptions, 'ttlMs', 'postgresStore.complete'), 'ttlMs', 'postgresStore.complete');
+      checkJobId('postgresStore.complete', jobId);
+      checkToken('postgresStore.complete', token);
+      const ttlMs = checkMs('postgresStore.complete', 'ttlMs', readOption('postgresStore.complete', completeOptions, 'ttlMs'));
       return plausibleToken(token) && fenced('complete', sql.complete, [jobId, token, ttlMs]);
     },
     async release(jobId, token) {
       checkOpen('release');
-      checkJobId(jobId, 'postgresStore.release');
-      checkToken(token, 'postgresStore.release');
+      checkJobId('postgresStore.release', jobId);
+      checkToken('postgresStore.release', token);
       return plausibleToken(token) && fenced('release', sql.release, [jobId, token]);
     },
     async extend(jobId, token, extendOptions) {
       checkOpen('extend');
-      checkJobId(jobId, 'postgresStore.extend');
-      checkToken(token, 'postgresStore.extend');
-      const leaseMs = checkMs(readOption(extendOptions, 'leaseMs', 'postgresStore.extend'), 'leaseMs', 'postgresStore.extend');
+      checkJobId('postgresStore.extend', jobId);
+      checkToken('postgresStore.extend', token);
+      const leaseMs = checkMs('postgresStore.extend', 'leaseMs', readOption('postgresStore.extend', extendOptions, 'leaseMs'));
       return plausibleToken(token) && fenced('extend', sql.extend, [jobId, token, leaseMs]);
     },
     async migrate() {
@@ -213,12 +208,8 @@ export function createPostgresStore<Db>(
     ...methods,
     async runInTransaction(jobId, transactionOptions, work) {
       checkOpen('transaction');
-      checkJobId(jobId, 'postgresStore.runInTransaction');
-      const doneTtlMs = checkMs(
-        readOption(transactionOptions, 'doneTtlMs', 'postgresStore.runInTransaction'),
-        'doneTtlMs',
-        'postgresStore.runInTransaction',
-      );
+      checkJobId('postgresStore.runInTransaction', jobId);
+      const doneTtlMs = checkMs('postgresStore.runInTransaction', 'doneTtlMs', readOption('postgresStore.runInTransaction', transactionOptions, 'doneTtlMs'));
       return runJobTransaction({ sql, runner, lockKey, timeoutMs }, jobId, doneTtlMs, work);
     },
   };
@@ -227,7 +218,7 @@ export function createPostgresStore<Db>(
 
 /** The pool to use, and whether the store made it (and so ends it on close). */
 function resolvePool(connection: PostgresConnection, timeoutMs: number): { pool: Pool; owned: boolean } {
-  const pool = readOption(connection, 'pool', WHERE);
+  const pool = readOption(WHERE, connection, 'pool');
   const connectionString = (connection as { connectionString?: unknown }).connectionString;
   if (pool !== undefined) {
     if (!isPool(pool)) throw optionError(WHERE, `pool must be a pg Pool, got ${describeValue(pool)}`);
