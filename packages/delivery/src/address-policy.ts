@@ -1,5 +1,5 @@
 import ipaddr from 'ipaddr.js';
-import { JobhookError } from '@jobhook/core';
+import { checkBoolean, optionError } from '@jobhook/core/internal';
 import { metadataTargets, namesExactly } from './cloud-metadata.js';
 
 /** An address parsed by ipaddr.js. */
@@ -53,15 +53,11 @@ export interface AddressPolicy {
  */
 export function createAddressPolicy(options: AddressPolicyOptions, owner: string): AddressPolicy {
   const { allowPrivate = false, allowCidrs = [] } = options;
-  if (typeof allowPrivate !== 'boolean') {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: allowPrivate must be a boolean`);
-  }
-  if (!Array.isArray(allowCidrs)) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: allowCidrs must be an array of CIDR strings`);
-  }
+  checkBoolean(owner, 'allowPrivate', allowPrivate);
+  if (!Array.isArray(allowCidrs)) throw optionError(owner, 'allowCidrs must be an array of CIDR strings');
   const cidrs = allowCidrs.map((text: unknown) => {
     if (typeof text !== 'string' || !ipaddr.isValidCIDR(text)) {
-      throw new JobhookError('ERR_OPTION_INVALID', `${owner}: allowCidrs entry ${JSON.stringify(text)} is not a CIDR such as 127.0.0.1/32`);
+      throw optionError(owner, `allowCidrs entry ${JSON.stringify(text)} is not a CIDR such as 127.0.0.1/32`);
     }
     return ipaddr.parseCIDR(text);
   });

@@ -11,7 +11,7 @@ import {
   type SignOptions,
   type WebhookHeaderNames,
 } from '@jobhook/core';
-import { isBodyStyle, isHeaderName, isLogger, MAX_TIMER_MS } from '@jobhook/core/internal';
+import { checkFunction, checkInteger, isBodyStyle, isHeaderName, isLogger, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
 import type { DeliveryLog, DeliverySubject } from './delivery-log.js';
 import type { RetryPolicy } from './retry-policy.js';
 import type { SsrfGuard } from './ssrf-guard.js';
@@ -91,7 +91,7 @@ export const DEFAULT_SIGNED_CACHE_BYTES = 64 * 1024 * 1024;
 const OWNER = 'createDeliverer';
 
 function invalid(what: string): JobhookError {
-  return new JobhookError('ERR_OPTION_INVALID', `${OWNER}: ${what}`);
+  return optionError(OWNER, what);
 }
 
 function hasMethods(value: unknown, names: readonly string[]): boolean {
@@ -114,14 +114,12 @@ export function resolveDelivererOptions<J extends DeliverySubject>(options: Deli
     logger,
   } = options;
   if (!hasMethods(jobs, ['get', 'appendAttempt', 'endRound'])) throw invalid('jobs must be a DeliveryLog (get, appendAttempt, endRound)');
-  if (typeof payload !== 'function') throw invalid('payload must be a function (job) => JSON text');
+  checkFunction(OWNER, 'payload', payload, 'a function (job) => JSON text');
   if (!hasMethods(policy, ['nextDelayMs']) || !Number.isSafeInteger(policy.maxAttempts))
     throw invalid('policy must be a RetryPolicy (createRetryPolicy)');
   if (!hasMethods(guard, ['checkUrl', 'resolveTarget'])) throw invalid('guard must be an SsrfGuard (createSsrfGuard)');
   // A timer: setTimeout fires at once beyond 2^31-1 ms, which would time every attempt out.
-  if (!Number.isSafeInteger(attemptTimeoutMs) || attemptTimeoutMs < 1 || attemptTimeoutMs > MAX_TIMER_MS) {
-    throw invalid(`attemptTimeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got ${String(attemptTimeoutMs)}`);
-  }
+  checkInteger(OWNER, 'attemptTimeoutMs', attemptTimeoutMs, { min: 1, max: MAX_TIMER_MS });
   if (!isBodyStyle(bodyStyle)) {
     throw invalid(`bodyStyle must be python, canonical or compact, got ${JSON.stringify(bodyStyle)}`);
   }
@@ -132,7 +130,7 @@ export function resolveDelivererOptions<J extends DeliverySubject>(options: Deli
   if (typeof userAgent !== 'string' || userAgent === '' || /[\u0000-\u001f\u007f]/.test(userAgent)) {
     throw invalid('userAgent must be a non-empty string without control characters');
   }
-  if (typeof now !== 'function') throw invalid('now must be a function returning ms');
+  checkFunction(OWNER, 'now', now, 'a function returning ms');
   if (logger !== undefined && !isLogger(logger)) throw invalid('logger must be pino-compatible (debug, info, warn, error)');
   const { ca } = options;
   const isPem = (v: unknown): boolean => typeof v === 'string' || Buffer.isBuffer(v);
@@ -144,13 +142,10 @@ export function resolveDelivererOptions<J extends DeliverySubject>(options: Deli
     signedCacheBytes = DEFAULT_SIGNED_CACHE_BYTES,
     sign = signPayloadAsync,
   } = options;
-  if (!Number.isSafeInteger(maxCanonicalBytes) || maxCanonicalBytes < 2)
-    throw invalid(`maxCanonicalBytes must be an integer >= 2, got ${String(maxCanonicalBytes)}`);
-  if (!Number.isSafeInteger(signedCacheEntries) || signedCacheEntries < 1)
-    throw invalid(`signedCacheEntries must be a positive integer, got ${String(signedCacheEntries)}`);
-  if (!Number.isSafeInteger(signedCacheBytes) || signedCacheBytes < 1)
-    throw invalid(`signedCacheBytes must be a positive integer, got ${String(signedCacheBytes)}`);
-  if (typeof sign !== 'function') throw invalid('sign must be a function (payload, privateKey, options) => Promise<SignedPayload>');
+  checkInteger(OWNER, 'maxCanonicalBytes', maxCanonicalBytes, { min: 2 });
+  checkInteger(OWNER, 'signedCacheEntries', signedCacheEntries, { min: 1 });
+  checkInteger(OWNER, 'signedCacheBytes', signedCacheBytes, { min: 1 });
+  checkFunction(OWNER, 'sign', sign, 'a function (payload, privateKey, options) => Promise<SignedPayload>');
   const privateKey = loadPrivateKey(options.privateKey);
   return {
     jobs,

@@ -1,8 +1,7 @@
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { JobhookError } from '@jobhook/core';
-import { MAX_TIMER_MS, parseRetryAfter } from '@jobhook/core/internal';
+import { checkInteger, MAX_TIMER_MS, optionError, parseRetryAfter } from '@jobhook/core/internal';
 import type { ResolvedAddress } from './ssrf-guard.js';
 
 /** Default `maxReadBytes` of {@link postWebhook}: an answer's body is read (counted) this far at most. */
@@ -89,18 +88,10 @@ export function postWebhook(req: PostWebhookRequest): Promise<PostWebhookResult>
     !Number.isSafeInteger(maxReadBytes) ||
     maxReadBytes < maxResponseBytes
   ) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `postWebhook: maxResponseBytes and maxReadBytes must be integers with 0 <= maxResponseBytes <= maxReadBytes`,
-    );
+    throw optionError('postWebhook', 'maxResponseBytes and maxReadBytes must be integers with 0 <= maxResponseBytes <= maxReadBytes');
   }
   // The timer would fire at once beyond 2^31-1 ms, and never with NaN: both are caller bugs.
-  if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `postWebhook: timeoutMs must be an integer from 1 to ${MAX_TIMER_MS}, got ${String(timeoutMs)}`,
-    );
-  }
+  checkInteger('postWebhook', 'timeoutMs', timeoutMs, { min: 1, max: MAX_TIMER_MS });
   const pinnedLookup: LookupFunction = (_hostname, options, callback) => {
     // Node 20 asks for every address (`all`) when it races IPv4 and IPv6 (autoSelectFamily).
     if ((options as { all?: boolean }).all === true) {

@@ -1,5 +1,4 @@
-import { JobhookError } from '@jobhook/core';
-import { MAX_TIMER_MS } from '@jobhook/core/internal';
+import { checkFunction, checkInteger, checkNumber, describeValue, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
 
 /** Options of {@link createRetryPolicy}. */
 export interface RetryPolicyOptions {
@@ -44,21 +43,14 @@ export interface RetryPolicy {
 export function createRetryPolicy(options: RetryPolicyOptions = {}): RetryPolicy {
   const { maxRetries = 3, baseMs = 1000, capMs = 30_000, random = Math.random } = options;
   const owner = 'createRetryPolicy';
-  if (!Number.isSafeInteger(maxRetries) || maxRetries < 0 || maxRetries > 100) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: maxRetries must be an integer from 0 to 100, got ${String(maxRetries)}`);
-  }
-  if (typeof baseMs !== 'number' || !Number.isFinite(baseMs) || baseMs < 0) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: baseMs must be a finite number >= 0, got ${String(baseMs)}`);
-  }
+  checkInteger(owner, 'maxRetries', maxRetries, { min: 0, max: 100 });
+  checkNumber(owner, 'baseMs', baseMs, { min: 0 });
   // Every delay becomes a timer (or a BullMQ delay): beyond 2^31-1 ms setTimeout fires at once.
   if (typeof capMs !== 'number' || !Number.isFinite(capMs) || capMs > MAX_TIMER_MS) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `${owner}: capMs must be a finite number from baseMs to ${MAX_TIMER_MS}, got ${String(capMs)}`,
-    );
+    throw optionError(owner, `capMs must be a finite number from baseMs to ${MAX_TIMER_MS}, got ${describeValue(capMs)}`);
   }
-  if (capMs < baseMs) throw new JobhookError('ERR_OPTION_INVALID', `${owner}: capMs must be >= baseMs (${baseMs}), got ${String(capMs)}`);
-  if (typeof random !== 'function') throw new JobhookError('ERR_OPTION_INVALID', `${owner}: random must be a function`);
+  if (capMs < baseMs) throw optionError(owner, `capMs must be >= baseMs (${baseMs}), got ${String(capMs)}`);
+  checkFunction(owner, 'random', random);
   const maxAttempts = maxRetries + 1;
 
   return {

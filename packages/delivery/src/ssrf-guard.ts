@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { JobhookError } from '@jobhook/core';
+import { checkBoolean, checkFunction, checkInteger } from '@jobhook/core/internal';
 import { createAddressPolicy, type AddressVerdict } from './address-policy.js';
 import { receiverRefused } from './receiver-refusal.js';
 import { allowedOrRefused, checkReceiverUrl } from './receiver-url.js';
@@ -69,11 +69,9 @@ const defaultResolve: HostResolver = async (hostname) => {
 export function createSsrfGuard(options: SsrfGuardOptions = {}): SsrfGuard {
   const owner = 'createSsrfGuard';
   const { allowInsecure = false, resolve = defaultResolve, maxUrlLength = 2048 } = options;
-  if (typeof allowInsecure !== 'boolean') throw new JobhookError('ERR_OPTION_INVALID', `${owner}: allowInsecure must be a boolean`);
-  if (typeof resolve !== 'function') throw new JobhookError('ERR_OPTION_INVALID', `${owner}: resolve must be a function`);
-  if (!Number.isSafeInteger(maxUrlLength) || maxUrlLength < 16) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: maxUrlLength must be an integer of at least 16`);
-  }
+  checkBoolean(owner, 'allowInsecure', allowInsecure);
+  checkFunction(owner, 'resolve', resolve);
+  checkInteger(owner, 'maxUrlLength', maxUrlLength, { min: 16 });
   const policy = createAddressPolicy(options, owner);
   const rules = { allowInsecure, maxUrlLength };
 

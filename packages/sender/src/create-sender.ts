@@ -1,6 +1,7 @@
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { JobhookError, loadPrivateKey } from '@jobhook/core';
+import { checkInteger, describeValue, optionError } from '@jobhook/core/internal';
 import {
   createBullmqWorkQueue,
   createDeliverer,
@@ -205,11 +206,9 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       devKeys: dev === undefined ? null : { ...dev.keys },
       async listen(listenOptions = {}) {
         const { port = 8080, host = '127.0.0.1' } = listenOptions;
-        if (!Number.isSafeInteger(port) || port < 0 || port > 65535) {
-          throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: listen port must be an integer from 0 to 65535, got ${String(port)}`);
-        }
+        checkInteger(WHERE, 'listen port', port, { min: 0, max: 65535 });
         if (typeof host !== 'string' || host === '')
-          throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: listen host must be a non-empty string`);
+          throw optionError(WHERE, `listen host must be a non-empty string, got ${describeValue(host)}`);
         await app.listen({ port, host });
         const address = app.server.address();
         const boundPort = typeof address === 'object' && address !== null ? address.port : port;

@@ -1,6 +1,16 @@
 import ipaddr from 'ipaddr.js';
-import { JobhookError, silentLogger, type BodyStyle, type Logger, type PrivateKeyInput, type WebhookHeaderNames } from '@jobhook/core';
-import { isBodyStyle, isHeaderName, isLogger, MAX_TIMER_MS, parseRedisUrl } from '@jobhook/core/internal';
+import { silentLogger, type BodyStyle, type Logger, type PrivateKeyInput, type WebhookHeaderNames } from '@jobhook/core';
+import {
+  checkBoolean,
+  checkFunction,
+  checkInteger,
+  checkRedisUrl,
+  isBodyStyle,
+  isHeaderName,
+  isLogger,
+  MAX_TIMER_MS,
+  optionError,
+} from '@jobhook/core/internal';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from './api/http-timeouts.js';
 import type { AccountsConfig } from './accounts/accounts-config.js';
 import { DEFAULT_MAX_CANONICAL_BYTES, type HostResolver } from '@jobhook/delivery';
@@ -171,27 +181,19 @@ const KNOWN = new Set([
 ]);
 
 function fail(message: string): never {
-  throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: ${message}`);
+  throw optionError(WHERE, message);
 }
 
 function integer(name: string, value: unknown, fallback: number, min: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
-    fail(`${name} must be an integer from ${min} to ${max}, got ${String(value)}`);
-  }
-  return value;
+  return value === undefined ? fallback : checkInteger(WHERE, name, value, { min, max });
 }
 
 function boolean(name: string, value: unknown): boolean {
-  if (value === undefined) return false;
-  if (typeof value !== 'boolean') fail(`${name} must be a boolean, got ${String(value)}`);
-  return value;
+  return value === undefined ? false : checkBoolean(WHERE, name, value);
 }
 
 function optionalFunction<T>(name: string, value: unknown): T | undefined {
-  if (value === undefined) return undefined;
-  if (typeof value !== 'function') fail(`${name} must be a function`);
-  return value as T;
+  return value === undefined ? undefined : (checkFunction(WHERE, name, value) as T);
 }
 
 /**
@@ -211,7 +213,7 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
   const apiKeys = o.apiKeys ?? [];
   if (!Array.isArray(apiKeys) || apiKeys.some((k) => typeof k !== 'string')) fail('apiKeys must be an array of token strings');
 
-  if (o.redisUrl !== undefined && parseRedisUrl(o.redisUrl) === undefined) fail('redisUrl must be a redis:// or rediss:// URL');
+  if (o.redisUrl !== undefined) checkRedisUrl(WHERE, 'redisUrl', o.redisUrl);
   const redisPrefix = o.redisPrefix ?? 'jobhook';
   if (typeof redisPrefix !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(redisPrefix)) {
     fail(`redisPrefix must be 1-64 characters of A-Z a-z 0-9 _ . -, got ${String(redisPrefix)}`);

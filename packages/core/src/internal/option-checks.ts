@@ -1,4 +1,4 @@
-import { JobhookError } from '../errors.js';
+import { JobhookError, type JobhookErrorOptions } from '../errors.js';
 
 // One home for the option and argument checks every jobhook package makes, so that a wrong value
 // is refused alike everywhere. Every check takes the caller's name first (`createSender`,
@@ -50,7 +50,7 @@ export function describeValue(value: unknown): string {
  * throw optionError('createSender', 'give apiKeys or accounts, not both');
  * ```
  */
-export function optionError(where: string, message: string, options?: { cause?: unknown; detail?: Record<string, unknown> }): JobhookError {
+export function optionError(where: string, message: string, options?: JobhookErrorOptions): JobhookError {
   return new JobhookError('ERR_OPTION_INVALID', `${where}: ${message}`, options);
 }
 
@@ -82,7 +82,10 @@ export function checkToken(where: string, token: unknown): string {
 }
 
 function range(kind: string, min: number, max: number): string {
-  if (max === Number.MAX_SAFE_INTEGER) return min === 1 ? `a positive ${kind}` : `${withArticle(kind)} >= ${min}`;
+  if (max === Number.MAX_SAFE_INTEGER) {
+    if (min === 1) return `a positive ${kind}`;
+    return min === 0 ? `a non-negative ${kind}` : `${withArticle(kind)} >= ${min}`;
+  }
   return `${withArticle(kind)} from ${min} to ${max}`;
 }
 

@@ -144,3 +144,23 @@ export function bullmqConnection(url: string, role: 'queue' | 'worker') {
     retryStrategy,
   } satisfies RedisOptions & { url: string };
 }
+
+/**
+ * Runs one Redis operation of a store, named `what` in messages (e.g. `redisJobStore.get`):
+ * `ERR_STORE_UNAVAILABLE` when the store is `closed` or Redis fails (an API answers 503); a
+ * `JobhookError` thrown by `send` passes as it is.
+ *
+ * @example
+ * ```ts
+ * const value = await redisCall('redisJobStore.get', closed, () => client.get(key));
+ * ```
+ */
+export async function redisCall<T>(what: string, closed: boolean, send: () => Promise<T>): Promise<T> {
+  if (closed) throw new JobhookError('ERR_STORE_UNAVAILABLE', `${what}: closed`);
+  try {
+    return await send();
+  } catch (err) {
+    if (err instanceof JobhookError) throw err;
+    throw new JobhookError('ERR_STORE_UNAVAILABLE', `${what}: Redis failed: ${(err as Error).message}`, { cause: err });
+  }
+}

@@ -1,6 +1,5 @@
-import { JobhookError } from '@jobhook/core';
+import { checkJobId, optionError } from '@jobhook/core/internal';
 import type { DeliveryTask } from '../delivery-types.js';
-import { checkJobId } from './queue-input.js';
 
 /** BullMQ job id of a job's completion: `job-{jobId}`. @internal */
 export const bullmqJobId = (jobId: string): string => `job-${jobId}`;
@@ -16,10 +15,6 @@ export const bullmqDeliveryId = (task: DeliveryTask): string => `delivery-${task
 /** A job id the BullMQ queue can carry: {@link checkJobId}, and no `:`. @internal */
 export function checkBullmqJobId(where: string, jobId: unknown): string {
   const id = checkJobId(where, jobId);
-  if (id.includes(':'))
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `${where}: jobId must not contain ':' (BullMQ refuses it in ids), got ${JSON.stringify(id)}`,
-    );
+  if (id.includes(':')) throw optionError(where, `jobId must not contain ':' (BullMQ refuses it in ids), got ${JSON.stringify(id)}`);
   return id;
 }

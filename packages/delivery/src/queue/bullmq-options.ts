@@ -1,8 +1,7 @@
-import { JobhookError, silentLogger, type Logger } from '@jobhook/core';
-import { MAX_TIMER_MS } from '@jobhook/core/internal';
+import { silentLogger, type Logger } from '@jobhook/core';
+import { checkInteger, checkObject, checkRedisUrl, describeValue, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
 import type { JobsOptions } from 'bullmq';
 import { checkConcurrency, checkLogger } from './queue-input.js';
-import { checkRedisUrl } from './redis-connect.js';
 
 /** Options of `createBullmqWorkQueue` (bullmq-work-queue.ts). */
 export interface BullmqWorkQueueOptions {
@@ -59,21 +58,15 @@ export interface ResolvedBullmqOptions {
 
 /** Checks the options of `createBullmqWorkQueue` and applies the defaults. @internal */
 export function resolveBullmqOptions(options: BullmqWorkQueueOptions): ResolvedBullmqOptions {
-  if (typeof options !== 'object' || options === null) throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: options are required`);
+  checkObject(WHERE, 'options', options, 'an object with `connection`');
   const url = options.connection;
-  checkRedisUrl(WHERE, url);
+  checkRedisUrl(WHERE, 'connection', url);
   const prefix = options.prefix ?? 'jobhook';
   if (typeof prefix !== 'string' || prefix === '' || prefix.includes(':')) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: prefix must be a non-empty string without ':', got ${String(prefix)}`);
+    throw optionError(WHERE, `prefix must be a non-empty string without ':', got ${describeValue(prefix)}`);
   }
-  const lockDurationMs = options.lockDurationMs ?? 30_000;
   // BullMQ renews the lock on a timer (every lockDurationMs / 2): beyond 2^31-1 ms it would fire at once.
-  if (!Number.isSafeInteger(lockDurationMs) || lockDurationMs < 100 || lockDurationMs > MAX_TIMER_MS) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `${WHERE}: lockDurationMs must be an integer from 100 to ${MAX_TIMER_MS}, got ${String(lockDurationMs)}`,
-    );
-  }
+  const lockDurationMs = checkInteger(WHERE, 'lockDurationMs', options.lockDurationMs ?? 30_000, { min: 100, max: MAX_TIMER_MS });
   return {
     url,
     prefix,
@@ -83,15 +76,3 @@ export function resolveBullmqOptions(options: BullmqWorkQueueOptions): ResolvedB
     logger: options.logger === undefined ? silentLogger : checkLogger(WHERE, options.logger),
   };
 }
-
-const reconnect = (attempt: number): number => Math.min(100 * attempt, 2000);
-
-/**
- * Connection options of the BullMQ queues (producers): a command gives up after a few quick
- * reconnection tries, so an enqueue during an outage fails in about a second instead of hanging
- * the caller. @internal
- */
-export const queueConnection = (url: string) => ({ url, connectTimeout: 3000, maxRetriesPerRequest: 3, retryStrategy: reconnect });
-
-/** Connection options of the workers: commands wait (BullMQ requires it); reconnects at most 2 s apart. @internal */
-export const workerConnection = (url: string) => ({ url, connectTimeout: 3000, retryStrategy: reconnect });

@@ -1,19 +1,12 @@
 import { JobhookError } from '@jobhook/core';
-import { redactUrl } from '@jobhook/core/internal';
+import { optionError, redactUrl } from '@jobhook/core/internal';
+import { bullmqConnection, connectRedis, DEFAULT_CONNECT_TIMEOUT_MS, quitRedisClient } from '@jobhook/core/internal/redis';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { DeliveryTask } from '../delivery-types.js';
 import { bullmqDeliveryId, bullmqJobId, checkBullmqJobId } from './bullmq-ids.js';
-import {
-  BULLMQ_QUEUE_NAMES,
-  JOB_OPTIONS,
-  queueConnection,
-  resolveBullmqOptions,
-  workerConnection,
-  type BullmqWorkQueueOptions,
-} from './bullmq-options.js';
+import { BULLMQ_QUEUE_NAMES, JOB_OPTIONS, resolveBullmqOptions, type BullmqWorkQueueOptions } from './bullmq-options.js';
 import { abandonWork } from './abandon-work.js';
 import { checkDelay, checkHandlers, checkTask } from './queue-input.js';
-import { connectRedis, quitRedis } from './redis-connect.js';
 import type { QueuedWork, WorkHandlers, WorkQueue, WorkQueueCounts } from './work-queue.js';
 
 export { BULLMQ_QUEUE_NAMES, type BullmqWorkQueueOptions } from './bullmq-options.js';
@@ -52,11 +45,11 @@ export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Pr
   const { url, prefix, concurrency, jobConcurrency, lockDurationMs, logger } = resolveBullmqOptions(options);
 
   // Fails fast (and clearly) on a bad URL or an unreachable Redis; BullMQ's own connections would retry forever.
-  await quitRedis(await connectRedis(WHERE, url));
+  await quitRedisClient(await connectRedis(WHERE, url), DEFAULT_CONNECT_TIMEOUT_MS);
 
   const logError = (where: string) => (err: Error) => logger.error({ err, queue: where }, 'bullmq work queue: Redis error');
-  const jobs = new Queue(BULLMQ_QUEUE_NAMES.jobs, { connection: queueConnection(url), prefix });
-  const deliveries = new Queue(BULLMQ_QUEUE_NAMES.deliveries, { connection: queueConnection(url), prefix });
+  const jobs = new Queue(BULLMQ_QUEUE_NAMES.jobs, { connection: bullmqConnection(url, 'queue'), prefix });
+  const deliveries = new Queue(BULLMQ_QUEUE_NAMES.deliveries, { connection: bullmqConnection(url, 'queue'), prefix });
   jobs.on('error', logError(BULLMQ_QUEUE_NAMES.jobs));
   deliveries.on('error', logError(BULLMQ_QUEUE_NAMES.deliveries));
   try {
@@ -91,7 +84,7 @@ export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Pr
       else await handlers.deliver(work.task);
     };
     const worker = new Worker(name, processor, {
-      connection: workerConnection(url),
+      connection: bullmqConnection(url, 'worker'),
       prefix,
       concurrency: workerConcurrency,
       lockDuration: lockDurationMs,
@@ -125,8 +118,8 @@ export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Pr
       await add(deliveries, 'deliver', copy, bullmqDeliveryId(copy), delay);
     },
     async start(handlers: WorkHandlers) {
-      if (closing !== undefined) throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() after close()`);
-      if (workers.length > 0) throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() was already called`);
+      if (closing !== undefined) throw optionError(WHERE, 'start() after close()');
+      if (workers.length > 0) throw optionError(WHERE, 'start() was already called');
       checkHandlers(WHERE, handlers);
       workers = [
         startWorker(BULLMQ_QUEUE_NAMES.jobs, jobConcurrency, handlers),

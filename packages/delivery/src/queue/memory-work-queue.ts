@@ -1,10 +1,10 @@
-import { JobhookError, silentLogger, type Logger } from '@jobhook/core';
-import { MAX_TIMER_MS } from '@jobhook/core/internal';
+import { silentLogger, type Logger } from '@jobhook/core';
+import { checkJobId, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
 import type { DeliveryTask } from '../delivery-types.js';
 import { DueHeap, type DueEntry } from './due-heap.js';
 import { Fifo } from './fifo.js';
 import { abandonWork } from './abandon-work.js';
-import { checkConcurrency, checkDelay, checkHandlers, checkJobId, checkLogger, checkTask } from './queue-input.js';
+import { checkConcurrency, checkDelay, checkHandlers, checkLogger, checkTask } from './queue-input.js';
 import type { WorkHandlers, WorkQueue, WorkQueueCounts } from './work-queue.js';
 
 /** Options of {@link createMemoryWorkQueue}. */
@@ -162,8 +162,8 @@ export function createMemoryWorkQueue(options: MemoryWorkQueueOptions = {}): Wor
       add(key, copy, delay);
     },
     async start(h) {
-      if (closed) throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() after close()`);
-      if (handlers !== undefined) throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: start() was already called`);
+      if (closed) throw optionError(WHERE, 'start() after close()');
+      if (handlers !== undefined) throw optionError(WHERE, 'start() was already called');
       handlers = checkHandlers(WHERE, h);
       for (const entry of readyJobs.splice(0)) dispatch(entry);
       pump();

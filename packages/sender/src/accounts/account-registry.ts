@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { JobhookError } from '@jobhook/core';
+import { optionError } from '@jobhook/core/internal';
 import type { AccountsConfig, KeyConfig, KeyKind, TokenType } from './accounts-config.js';
 import { maskToken, tokenProblem } from './api-token.js';
 import type { ChargeResult, CreditLedger, LedgerAccount } from './credit-ledger.js';
@@ -157,12 +157,11 @@ export function buildAccountKeys(accounts: AccountsConfig, apiKeys: readonly str
   const first = accounts.organizations[0];
   apiKeys.forEach((token, i) => {
     const problem = tokenProblem(token);
-    if (problem !== undefined) throw new JobhookError('ERR_OPTION_INVALID', `createSender: apiKeys[${i}] ${problem}`);
-    if (byHash.has(sha256(token)))
-      throw new JobhookError('ERR_OPTION_INVALID', `createSender: apiKeys[${i}] is already the token of another key`);
+    if (problem !== undefined) throw optionError('createSender', `apiKeys[${i}] ${problem}`);
+    if (byHash.has(sha256(token))) throw optionError('createSender', `apiKeys[${i}] is already the token of another key`);
     const member = first?.members[0];
     if (first === undefined || member === undefined) {
-      throw new JobhookError('ERR_OPTION_INVALID', 'createSender: apiKeys need an organization with at least one member');
+      throw optionError('createSender', 'apiKeys need an organization with at least one member');
     }
     add(
       {

@@ -1,4 +1,4 @@
-import { JobhookError } from '@jobhook/core';
+import { optionError } from '@jobhook/core/internal';
 
 /**
  * Credits are counted in integer nano-credits (10^-9): prices like `0.03` and balances like `999.97`
@@ -50,10 +50,7 @@ export interface CreditLedger {
 export function priceUnits(price: string): number {
   const match = /^(\d{1,6})(?:\.(\d{1,9}))?$/.exec(price);
   if (match === null)
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `credit ledger: price must be a decimal string with at most 9 decimals, got ${JSON.stringify(price)}`,
-    );
+    throw optionError('credit ledger', `price must be a decimal string with at most 9 decimals, got ${JSON.stringify(price)}`);
   return Number(match[1]) * UNITS_PER_CREDIT + Number((match[2] ?? '').padEnd(9, '0'));
 }
 

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { JobhookError } from '@jobhook/core';
+import { describeValue, optionError } from '@jobhook/core/internal';
 import type { AccountsConfig } from './accounts-config.js';
 import { validateAccountsConfig } from './validate-accounts-config.js';
 
@@ -15,19 +15,19 @@ import { validateAccountsConfig } from './validate-accounts-config.js';
  */
 export async function loadAccountsConfig(file: string): Promise<AccountsConfig> {
   if (typeof file !== 'string' || file.length === 0) {
-    throw new JobhookError('ERR_OPTION_INVALID', `loadAccountsConfig: file must be a non-empty path, got ${String(file)}`);
+    throw optionError('loadAccountsConfig', `file must be a non-empty path, got ${describeValue(file)}`);
   }
   let text: string;
   try {
     text = await readFile(file, 'utf8');
   } catch (cause) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${file}: cannot read the accounts file: ${(cause as Error).message}`, { cause });
+    throw optionError(file, `cannot read the accounts file: ${(cause as Error).message}`, { cause });
   }
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${file}: not JSON: ${(cause as Error).message}`, { cause });
+    throw optionError(file, `not JSON: ${(cause as Error).message}`, { cause });
   }
   return validateAccountsConfig(value, file);
 }

@@ -1,6 +1,6 @@
-import { JobhookError } from '@jobhook/core';
 import type { Redis } from 'ioredis';
-import { quitRedis, redisCall, redisFromOption } from '@jobhook/delivery/internal';
+import { checkObject, describeValue, optionError } from '@jobhook/core/internal';
+import { DEFAULT_CONNECT_TIMEOUT_MS, quitRedisClient, redisCall, redisFromOption } from '@jobhook/core/internal/redis';
 import { balanceUnits, insufficient, priceUnits, toCredits, type CreditLedger, type LedgerAccount } from './credit-ledger.js';
 
 /** Options of {@link createRedisCreditLedger}. */
@@ -59,9 +59,9 @@ interface LedgerClient {
  * Redis cannot be reached, and from methods when Redis fails (the API answers 503).
  */
 export async function createRedisCreditLedger(options: RedisCreditLedgerOptions): Promise<CreditLedger> {
-  if (typeof options !== 'object' || options === null) throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: options are required`);
+  checkObject(WHERE, 'options', options, 'an object with `redis`');
   const prefix = options.prefix ?? 'jobhook:sender:';
-  if (typeof prefix !== 'string') throw new JobhookError('ERR_OPTION_INVALID', `${WHERE}: prefix must be a string`);
+  if (typeof prefix !== 'string') throw optionError(WHERE, `prefix must be a string, got ${describeValue(prefix)}`);
   const { client, owned } = await redisFromOption(WHERE, options.redis);
   client.defineCommand('jobhookCreditChargeV1', { numberOfKeys: 1, lua: CHARGE_LUA });
   client.defineCommand('jobhookCreditRefundV1', { numberOfKeys: 1, lua: REFUND_LUA });
@@ -96,7 +96,7 @@ export async function createRedisCreditLedger(options: RedisCreditLedgerOptions)
     async close() {
       if (closed) return;
       closed = true;
-      if (owned) await quitRedis(client);
+      if (owned) await quitRedisClient(client, DEFAULT_CONNECT_TIMEOUT_MS);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { JobhookError } from '@jobhook/core';
+import { optionError } from '@jobhook/core/internal';
 import type { AccountsConfig, KeyConfig, OrganizationConfig } from './accounts-config.js';
 import { tokenProblem } from './api-token.js';
 import { parseDateTime } from './date-time.js';
@@ -61,7 +61,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  */
 export function validateAccountsConfig(value: unknown, source: string): AccountsConfig {
   const fail = (path: string, message: string): never => {
-    throw new JobhookError('ERR_OPTION_INVALID', `${source}: ${path} ${message}`, { detail: { path } });
+    throw optionError(source, `${path} ${message}`, { detail: { path } });
   };
   if (!isPlainObject(value)) fail('the configuration', `must be an object { "organizations": [...] }, got ${describe(value)}`);
   const root = value as Record<string, unknown>;

@@ -1,4 +1,5 @@
-import { JobhookError, silentLogger, type Logger } from '@jobhook/core';
+import { silentLogger, type Logger } from '@jobhook/core';
+import { checkInteger } from '@jobhook/core/internal';
 import { formatInstant } from '../accounts/date-time.js';
 import { jobPrice } from '../accounts/pricing.js';
 import {
@@ -106,18 +107,8 @@ export function createJobService(options: JobServiceOptions): JobService {
     redeliverCooldownMs = DEFAULT_REDELIVER_COOLDOWN_MS,
     maxRedeliveries = DEFAULT_MAX_REDELIVERIES,
   } = options;
-  if (!Number.isSafeInteger(redeliverCooldownMs) || redeliverCooldownMs < 0) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `createJobService: redeliverCooldownMs must be a non-negative integer, got ${String(redeliverCooldownMs)}`,
-    );
-  }
-  if (!Number.isSafeInteger(maxRedeliveries) || maxRedeliveries < 0) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `createJobService: maxRedeliveries must be a non-negative integer, got ${String(maxRedeliveries)}`,
-    );
-  }
+  checkInteger('createJobService', 'redeliverCooldownMs', redeliverCooldownMs, { min: 0 });
+  checkInteger('createJobService', 'maxRedeliveries', maxRedeliveries, { min: 0 });
 
   async function runJob(jobId: string): Promise<void> {
     const job = await jobs.get(jobId);

@@ -1,5 +1,5 @@
 import { JobhookError } from '@jobhook/core';
-import { MAX_TIMER_MS } from '@jobhook/core/internal';
+import { checkFunction, checkInteger, MAX_TIMER_MS } from '@jobhook/core/internal';
 import type { AttemptRecord } from '@jobhook/delivery';
 import { LRUCache } from 'lru-cache';
 import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
@@ -69,11 +69,7 @@ function attemptBytes(a: AttemptRecord): number {
 const isUnsettled = (job: JobRecord): boolean => job.status === 'processing' || job.delivery === 'pending';
 
 function limit(name: string, value: unknown, fallback: number, max: number): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
-    throw new JobhookError('ERR_OPTION_INVALID', `createMemoryJobStore: ${name} must be an integer from 1 to ${max}, got ${String(value)}`);
-  }
-  return value;
+  return value === undefined ? fallback : checkInteger('createMemoryJobStore', name, value, { min: 1, max });
 }
 
 /**
@@ -105,7 +101,7 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
   // lru-cache keeps the TTL without a timer, but it is a time span like the others: bounded alike.
   const settledTtlMs = limit('settledTtlMs', options.settledTtlMs, DEFAULT_STORED_JOB_TTL_MS, MAX_TIMER_MS);
   const now = options.now ?? (() => performance.now());
-  if (typeof now !== 'function') throw new JobhookError('ERR_OPTION_INVALID', 'createMemoryJobStore: now must be a function returning ms');
+  checkFunction('createMemoryJobStore', 'now', now, 'a function returning ms');
 
   const unsettled = new Map<string, Entry>();
   let unsettledBytes = 0;

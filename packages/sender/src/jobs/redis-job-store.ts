@@ -1,7 +1,8 @@
 import { JobhookError } from '@jobhook/core';
 import type { Cluster, Redis } from 'ioredis';
 import type { AttemptRecord } from '@jobhook/delivery';
-import { checkJobId, quitRedis, redisCall, redisFromOption } from '@jobhook/delivery/internal';
+import { checkJobId, checkMs, checkObject, describeValue, optionError } from '@jobhook/core/internal';
+import { DEFAULT_CONNECT_TIMEOUT_MS, quitRedisClient, redisCall, redisFromOption } from '@jobhook/core/internal/redis';
 import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
 import { matchesJobQuery, MAX_SCANNED_PER_PAGE, type JobPage } from './job-list.js';
 
@@ -76,11 +77,12 @@ interface CasClient {
  * ```
  */
 export async function createRedisJobStore(options: RedisJobStoreOptions): Promise<JobStore> {
-  if (typeof options !== 'object' || options === null) throw invalid('options are required');
+  checkObject(WHERE, 'options', options, 'an object with `redis`');
   const prefix = options.prefix ?? 'jobhook:sender:';
-  if (typeof prefix !== 'string' || /[{}]/.test(prefix)) throw invalid(`prefix must be a string without { or }, got ${String(prefix)}`);
-  const jobTtlMs = checkTtl('jobTtlMs', options.jobTtlMs ?? DEFAULT_JOB_TTL_MS);
-  const attemptsTtlMs = checkTtl('attemptsTtlMs', options.attemptsTtlMs ?? jobTtlMs);
+  if (typeof prefix !== 'string' || /[{}]/.test(prefix))
+    throw optionError(WHERE, `prefix must be a string without { or }, got ${describeValue(prefix)}`);
+  const jobTtlMs = checkMs(WHERE, 'jobTtlMs', options.jobTtlMs ?? DEFAULT_JOB_TTL_MS);
+  const attemptsTtlMs = checkMs(WHERE, 'attemptsTtlMs', options.attemptsTtlMs ?? jobTtlMs);
   const { client, owned } = await redisFromOption(WHERE, options.redis);
   client.defineCommand('jobhookSenderCasV1', { numberOfKeys: 1, lua: CAS_LUA });
   const cas = client as unknown as CasClient;
@@ -229,7 +231,7 @@ export async function createRedisJobStore(options: RedisJobStoreOptions): Promis
     async close() {
       if (closed) return;
       closed = true;
-      if (owned) await quitRedis(client);
+      if (owned) await quitRedisClient(client, DEFAULT_CONNECT_TIMEOUT_MS);
     },
   };
 }
@@ -244,14 +246,4 @@ function checkReplies(operation: string, replies: [Error | null, unknown][] | nu
       { cause: failure },
     );
   }
-}
-
-function invalid(message: string): JobhookError {
-  return new JobhookError('ERR_OPTION_INVALID', `${WHERE}: ${message}`);
-}
-
-function checkTtl(name: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
-    throw invalid(`${name} must be a positive whole number of milliseconds, got ${String(value)}`);
-  return value;
 }

@@ -128,6 +128,6 @@ describe('the canonical size of the webhook payload, checked at submission', () 
 
   test('maxCanonicalBytes is checked at construction', async () => {
     const { createSender } = await import('../../src/index.js');
-    await expect(createSender({ maxCanonicalBytes: 100 })).rejects.toThrow('maxCanonicalBytes must be an integer from 1024');
+    await expect(createSender({ maxCanonicalBytes: 100 })).rejects.toThrow('maxCanonicalBytes must be an integer >= 1024, got 100');
   });
 });
