@@ -2,7 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import {
   CANONICAL_BYTES_PER_BODY_BYTE,
   DEFAULT_MAX_BODY_BYTES,
-  JobhookError,
+  type JobhookError,
   loadPrivateKey,
   signPayloadAsync,
   type BodyStyle,
