@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { JobhookError, stringifyJson } from '@jobhook/core';
+import { checkJobId, checkMs, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
 import { createRecipientTag, withRecipientTag } from '@jobhook/core/recipient';
 import type { FinishedJob, JobDeliveries, JobView, RedeliverAnswer, SubmitJobRequest, SubmittedJob } from './job-types.js';
-import { checkMs, pollUntilFinished, resolvePollOptions, type PollOptions } from './poll-job.js';
+import { pollUntilFinished, resolvePollOptions, type PollOptions } from './poll-job.js';
 import { requestJson, type HttpContext } from './request-json.js';
 import { ServiceApiError } from './service-api-error.js';
 
@@ -82,22 +83,22 @@ export interface Client {
  */
 export function createClient(options: ClientOptions): Client {
   const owner = 'createClient';
-  if (typeof options !== 'object' || options === null) optionError(owner, 'options must be an object');
+  if (typeof options !== 'object' || options === null) throw optionError(owner, 'options must be an object');
   const baseUrl = checkBaseUrl(options.baseUrl);
   const { apiKey, fetch = globalThis.fetch, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS } = options;
   // Spec §5: one space after Bearer and no extra spaces or newlines, so no whitespace in the key.
   if (typeof apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(apiKey)) {
-    optionError(owner, 'apiKey must be a non-empty string of printable ASCII without spaces');
+    throw optionError(owner, 'apiKey must be a non-empty string of printable ASCII without spaces');
   }
-  if (typeof fetch !== 'function') optionError(owner, 'fetch must be a function (the WHATWG fetch)');
-  checkMs(owner, 'timeoutMs', timeoutMs);
+  if (typeof fetch !== 'function') throw optionError(owner, 'fetch must be a function (the WHATWG fetch)');
+  checkMs(owner, 'timeoutMs', timeoutMs, { max: MAX_TIMER_MS });
   const { recipientSecret } = options;
   // Checked now, so a short or missing secret fails at startup rather than at the first submission.
   if (recipientSecret !== undefined) {
     try {
       createRecipientTag({ secret: recipientSecret, webhookReceiver: 'https://example.invalid/' });
     } catch {
-      optionError(
+      throw optionError(
         owner,
         'recipientSecret must be one string of at least 16 bytes (e.g. openssl rand -base64 32), the newest during a rotation',
       );
@@ -105,7 +106,7 @@ export function createClient(options: ClientOptions): Client {
   }
   const userAgent = options.userAgent ?? `jobhook-client/${packageVersion()}`;
   if (typeof userAgent !== 'string' || userAgent === '' || /[\r\n]/.test(userAgent)) {
-    optionError(owner, 'userAgent must be a non-empty single-line string');
+    throw optionError(owner, 'userAgent must be a non-empty single-line string');
   }
   const http: HttpContext = {
     baseUrl,
@@ -165,31 +166,24 @@ export function createClient(options: ClientOptions): Client {
   });
 }
 
-function optionError(owner: string, message: string): never {
-  throw new JobhookError('ERR_OPTION_INVALID', `${owner}: ${message}`);
-}
-
 function checkBaseUrl(value: unknown): string {
-  if (typeof value !== 'string') optionError('createClient', 'baseUrl is required (the service URL, e.g. http://127.0.0.1:8080)');
+  if (typeof value !== 'string') throw optionError('createClient', 'baseUrl is required (the service URL, e.g. http://127.0.0.1:8080)');
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    optionError('createClient', `baseUrl is not a URL: ${JSON.stringify(value)}`);
+    throw optionError('createClient', `baseUrl is not a URL: ${JSON.stringify(value)}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    optionError('createClient', `baseUrl must be http: or https:, got ${url.protocol}`);
+    throw optionError('createClient', `baseUrl must be http: or https:, got ${url.protocol}`);
   }
-  if (url.search !== '' || url.hash !== '') optionError('createClient', 'baseUrl must not have a query or fragment');
+  if (url.search !== '' || url.hash !== '') throw optionError('createClient', 'baseUrl must not have a query or fragment');
   return url.href.replace(/\/+$/, '');
 }
 
 /** The job's path, its id escaped; a bad id is a caller's mistake, reported before any request. */
 function jobPath(method: string, jobId: unknown): string {
-  if (typeof jobId !== 'string' || jobId === '' || jobId.length > 200) {
-    optionError(method, `jobId must be a non-empty string (the job_id), got ${JSON.stringify(jobId) ?? String(jobId)}`);
-  }
-  return `${JOBS_PATH}/${encodeURIComponent(jobId)}`;
+  return `${JOBS_PATH}/${encodeURIComponent(checkJobId(method, jobId))}`;
 }
 
 /** The request with a fresh recipient tag in `user_webhook_parameters` when it names a `webhook_receiver`. */
@@ -207,17 +201,18 @@ function tagged(request: SubmitJobRequest, secret: string): SubmitJobRequest {
 /** The submission's JSON text, numbers exact (bigint, RawJson). */
 function submissionJson(request: SubmitJobRequest): string {
   if (typeof request !== 'object' || request === null || Array.isArray(request)) {
-    optionError('submitJob', 'request must be an object with model and input');
+    throw optionError('submitJob', 'request must be an object with model and input');
   }
   if (typeof request.model !== 'string' || request.model === '') {
-    optionError('submitJob', 'request.model must be a non-empty string (<feature>/<subfeature>/<provider>)');
+    throw optionError('submitJob', 'request.model must be a non-empty string (<feature>/<subfeature>/<provider>)');
   }
   const input: unknown = request.input;
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) optionError('submitJob', 'request.input must be an object');
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    throw optionError('submitJob', 'request.input must be an object');
   try {
     return stringifyJson(request);
   } catch (cause) {
-    throw new JobhookError('ERR_OPTION_INVALID', `submitJob: request cannot be written as JSON: ${(cause as Error).message}`, { cause });
+    throw optionError('submitJob', `request cannot be written as JSON: ${(cause as Error).message}`, { cause });
   }
 }
 

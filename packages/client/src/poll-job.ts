@@ -1,8 +1,7 @@
-import { JobhookError } from '@jobhook/core';
 import { abortableSleep } from './abortable-sleep.js';
 import type { FinishedJob, JobView } from './job-types.js';
 import { ServiceApiError } from './service-api-error.js';
-import { MAX_TIMER_MS } from '@jobhook/core/internal';
+import { checkMs, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
 
 /** Default of {@link PollOptions.intervalMs}: the spec's examples poll every few seconds. */
 export const DEFAULT_POLL_INTERVAL_MS = 2_000;
@@ -46,28 +45,14 @@ export function isFinished(job: JobView): job is FinishedJob {
 export function resolvePollOptions(options: PollOptions, owner: string): ResolvedPollOptions {
   const { intervalMs = DEFAULT_POLL_INTERVAL_MS, timeoutMs = DEFAULT_POLL_TIMEOUT_MS, signal } = options;
   const maxIntervalMs = options.maxIntervalMs ?? Math.max(DEFAULT_MAX_POLL_INTERVAL_MS, intervalMs);
-  checkMs(owner, 'intervalMs', intervalMs);
-  checkMs(owner, 'maxIntervalMs', maxIntervalMs);
-  checkMs(owner, 'timeoutMs', timeoutMs);
+  checkMs(owner, 'intervalMs', intervalMs, { max: MAX_TIMER_MS });
+  checkMs(owner, 'maxIntervalMs', maxIntervalMs, { max: MAX_TIMER_MS });
+  checkMs(owner, 'timeoutMs', timeoutMs, { max: MAX_TIMER_MS });
   if (maxIntervalMs < intervalMs) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: maxIntervalMs (${maxIntervalMs}) must not be below intervalMs (${intervalMs})`);
+    throw optionError(owner, `maxIntervalMs (${maxIntervalMs}) must not be below intervalMs (${intervalMs})`);
   }
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: signal must be an AbortSignal`);
-  }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) throw optionError(owner, 'signal must be an AbortSignal');
   return { intervalMs, maxIntervalMs, timeoutMs, signal };
-}
-
-export { MAX_TIMER_MS };
-
-/** Checks a duration option: a whole number of ms, from 1 to {@link MAX_TIMER_MS}. @internal */
-export function checkMs(owner: string, name: string, value: unknown): asserts value is number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_TIMER_MS) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `${owner}: ${name} must be a whole number of ms, from 1 to ${MAX_TIMER_MS}, got ${String(value)}`,
-    );
-  }
 }
 
 /**

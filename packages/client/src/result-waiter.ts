@@ -2,7 +2,6 @@ import {
   createMemoryStore,
   DEFAULT_DONE_TTL_MS,
   DEFAULT_LEASE_MS,
-  JobhookError,
   type AsyncJobCompletedEvent,
   type HandlerContext,
   type IdempotencyStore,
@@ -12,14 +11,8 @@ import {
 import { abortableSleep } from './abortable-sleep.js';
 import type { Client } from './create-client.js';
 import type { FinishedJob } from './job-types.js';
-import {
-  checkMs,
-  DEFAULT_MAX_POLL_INTERVAL_MS,
-  MAX_TIMER_MS,
-  DEFAULT_POLL_INTERVAL_MS,
-  DEFAULT_POLL_TIMEOUT_MS,
-  resolvePollOptions,
-} from './poll-job.js';
+import { checkJobId, checkMs, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
+import { DEFAULT_MAX_POLL_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS, resolvePollOptions } from './poll-job.js';
 import { ServiceApiError } from './service-api-error.js';
 
 /** The result of a finished job, whichever way it came. */
@@ -129,7 +122,7 @@ interface PendingWait {
 export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
   const owner = 'createResultWaiter';
   const fail = (message: string): never => {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: ${message}`);
+    throw optionError(owner, message);
   };
   if (typeof options !== 'object' || options === null) fail('options must be an object');
   const { client, onResult, webhooks = false } = options;
@@ -142,9 +135,9 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
   // Reuses pollJob's checks (intervals, timeout) so both report the same messages.
   resolvePollOptions({ intervalMs: pollIntervalMs, maxIntervalMs: maxPollIntervalMs, timeoutMs }, owner);
   const webhookGraceMs = options.webhookGraceMs ?? 2 * pollIntervalMs;
-  checkGrace(owner, webhookGraceMs);
+  checkMs(owner, 'webhookGraceMs', webhookGraceMs, { min: 0, max: MAX_TIMER_MS });
   const { leaseMs = DEFAULT_LEASE_MS, doneTtlMs = DEFAULT_DONE_TTL_MS } = options;
-  checkMs(owner, 'leaseMs', leaseMs);
+  checkMs(owner, 'leaseMs', leaseMs, { max: MAX_TIMER_MS });
   checkMs(owner, 'doneTtlMs', doneTtlMs);
   const store = options.store ?? createMemoryStore();
   for (const method of ['claim', 'complete', 'release', 'extend'] as const) {
@@ -213,14 +206,12 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
     },
 
     async waitForResult(jobId: string, waitOptions: WaitOptions = {}): Promise<JobResult> {
-      if (typeof jobId !== 'string' || jobId === '') {
-        throw new JobhookError('ERR_OPTION_INVALID', 'waitForResult: jobId must be a non-empty string');
-      }
-      if (closed) throw new JobhookError('ERR_OPTION_INVALID', 'waitForResult: the waiter is closed');
+      checkJobId('waitForResult', jobId);
+      if (closed) throw optionError('waitForResult', 'the waiter is closed');
       const waitTimeoutMs = waitOptions.timeoutMs ?? timeoutMs;
-      checkMs('waitForResult', 'timeoutMs', waitTimeoutMs);
+      checkMs('waitForResult', 'timeoutMs', waitTimeoutMs, { max: MAX_TIMER_MS });
       const graceMs = waitOptions.webhookGraceMs ?? (webhooks ? webhookGraceMs : 0);
-      checkGrace('waitForResult', graceMs);
+      checkMs('waitForResult', 'webhookGraceMs', graceMs, { min: 0, max: MAX_TIMER_MS });
       const { signal } = waitOptions;
       if (signal?.aborted === true) throw signal.reason;
       const known = recent.get(jobId);
@@ -277,15 +268,6 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
       if (ownsStore) await store.close();
     },
   });
-}
-
-function checkGrace(owner: string, value: unknown): void {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > MAX_TIMER_MS) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `${owner}: webhookGraceMs must be a whole number of ms, from 0 to ${MAX_TIMER_MS}, got ${String(value)}`,
-    );
-  }
 }
 
 function fromEvent(event: AsyncJobCompletedEvent): JobResult {
