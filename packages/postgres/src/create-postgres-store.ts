@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimResult } from '@jobhook/core';
 import {
+  checkBoolean,
+  checkFunction,
+  checkInteger,
   checkJobId,
   checkMs,
   checkToken,
@@ -82,16 +85,14 @@ export function createPostgresStore<Db>(
   connection: PostgresConnection,
   options: PostgresStoreOptions<Db> = {},
 ): PostgresStore<Db> | PostgresLeaseStore {
-  const table = tableName(readOption(WHERE, options, 'table'), options.schema, WHERE);
-  const timeoutMs = checkMs(WHERE, 'operationTimeoutMs', readOption(WHERE, options, 'operationTimeoutMs') ?? DEFAULT_OPERATION_TIMEOUT_MS, { max: MAX_TIMER_MS });
+  const table = tableName(WHERE, readOption(WHERE, options, 'table'), options.schema);
+  const timeoutMs = checkMs(WHERE, 'operationTimeoutMs', readOption(WHERE, options, 'operationTimeoutMs') ?? DEFAULT_OPERATION_TIMEOUT_MS, {
+    max: MAX_TIMER_MS,
+  });
   const sweepEvery = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
   if (sweepEvery !== false) checkMs(WHERE, 'sweepIntervalMs', sweepEvery, { max: MAX_TIMER_MS });
-  if (options.transactional !== undefined && typeof options.transactional !== 'boolean') {
-    throw optionError(WHERE, `transactional must be a boolean, got ${describeValue(options.transactional)}`);
-  }
-  if (options.transaction !== undefined && typeof options.transaction !== 'function') {
-    throw optionError(WHERE, `transaction must be a function (a TransactionRunner), got ${describeValue(options.transaction)}`);
-  }
+  if (options.transactional !== undefined) checkBoolean(WHERE, 'transactional', options.transactional);
+  if (options.transaction !== undefined) checkFunction(WHERE, 'transaction', options.transaction, 'a function (a TransactionRunner)');
   const { pool, owned } = resolvePool(connection, timeoutMs);
   const sql = storeSql(table);
   const direct = pgExecutor(pool);
@@ -131,7 +132,12 @@ export function createPostgresStore<Db>(
   let sweepStatements = 0;
   async function sweep(sweepOptions: { limit?: number } = {}): Promise<number> {
     checkOpen('sweep');
-    const limit = checkMs('postgresStore.sweep', 'limit', readOption('postgresStore.sweep', sweepOptions, 'limit') ?? DEFAULT_SWEEP_BATCH);
+    const limit = checkInteger(
+      'postgresStore.sweep',
+      'limit',
+      readOption('postgresStore.sweep', sweepOptions, 'limit') ?? DEFAULT_SWEEP_BATCH,
+      { min: 1 },
+    );
     sweeps++;
     try {
       let total = 0;
@@ -209,7 +215,11 @@ export function createPostgresStore<Db>(
     async runInTransaction(jobId, transactionOptions, work) {
       checkOpen('transaction');
       checkJobId('postgresStore.runInTransaction', jobId);
-      const doneTtlMs = checkMs('postgresStore.runInTransaction', 'doneTtlMs', readOption('postgresStore.runInTransaction', transactionOptions, 'doneTtlMs'));
+      const doneTtlMs = checkMs(
+        'postgresStore.runInTransaction',
+        'doneTtlMs',
+        readOption('postgresStore.runInTransaction', transactionOptions, 'doneTtlMs'),
+      );
       return runJobTransaction({ sql, runner, lockKey, timeoutMs }, jobId, doneTtlMs, work);
     },
   };

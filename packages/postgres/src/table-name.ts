@@ -18,7 +18,7 @@ export interface TableName {
   readonly schemaSql: string | undefined;
 }
 
-function checkIdentifier(value: unknown, name: string, where: string): string {
+function checkIdentifier(where: string, name: string, value: unknown): string {
   if (typeof value !== 'string' || !IDENTIFIER.test(value)) {
     throw optionError(
       where,
@@ -29,10 +29,10 @@ function checkIdentifier(value: unknown, name: string, where: string): string {
 }
 
 /** Checks `table` and `schema` and quotes them. @throws JobhookError `ERR_OPTION_INVALID` */
-export function tableName(table: unknown, schema: unknown, where: string): TableName {
-  const name = checkIdentifier(table ?? DEFAULT_TABLE, 'table', where);
-  const schemaName = schema === undefined ? undefined : checkIdentifier(schema, 'schema', where);
-  const indexName = checkIdentifier(`${name}_expires_at`.slice(0, 63), 'table', where);
+export function tableName(where: string, table: unknown, schema: unknown): TableName {
+  const name = checkIdentifier(where, 'table', table ?? DEFAULT_TABLE);
+  const schemaName = schema === undefined ? undefined : checkIdentifier(where, 'schema', schema);
+  const indexName = checkIdentifier(where, 'table', `${name}_expires_at`.slice(0, 63));
   return {
     sql: schemaName === undefined ? `"${name}"` : `"${schemaName}"."${name}"`,
     plain: schemaName === undefined ? name : `${schemaName}.${name}`,
