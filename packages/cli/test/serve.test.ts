@@ -300,7 +300,7 @@ describe('jobhook serve', () => {
       [['--redeliver-cooldown-ms', '-5'], '--redeliver-cooldown-ms'],
       [['--max-redeliveries', 'many'], '--max-redeliveries'],
       [['--retry-base-ms', '500', '--max-retry-delay-ms', '100'], '--max-retry-delay-ms'],
-      [['--max-stored-job-bytes', '1000'], '--max-stored-job-bytes must be an integer from 1048576'],
+      [['--max-stored-job-bytes', '1000'], '--max-stored-job-bytes must be an integer >= 1048576, got 1000'],
       [['--max-stored-job-bytes', 'lots'], "--max-stored-job-bytes must be a whole number, got 'lots'"],
       [['--keep-alive-timeout-ms', '0'], '--keep-alive-timeout-ms must be an integer from 1'],
       [['--connection-timeout-ms', '50'], '--connection-timeout-ms must be an integer from 100'],
@@ -323,5 +323,13 @@ describe('jobhook serve', () => {
     } finally {
       await new Promise<void>((r) => taken.close(() => r()));
     }
+  });
+
+  it('refuses a --redis URL that is not redis:// without echoing its password', async () => {
+    const res = await inProcess(['serve', '--redis', 'http://admin:hunter2-secret@localhost:6379/0']);
+    expect(res.code).toBe(2);
+    expect(res.err).toContain('--redis must be a redis:// or rediss:// URL');
+    expect(res.err).toContain('http://admin:***@localhost:6379/0');
+    expect(res.err).not.toContain('hunter2-secret');
   });
 });
