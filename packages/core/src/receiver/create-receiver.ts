@@ -16,6 +16,7 @@ import { createRejectionLogLimit } from './rejection-log-limit.js';
 import { registerAdapterView, type RequestHead } from './adapter-view.js';
 import { refusalCause, type RefusalCauseFields } from '../diagnosis/refusal-cause.js';
 import { createFailureCapture, type FailedRequest } from '../diagnosis/failure-capture.js';
+import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
 
 /** One webhook request, as an adapter read it. */
 export interface ReceiverRequest {
@@ -43,6 +44,15 @@ export interface ReceiverResponse {
 export interface Receiver {
   /** Runs one request through the pipeline. Never rejects: every failure is an answer. */
   handle(request: ReceiverRequest): Promise<ReceiverResponse>;
+  /**
+   * Hands a finished job fetched by polling (the reconciler's `GET /v3/universal-ai/async/{job_id}`
+   * answer) to the same handlers through the same idempotency claim as its webhook, so the job is
+   * handled once whichever comes first (inside the store's transaction on PostgreSQL). The context
+   * says `source: 'poll'`; the event is described at {@link HandlerContext.source}. No signature,
+   * recipient or age check: the caller vouches for the answer (it came over TLS with the API key).
+   * Never rejects: every failure is an outcome.
+   */
+  handlePolled(job: PolledJob): Promise<PolledOutcome>;
   /** Counters since creation (a copy). */
   stats(): ReceiverStats;
   /** The store in use. */
@@ -80,7 +90,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const profiles = resolveProfiles(options.profiles, 'createReceiver');
   const ownsStore = options.store === undefined;
   const store = options.store ?? createMemoryStore();
-  const { onSuccess, onFail, onEvent, onOutcome } = options;
+  const { onSuccess, onFail, onEvent, onOutcome, ledger } = options;
   const stats: ReceiverStats = {
     received: 0,
     verified: 0,
@@ -222,6 +232,61 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     });
   }
 
+  /**
+   * The claim and the handlers, as a webhook and a poll share them: in the store's transaction, or
+   * claim → handler → complete | release. A handled or duplicate job is then settled in the ledger.
+   */
+  async function runJob(event: AsyncJobCompletedEvent, context: Omit<HandlerContext<unknown>, 'signal' | 'db'>): Promise<TransactionEnd> {
+    const end = transactional
+      ? await runInTransaction({
+          event,
+          store,
+          run: runHandlers,
+          context,
+          doneTtlMs: resolved.doneTtlMs,
+          handlerTimeoutMs: resolved.handlerTimeoutMs,
+        })
+      : await claimAndRun(event, { ...context, db: undefined });
+    if ((end.kind === 'done' || end.kind === 'duplicate') && ledger !== undefined) {
+      await ledger.settle(context.jobId).catch((err: unknown) => {
+        log.warn(
+          { jobId: context.jobId, err },
+          'jobhook: could not settle the job in the ledger; the reconciler will poll it once and settle it',
+        );
+      });
+    }
+    return end;
+  }
+
+  async function handlePolled(job: PolledJob): Promise<PolledOutcome> {
+    let event: AsyncJobCompletedEvent;
+    try {
+      event = polledEvent(job);
+    } catch (error) {
+      return { kind: 'rejected', error };
+    }
+    const jobId = event.job_id.toLowerCase();
+    const context = { jobId, source: 'poll' as const, profile: null, keyId: null, headers: {}, log };
+    let end: TransactionEnd;
+    try {
+      end = await runJob(event, context);
+    } catch (error) {
+      return { kind: 'store-unavailable', jobId, error };
+    }
+    switch (end.kind) {
+      case 'done':
+        return { kind: 'handled', jobId };
+      case 'duplicate':
+        return { kind: 'duplicate', jobId };
+      case 'in-flight':
+        return { kind: 'in-flight', jobId, retryAfterMs: end.retryAfterMs };
+      case 'timeout':
+        return { kind: 'handler-timeout', jobId };
+      case 'failed':
+        return { kind: 'handler-failed', jobId, error: end.error };
+    }
+  }
+
   /** The head checks, cheapest first: a refusal, or the decoded signature. `body` when already read (for captures). */
   function checkHead(started: number, { method, headers }: RequestHead, body?: Uint8Array | string): ReceiverResponse | Buffer {
     if (method.toUpperCase() !== 'POST') {
@@ -277,19 +342,10 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       const tooOld = checkEventAge(event.finished_at, Date.now(), resolved.eventAge);
       if (tooOld !== undefined) return errorAnswer(started, 'rejected', tooOld, known);
     }
-    const context = { jobId, profile: verified.profile, keyId: verified.keyId, headers, log };
+    const context = { jobId, source: 'webhook' as const, profile: verified.profile, keyId: verified.keyId, headers, log };
     let end: TransactionEnd;
     try {
-      end = transactional
-        ? await runInTransaction({
-            event,
-            store,
-            run: runHandlers,
-            context,
-            doneTtlMs: resolved.doneTtlMs,
-            handlerTimeoutMs: resolved.handlerTimeoutMs,
-          })
-        : await claimAndRun(event, { ...context, db: undefined });
+      end = await runJob(event, context);
     } catch (err) {
       stats.storeUnavailable++;
       const error =
@@ -339,6 +395,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
 
   const receiver: Receiver = Object.freeze({
     handle: safeHandle,
+    handlePolled,
     stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected } }),
     store,
     async close(): Promise<void> {
