@@ -4,6 +4,8 @@ import type { FinishedJob, JobDeliveries, JobView, RedeliverAnswer, SubmitJobReq
 import { checkMs, pollUntilFinished, resolvePollOptions, type PollOptions } from './poll-job.js';
 import { requestJson, type HttpContext } from './request-json.js';
 import { ServiceApiError } from './service-api-error.js';
+import { isJobLedger, type JobLedger } from '@jobhook/core/ledger';
+import { DEFAULT_RESULT_DEADLINE_MS, submitWithLedger, type LedgerSubmitOptions } from './submit-with-ledger.js';
 
 /** Default of {@link ClientOptions.timeoutMs}. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -23,6 +25,21 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** `User-Agent` header. Default `jobhook-client/<version>`. */
   userAgent?: string;
+  /**
+   * The expected-jobs ledger (`createMemoryLedger`, `createRedisLedger`, `createPostgresLedger`):
+   * every `submitJob` with a `webhook_receiver` writes a pending entry before the request and its
+   * job id when the service answers (see {@link submitWithLedger}), so a reconciler can poll the jobs
+   * whose result never arrives. Default: none.
+   */
+  ledger?: JobLedger;
+  /** With `ledger`: how long after its submission a job without a handled result is polled, ms. Default 600,000 (10 minutes). */
+  resultDeadlineMs?: number;
+}
+
+/** Per-call options of `submitJob`. */
+export interface SubmitOptions extends CallOptions {
+  /** With a ledger: the submission key of its entry. Default a random UUID (see {@link LedgerSubmitOptions.key}). */
+  submissionKey?: string;
 }
 
 /** Per-call options of the one-request methods. */
@@ -39,7 +56,7 @@ export interface Client {
    * Submits a job (`POST /v3/universal-ai/async`). Never retried: a retry after a lost answer could
    * start the job twice.
    */
-  submitJob(request: SubmitJobRequest, options?: CallOptions): Promise<SubmittedJob>;
+  submitJob(request: SubmitJobRequest, options?: SubmitOptions): Promise<SubmittedJob>;
   /** Reads a job once (`GET /v3/universal-ai/async/{job_id}`), whatever its status. */
   getJob(jobId: string, options?: CallOptions): Promise<JobView>;
   /**
@@ -79,6 +96,10 @@ export function createClient(options: ClientOptions): Client {
   }
   if (typeof fetch !== 'function') optionError(owner, 'fetch must be a function (the WHATWG fetch)');
   checkMs(owner, 'timeoutMs', timeoutMs);
+  const { ledger, resultDeadlineMs = DEFAULT_RESULT_DEADLINE_MS } = options;
+  if (ledger !== undefined && !isJobLedger(ledger))
+    optionError(owner, 'ledger must be a JobLedger (createMemoryLedger, createRedisLedger, ...)');
+  checkMs(owner, 'resultDeadlineMs', resultDeadlineMs);
   const userAgent = options.userAgent ?? `jobhook-client/${packageVersion()}`;
   if (typeof userAgent !== 'string' || userAgent === '' || /[\r\n]/.test(userAgent)) {
     optionError(owner, 'userAgent must be a non-empty single-line string');
@@ -101,17 +122,25 @@ export function createClient(options: ClientOptions): Client {
   return Object.freeze({
     baseUrl,
 
-    async submitJob(request: SubmitJobRequest, callOptions: CallOptions = {}): Promise<SubmittedJob> {
+    async submitJob(request: SubmitJobRequest, callOptions: SubmitOptions = {}): Promise<SubmittedJob> {
       const body = submissionJson(request);
-      const { status, body: answer } = await requestJson(http, {
-        method: 'POST',
-        path: JOBS_PATH,
-        body,
-        timeoutMs,
-        signal: callOptions.signal,
+      const submit = async (): Promise<SubmittedJob> => {
+        const { status, body: answer } = await requestJson(http, {
+          method: 'POST',
+          path: JOBS_PATH,
+          body,
+          timeoutMs,
+          signal: callOptions.signal,
+        });
+        if (typeof answer['job_id'] !== 'string') throw invalidAnswer(`POST ${JOBS_PATH}`, status, 'job_id');
+        return answer as SubmittedJob;
+      };
+      // Only a job with a webhook is expected back; one without is polled by its submitter.
+      if (ledger === undefined || request.webhook_receiver === undefined) return submit();
+      return submitWithLedger(ledger, submit, {
+        resultDeadlineMs,
+        ...(callOptions.submissionKey === undefined ? {} : { key: callOptions.submissionKey }),
       });
-      if (typeof answer['job_id'] !== 'string') throw invalidAnswer(`POST ${JOBS_PATH}`, status, 'job_id');
-      return answer as SubmittedJob;
     },
 
     getJob(jobId: string, callOptions: CallOptions = {}): Promise<JobView> {

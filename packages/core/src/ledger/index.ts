@@ -15,3 +15,4 @@ export {
   type LedgerEntry,
 } from './job-ledger.js';
 export { createMemoryLedger, type MemoryLedgerOptions } from './memory-ledger.js';
+export { RECONCILE_OUTCOME_KINDS, type AbandonReason, type ReconcileOutcome } from './reconcile-outcome.js';

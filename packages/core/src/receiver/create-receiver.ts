@@ -261,7 +261,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   async function handlePolled(job: PolledJob): Promise<PolledOutcome> {
     let event: AsyncJobCompletedEvent;
     try {
-      event = polledEvent(job);
+      event = polledEvent(job, resolved.bigIntegers);
     } catch (error) {
       return { kind: 'rejected', error };
     }

@@ -1,5 +1,6 @@
 import { JobhookError } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
+import type { BigIntegers } from '../canonical/to-value.js';
 
 /**
  * A job as the service's poll answers it (`GET /v3/universal-ai/async/{job_id}`, spec §2.2, §4.3):
@@ -56,7 +57,7 @@ function invalid(path: string, expected: string): never {
  * @throws JobhookError `ERR_PAYLOAD_INVALID` when the answer is not a finished job of that shape.
  * @internal
  */
-export function polledEvent(job: unknown): AsyncJobCompletedEvent {
+export function polledEvent(job: unknown, bigIntegers: BigIntegers): AsyncJobCompletedEvent {
   if (!isObject(job)) invalid('the answer', 'an object');
   if (typeof job['job_id'] !== 'string' || !UUID.test(job['job_id'])) invalid('job_id', 'a UUID string');
   const status = job['status'];
@@ -71,7 +72,11 @@ export function polledEvent(job: unknown): AsyncJobCompletedEvent {
     invalid('status', '"success" or "fail" (the job is not finished)');
   }
   if (job['user_parameters'] !== undefined && !isObject(job['user_parameters'])) invalid('user_parameters', 'an object');
-  const event: Record<string, unknown> = { ...job, event: 'async_job_completed' };
+  // A client may read exact integers as bigint; handlers get them as a webhook gives them.
+  const event: Record<string, unknown> = {
+    ...(bigIntegers === 'string' ? (bigintsToStrings(job) as Record<string, unknown>) : job),
+    event: 'async_job_completed',
+  };
   for (const name of POLL_OPTIONAL_ATTRIBUTES) {
     const value = job[name];
     event[name] = typeof value === 'string' ? value : null;
@@ -80,4 +85,19 @@ export function polledEvent(job: unknown): AsyncJobCompletedEvent {
   if (status === 'success' && event['error'] !== undefined) event['error'] = null;
   if (status === 'fail' && event['output'] !== undefined) event['output'] = null;
   return event as AsyncJobCompletedEvent;
+}
+
+/** `value` with every bigint replaced by the string of its digits (the receiver's default `bigIntegers: 'string'`). */
+function bigintsToStrings(value: unknown): unknown {
+  if (typeof value === 'bigint') return value.toString();
+  if (Array.isArray(value)) return value.map(bigintsToStrings);
+  if (isObject(value)) {
+    const out: Record<string, unknown> = {};
+    // defineProperty: a member named __proto__ stays a member, as the parser made it.
+    for (const [k, v] of Object.entries(value)) {
+      Object.defineProperty(out, k, { value: bigintsToStrings(v), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+  return value;
 }
