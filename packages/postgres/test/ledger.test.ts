@@ -86,7 +86,7 @@ describe('webhook and poll of one job together, on the transactional PostgreSQL 
       store,
       ledger,
       logger: silentLogger,
-      async onEvent(event, ctx) {
+      async onEvent(_event, ctx) {
         await ctx.db.query(`INSERT INTO "${results}" (job_id, source) VALUES ($1, $2)`, [ctx.jobId, ctx.source]);
         // Long enough for the other path to arrive while this transaction is open.
         await new Promise((r) => setTimeout(r, 100));
