@@ -222,6 +222,9 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       }
       return later(entry, graceMs - age, { kind: 'waiting-for-job-id', key, jobId });
     }
+    // A pause (429, outage) longer than a moment: give the entry back rather than hold its lease through it.
+    const paused = pausedUntil - now();
+    if (paused > gapMs) return later(entry, paused, { kind: 'rate-limited', key, jobId });
     await slot();
     let job: Awaited<ReturnType<Client['getJob']>>;
     try {
@@ -246,8 +249,11 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     switch (handled.kind) {
       case 'handled':
       case 'duplicate':
-        // The receiver settles too when it was given the ledger; once more is harmless.
-        await ledger.settle(jobId as string);
+        // The receiver settles too when it was given the ledger; once more is harmless. A failed
+        // settle leaves the entry leased: its next poll finds the job done and settles it then.
+        await ledger.settle(jobId as string).catch((err: unknown) => {
+          log.warn({ key, jobId, err }, 'jobhook reconciler: could not settle the job; its next poll will');
+        });
         return { kind: handled.kind === 'handled' ? 'reconciled' : 'already-handled', key, jobId };
       case 'in-flight':
         return later(entry, Math.max(MIN_IN_FLIGHT_WAIT_MS, handled.retryAfterMs ?? 0), { kind: 'in-flight', key, jobId });

@@ -168,8 +168,24 @@ describe('createReconciler (virtual time)', () => {
     // The first poll was refused; the next ones wait out the 7 s.
     expect(polls[0]).toBeLessThan(1_000);
     expect(polls.slice(1).every((t) => t >= 7_000)).toBe(true);
-    expect(outcomes.map((o) => o.kind).sort()).toEqual(['rate-limited', 'reconciled', 'reconciled', 'reconciled']);
+    // The refused poll's entry, and the round's others (given back rather than held through the pause).
+    expect(outcomes.filter((o) => o.kind === 'reconciled')).toHaveLength(3);
+    expect(outcomes.filter((o) => o.kind !== 'reconciled').map((o) => o.kind)).toEqual(expect.arrayContaining(['rate-limited']));
+    expect(outcomes.filter((o) => o.kind !== 'reconciled' && o.kind !== 'rate-limited')).toEqual([]);
     expect(handled).toHaveLength(3);
+  });
+
+  it('a long Retry-After gives the round’s entries back, due after it, rather than holding their leases', async () => {
+    const reconciler = reconcilerWith({ maxPollsPerSecond: 100, concurrency: 1 });
+    await Promise.all([submit(), submit(), submit()]);
+    await vi.advanceTimersByTimeAsync(DEADLINE_MS);
+    service.faults.push({ status: 429, headers: { 'retry-after': '3600' } });
+    const running = reconciler.runOnce();
+    await vi.advanceTimersByTimeAsync(100);
+    expect((await running).outcomes).toEqual({ 'rate-limited': 3 });
+    expect(await ledger.lease({ limit: 10, leaseMs: 1_000 })).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(3_600_000);
+    expect(await ledger.lease({ limit: 10, leaseMs: 1_000 })).toHaveLength(3);
   });
 
   it('keeps to maxPollsPerSecond', async () => {
