@@ -58,12 +58,77 @@ function shapes() {
   ];
 }
 
+/** Crafted bodies sent with a real signature over another body: at most this × JSON.parse of the same body. */
+export const TARGET_CRAFTED_RATIO = 10;
+/** Rounds of the crafted rows: each times JSON.parse and receiver.handle of the body, one after the other. */
+const CRAFTED_RUNS = 9;
+const CRAFTED_KEYS = 78_000;
+const NON_ASCII = [...'éàüßøπλжщ中文字ÿ'];
+const ASTRAL = ['😀', '𝄞'];
+
+/** A seeded generator (mulberry32): the same crafted bodies on every run. */
+function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Members `"key": n` of `count` distinct keys in shuffled order: ASCII (`k1a2b`), or non-ASCII
+ * (Latin-1, Cyrillic, CJK, one in seven with an astral character, whose code-point order differs
+ * from its UTF-16 order).
+ */
+function shuffledMembers(count, nonAscii, rnd) {
+  const keys = Array.from({ length: count }, (_, i) => {
+    const id = i.toString(36);
+    if (!nonAscii) return `k${id}`;
+    const pick = () => NON_ASCII[Math.floor(rnd() * NON_ASCII.length)];
+    return `${pick()}${id}${i % 7 === 0 ? ASTRAL[i % 2] : pick()}`;
+  });
+  for (let i = keys.length - 1; i > 0; i--) {
+    const j = Math.floor(rnd() * (i + 1));
+    [keys[i], keys[j]] = [keys[j], keys[i]];
+  }
+  return keys.map((k, i) => `${JSON.stringify(k)}:${i % 10}`);
+}
+
+/** The crafted bodies (≤ 1 MiB each): name → text. One 17-digit float each, in the envelope's output. */
+function craftedBodies() {
+  const out = [];
+  for (const nonAscii of [false, true]) {
+    for (const nested of [false, true]) {
+      const rnd = seeded(nonAscii * 2 + nested + 21);
+      const members = shuffledMembers(CRAFTED_KEYS, nonAscii, rnd);
+      let pad;
+      if (!nested) pad = `{${members.join(',')}}`;
+      else {
+        // 78 objects of 1,000 keys, each one level deeper inside the previous one's last member.
+        pad = '';
+        for (let o = CRAFTED_KEYS / 1000 - 1; o >= 0; o--) {
+          const own = members.slice(o * 1000, (o + 1) * 1000).join(',');
+          pad = `{${own}${pad === '' ? '' : `,"next${o}":${pad}`}}`;
+        }
+      }
+      const name = `${CRAFTED_KEYS.toLocaleString('en')} unsorted ${nonAscii ? 'non-ASCII' : 'ASCII'} keys, ${nested ? 'nested' : 'flat'}`;
+      const text = `{${ENVELOPE.replace('"output":{}', `"output":{"score":0.12345678901234567,"pad":${pad}}`)}}`;
+      out.push([name, text]);
+    }
+  }
+  return out;
+}
+
 export const NOTES = [
   `Each body is sent to receiver.handle({ method: "POST", headers: { content-type, x-service-signature }, rawBody }) of a receiver with default options (body ≤ 1 MiB, canonical form ≤ 16 MiB, memory store), RSA-${KEY_BITS} key.`,
   "made-up    = 'ab'.repeat(256): a signature no configured key decodes; expected 401 ERR_SIGNATURE_INVALID before the body is parsed.",
   'other body = a real signature of the key over sha256("another body"): it decodes, so the body is parsed with the canonical-size bound and its candidate forms hashed; expected 413 ERR_CANONICAL_TOO_LARGE when the canonical form may exceed the limit, else 401 ERR_SIGNATURE_INVALID.',
   "this body  = the real signature of the body's python canonical form (only where that form is under the limit); expected 200 handled (a fresh receiver per call, created outside the timing, so the job_id is new).",
   `ms = performance.now() around one awaited handle(), after 1 warm-up call: median and max of ${RUNS}. The webhook-1kb rows are a valid 1 KB delivery, for scale.`,
+  `crafted = ${CRAFTED_KEYS.toLocaleString('en')} distinct keys in shuffled order (ASCII, or non-ASCII with one in seven astral), in one object (flat) or 78 objects of 1,000 nested in one another (nested), plus one 17-digit float, in the envelope's output (~0.8–1 MB); sent with the real signature over another body (401 expected). ${CRAFTED_RUNS} rounds after 1 warm-up, each timing receiver.handle then JSON.parse(body.toString("utf8")) of the same body; ratio = median handle ÷ median JSON.parse, target ≤ ${TARGET_CRAFTED_RATIO}× (printed as ${TARGET_CRAFTED_RATIO}× ÷ ratio, ≥ 1.00× = met).`,
   `RSS = process RSS growth over the whole group (bodies, keys and signing included), from a gc() at its start: peak (read after every call) and at its end. Budgets: made-up ≤ ${BUDGET_MADE_UP_MS} ms, decoding signatures ≤ ${BUDGET_DECODING_MS} ms, RSS growth (peak) ≤ ${BUDGET_RSS_MB} MB over the group; the targets print budget ÷ measured (≥ 1.00× = within budget). --quick and --time do not change this group (always 1 + ${RUNS} calls per case).`,
 ];
 
@@ -158,6 +223,46 @@ export async function run({ log, payloads }) {
       });
     }
   }
+  // Crafted bodies behind a real signature over another body, against JSON.parse of the same body.
+  const crafted = [];
+  for (const [name, text] of craftedBodies()) {
+    const body = Buffer.from(text, 'utf8');
+    if (body.length > MAX_BODY) throw new Error(`attack: ${name} has ${body.length} bytes, over the 1 MiB body limit`);
+    log(`  ${name} (${body.length.toLocaleString('en')} B), other body signature vs JSON.parse…`);
+    const headers = { 'content-type': 'application/json', 'x-service-signature': otherBody };
+    const handleMs = [];
+    const parseMs = [];
+    let answer;
+    for (let i = 0; i <= CRAFTED_RUNS; i++) {
+      let t0 = performance.now();
+      const res = await shared.handle({ method: 'POST', headers, rawBody: body });
+      const h = performance.now() - t0;
+      t0 = performance.now();
+      JSON.parse(body.toString('utf8'));
+      const p = performance.now() - t0;
+      sampleRss();
+      const got = `${res.status} ${res.outcome.code ?? res.outcome.kind}`;
+      if (answer !== undefined && got !== answer) answer = `${answer} / ${got}`;
+      else answer ??= got;
+      if (i > 0) {
+        handleMs.push(h);
+        parseMs.push(p);
+      }
+    }
+    const handle = median(handleMs);
+    const parse = median(parseMs);
+    crafted.push({
+      body: name,
+      bytes: body.length,
+      answer,
+      handleMs: handle,
+      parseMs: parse,
+      ratio: handle / parse,
+      handleTimes: handleMs,
+      parseTimes: parseMs,
+    });
+  }
+
   const rssEnd = process.memoryUsage.rss();
   sampleRss();
   const growthPeakMB = (rssPeak - rss0) / MB;
@@ -191,8 +296,28 @@ export async function run({ log, payloads }) {
       ];
     }),
   );
+  const craftedText = table(
+    [
+      { header: 'crafted body (real signature over another body)', align: 'left' },
+      { header: 'bytes' },
+      { header: 'answer', align: 'left' },
+      { header: 'handle median ms' },
+      { header: 'JSON.parse median ms' },
+      { header: 'handle / JSON.parse' },
+      { header: `≤ ${TARGET_CRAFTED_RATIO}×?`, align: 'left' },
+    ],
+    crafted.map((r) => [
+      r.body,
+      r.bytes.toLocaleString('en'),
+      r.answer,
+      ms(r.handleMs),
+      ms(r.parseMs),
+      `${r.ratio.toFixed(2)}×`,
+      r.ratio <= TARGET_CRAFTED_RATIO && r.answer === '401 ERR_SIGNATURE_INVALID' ? 'yes' : 'NO',
+    ]),
+  );
   const rssLine = `RSS growth over the group: peak ${num(growthPeakMB, 1)} MB, at the end ${num(growthEndMB, 1)} MB (budget ${BUDGET_RSS_MB} MB; baseline ${num(rss0 / MB, 1)} MB after gc()).`;
-  logResult(log, text, NOTES, ['', rssLine]);
+  logResult(log, `${text}\n\n${craftedText}`, NOTES, ['', rssLine]);
 
   const hostileRows = rows.filter((r) => r.hostile);
   const worst = (list) => list.reduce((a, b) => (b.maxMs > a.maxMs ? b : a));
@@ -216,12 +341,27 @@ export async function run({ log, payloads }) {
       Math.max(growthPeakMB, 0.001),
     ),
   ];
+  for (const r of crafted) {
+    targets.push({
+      name: `attack crafted (${r.body}), ${TARGET_CRAFTED_RATIO}× ÷ handle/JSON.parse (${r.ratio.toFixed(2)}×)`,
+      value: TARGET_CRAFTED_RATIO / r.ratio,
+      min: 1,
+      met: r.ratio <= TARGET_CRAFTED_RATIO && r.answer === '401 ERR_SIGNATURE_INVALID',
+    });
+  }
   const unexpected = rows.filter((r) => !r.asExpected);
   if (unexpected.length > 0) log(`  ${unexpected.length} answer(s) not as expected (see the table)`);
   return {
-    text: `${text}\n\n${rssLine}`,
+    text: `${text}\n\n${craftedText}\n\n${rssLine}`,
     notes: NOTES,
-    data: { keyBits: KEY_BITS, runs: RUNS, rows, rss: { baselineMB: rss0 / MB, growthPeakMB, growthEndMB }, handledJobs: handled.length },
+    data: {
+      keyBits: KEY_BITS,
+      runs: RUNS,
+      rows,
+      crafted,
+      rss: { baselineMB: rss0 / MB, growthPeakMB, growthEndMB },
+      handledJobs: handled.length,
+    },
     targets,
   };
 }

@@ -2,7 +2,8 @@
 // Takes docs/dashboard.png, the README's picture of the sender's web page: a sender (memory store)
 // and a local receiver, a few jobs in every state (delivered at once, delivered after a retry and
 // then redelivered, failed after its retries, a failed job, one without receiver, one processing),
-// the page opened in Debian's Chromium (playwright-core) on the retried job. Run after a build:
+// the page opened on the retried job in the npm-shipped Chromium (playwright-core, launched as
+// scripts/chromium-launch.mjs says). Run after a build:
 //   npx turbo run build && node scripts/dashboard-screenshot.mjs [out.png]
 import { createServer } from 'node:http';
 import { dirname, join, resolve } from 'node:path';
@@ -10,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { createReceiver } from '@jobhook/core';
 import { createSender } from '@jobhook/sender';
 import { chromium } from 'playwright-core';
-import { CHROMIUM_LAUNCH } from './chromium-launch.mjs';
+import { chromiumLaunchOptions } from './chromium-launch.mjs';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const out = resolve(process.argv[2] ?? join(REPO, 'docs/dashboard.png'));
@@ -69,7 +70,7 @@ await submit('audio/speech_to_text_async/openai', '/ok', { outcome: 'fail', erro
 const retried = await submit('audio/speech_to_text_async/openai', '/flaky');
 await submit('video/generation_async/amazon', '/ok', { delay_ms: 600000 });
 
-const browser = await chromium.launch(CHROMIUM_LAUNCH);
+const browser = await chromium.launch(await chromiumLaunchOptions());
 try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1050 } });
   await page.goto(`${baseUrl}/`);

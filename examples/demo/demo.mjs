@@ -2,10 +2,12 @@
 // (@jobhook/sender) runs jobs submitted with @jobhook/client and delivers their signed webhooks to the
 // Fastify example receiver (examples/fastify-receiver, run as a child process). It shows each webhook
 // verified and handled once, a duplicate acknowledged, a tampered body refused and diagnosed (why its
-// signature fails), a job fetched by polling, a delivery log with a retry, why a naive verifier
-// fails, and the public signature vectors.
+// signature fails), another customer's job aimed at the receiver refused (recipient binding), a job
+// fetched by polling, a delivery log with a retry, why a naive verifier fails, and the public
+// signature vectors.
 // Exit 0 when every check holds, 1 otherwise; nothing is left running either way. With --keep-open
 // the service (and its web page) and the receiver stay up after the checks until Ctrl-C.
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -13,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from '@jobhook/client';
 import { diagnoseDelivery, parseBody, rawJson, stringifyJson, toLosslessValue } from '@jobhook/core';
+import { RECIPIENT_TAG_KEY } from '@jobhook/core/recipient';
 import { createSender } from '@jobhook/sender';
 import { compareNaiveAndExact } from './lib/naive-vs-exact.mjs';
 import { startReceiverChild } from './lib/receiver-child.mjs';
@@ -33,7 +36,12 @@ const WATCHDOG_MS = 50_000;
 const report = createReport();
 const started = performance.now();
 /** What cleanup() must stop, filled in as things start. */
-const running = { sender: undefined, receiver: undefined, tap: undefined, tmpDir: undefined };
+const running = { sender: undefined, receiver: undefined, tap: undefined, tmpDir: undefined, apiKey: undefined };
+/** Two customers of the service: you (your receiver, your jobs) and another organization. */
+const TOKEN_YOU = `jh_inf_${randomBytes(24).toString('base64url')}`;
+const TOKEN_OTHER = `jh_inf_${randomBytes(24).toString('base64url')}`;
+/** Your receiver's recipient secret: your client tags each job with it; the receiver checks the tag. */
+const RECIPIENT_SECRET = randomBytes(32).toString('base64');
 /** cleanup()'s one run. */
 let cleaning;
 /** `--keep-open`: after the checks, wait for Ctrl-C (or SIGTERM) with everything up; set to the wait's resolver then. */
@@ -67,7 +75,7 @@ try {
 }
 if (keepOpen.asked && running.sender !== undefined) await stayOpen();
 const stopped = await cleanup();
-report.title(10, 'Shut down');
+report.title(11, 'Shut down');
 const exit = stopped.receiverExit;
 const exitText = exit?.code ?? `none (${exit?.signal})`;
 let receiverPart = 'the receiver was never started';
@@ -101,6 +109,9 @@ setTimeout(() => {
 async function runDemo() {
   report.title(1, 'Start the reference service and the Fastify example receiver');
   const sender = (running.sender = await createSender({
+    accounts: {
+      organizations: [organization('you', 'you@example.com', TOKEN_YOU), organization('another-customer', 'eve@example.org', TOKEN_OTHER)],
+    },
     allowInsecureReceivers: true,
     receiverAllowlist: ['127.0.0.0/8'],
     retryBaseMs: RETRY_BASE_MS,
@@ -108,7 +119,7 @@ async function runDemo() {
   }));
   const baseUrl = (running.baseUrl = await sender.listen({ port: 0, host: '127.0.0.1' }));
   report.done(
-    `reference service (@jobhook/sender) at ${baseUrl}: memory job store and queue, dev API keys, RSA-3072 signing key generated`,
+    `reference service (@jobhook/sender) at ${baseUrl}: memory job store and queue, two organizations (you, another customer), RSA-3072 signing key generated`,
   );
   report.info('allowInsecureReceivers + receiverAllowlist ["127.0.0.0/8"], only because the receiver is local (http://127.0.0.1);');
   report.info('by default the sender, like the service, refuses receivers that are not public https:// URLs');
@@ -122,15 +133,19 @@ async function runDemo() {
   const receiver = (running.receiver = startReceiverChild({
     serverPath: join(repoRoot, 'examples/fastify-receiver/server.mjs'),
     publicKeyPath,
+    recipientSecret: RECIPIENT_SECRET,
   }));
   const { url: receiverUrl } = await receiver.ready;
   report.done(`Fastify example receiver (examples/fastify-receiver/server.mjs), pid ${receiver.pid}, at ${receiverUrl}`);
   report.info(`JOBHOOK_PUBLIC_KEY=${publicKeyPath} (sender.publicKeyPem); LOG_LEVEL=info, so it logs each webhook's outcome and profile`);
+  report.info('JOBHOOK_RECIPIENT_SECRET=<32 random bytes>: it handles only jobs whose submission carried a tag made with it');
   const tap = (running.tap = await startWireTap({ targetUrl: receiverUrl }));
   report.done(`wire tap at ${tap.url} between the two: keeps each delivery's bytes; its ${OUTAGE_ONCE_PATH} path answers 503 once`);
 
   report.title(2, 'Submit jobs with @jobhook/client');
-  const client = createClient({ baseUrl, apiKey: sender.devKeys.inference });
+  running.apiKey = TOKEN_YOU;
+  // recipientSecret: every submission with a webhook_receiver carries a recipient tag in user_webhook_parameters.
+  const client = createClient({ baseUrl, apiKey: TOKEN_YOU, recipientSecret: RECIPIENT_SECRET });
   const hook = `${tap.url}/webhooks/jobs`;
   // Sent exactly: 1.0 stays 1.0 (rawJson), 2**70 stays an integer (bigint), unicode as is.
   const params = {
@@ -193,7 +208,8 @@ async function runDemo() {
   }
   const [firstA] = tap.deliveriesOf(id.A);
   const bodyA = firstA.body.toString('utf8');
-  const received = toLosslessValue(parseBody(firstA.body)).user_parameters;
+  // The service echoes user_webhook_parameters as user_parameters: the submitter's members and the client's tag.
+  const { [RECIPIENT_TAG_KEY]: tagA, ...received } = toLosslessValue(parseBody(firstA.body)).user_parameters;
   const fragments = ['weight_kg', 'big', 'ratio', 'customer'].map(
     (key) => bodyA.match(new RegExp(`"${key}": ("[^"]*"|[^,}]+)`))?.[0] ?? `"${key}": ?`,
   );
@@ -204,6 +220,7 @@ async function runDemo() {
   );
   report.info(`bytes on the wire: ${fragments.join(' · ')}`);
   report.info(`(the service's body is Python's json.dumps: ASCII escapes; "${received.customer}" once decoded)`);
+  report.info(`plus the client's recipient tag, ${RECIPIENT_TAG_KEY}: "${String(tagA).slice(0, 24)}…", which the handler never sees`);
 
   report.title(4, `Duplicate: POST /v3/universal-ai/async/${short(id.A)}/redeliver sends job A again`);
   await until(async () => (await client.getDeliveries(id.A)).delivery === 'delivered', "the service's record of A's delivery");
@@ -264,7 +281,36 @@ async function runDemo() {
     `"job handled" lines: ${allHandled.length}`,
   );
 
-  report.title(6, 'Polling: job D has no webhook_receiver');
+  report.title(6, "Another customer's job aimed at your receiver (recipient binding)");
+  // Its own API key, its own output and parameters; the service signs its webhook with the same key as yours.
+  const other = createClient({ baseUrl, apiKey: TOKEN_OTHER });
+  const { job_id: jobE } = await other.submitJob({
+    model: 'ocr/ocr_async/amazon',
+    input: { file: 'https://example.org/forged.pdf', simulate: { output: { paid: true, amount: 1000000 } } },
+    webhook_receiver: hook,
+    user_webhook_parameters: { order: 'A-17' },
+  });
+  report.done(`E  job ${short(jobE)}  submitted by another organization with webhook_receiver = your URL, output {"paid": true, ...}`);
+  await until(() => tap.deliveriesOf(jobE).at(-1)?.status != null, "the receiver's answer to job E");
+  const answerE = tap.deliveriesOf(jobE).at(-1);
+  const codeE = JSON.parse(answerE.answer).error?.code;
+  const deliveryE = await until(async () => {
+    const d = await other.getDeliveries(jobE);
+    return d.delivery === 'pending' ? undefined : d;
+  }, "the service's record of E's delivery");
+  report.check(
+    answerE.status === 403 && codeE === 'ERR_RECIPIENT_TAG_MISSING' && handledLines(jobE).length === 0,
+    `E  signature valid, but no recipient tag: ${answerE.status} ${codeE}; handler not run`,
+    `expected 403 ERR_RECIPIENT_TAG_MISSING and no "job handled" line, got ${answerE.status} ${answerE.answer}`,
+  );
+  report.check(
+    deliveryE.delivery === 'rejected' && deliveryE.attempts.length === 1,
+    `the service does not retry a 4xx: delivery "${deliveryE.delivery}" after ${deliveryE.attempts.length} attempt`,
+    `delivery ${deliveryE.delivery}, ${deliveryE.attempts.length} attempts`,
+  );
+  report.info('a valid signature proves the service sent a delivery, not that the job is yours: the tag does');
+
+  report.title(7, 'Polling: job D has no webhook_receiver');
   const { job_id: jobD } = await client.submitJob({
     model: 'ocr/ocr_async/amazon',
     input: { file: 'https://example.com/scan.pdf', simulate: { delay_ms: 300 } },
@@ -285,7 +331,7 @@ async function runDemo() {
     `no webhook sent for D (deliveries: delivery ${deliveriesD.delivery}, ${deliveriesD.attempts.length} attempts)`,
   );
 
-  report.title(7, `Delivery log of job C: GET /v3/universal-ai/async/${short(id.C)}/deliveries`);
+  report.title(8, `Delivery log of job C: GET /v3/universal-ai/async/${short(id.C)}/deliveries`);
   const logC = await until(async () => {
     const d = await client.getDeliveries(id.C);
     return d.delivery === 'delivered' ? d : undefined;
@@ -307,7 +353,7 @@ async function runDemo() {
     `attempts: ${logC.attempts.map((a) => `${a.status_code ?? a.error} ${a.outcome}`).join(', ')}`,
   );
 
-  report.title(8, "Why not JSON.parse + JSON.stringify? (A's body as delivered)");
+  report.title(9, "Why not JSON.parse + JSON.stringify? (A's body as delivered)");
   const cmp = compareNaiveAndExact(firstA.body, firstA.headers['x-service-signature'], sender.publicKeyPem);
   report.info(
     `${`jobhook, canonical profile ${cmp.exact.profile}`.padEnd(48)} sha256 ${cmp.exact.digest.slice(0, 16)}…  signature verifies`,
@@ -323,7 +369,7 @@ async function runDemo() {
     "neither naive digest verifies; jobhook's does",
   );
 
-  report.title(9, `Public signature vectors (${vectorsDir})`);
+  report.title(10, `Public signature vectors (${vectorsDir})`);
   const vectors = checkVectors(vectorsDir);
   if (!vectors.found) {
     // They are committed with the repository: their absence is a failed check, never a skip.
@@ -343,7 +389,8 @@ async function stayOpen() {
   const waiting = new Promise((resolve) => (keepOpen.release = resolve));
   console.log(`\nkept open (--keep-open): the service and the receiver stay up until Ctrl-C`);
   console.log(`  dashboard:     ${running.baseUrl}/dashboard/`);
-  console.log(`  inference key: ${running.sender.devKeys.inference}  (enter it in the page)`);
+  console.log(`  inference key: ${running.apiKey}  (enter it in the page)`);
+  console.log('  (jobs submitted from the page carry no recipient tag: the receiver refuses them, 403 ERR_RECIPIENT_TAG_MISSING)');
   if (running.tap !== undefined)
     console.log(
       `  receiver URL:  ${running.tap.url}/webhooks/jobs  (the Fastify receiver behind the wire tap: use it in "Submit a test job")`,
@@ -375,4 +422,13 @@ function cleanup() {
     return result;
   })();
   return cleaning;
+}
+
+/** One organization of the demo's accounts, with one inference key (no spending cap). */
+function organization(id, member, token) {
+  return {
+    id,
+    members: [member],
+    keys: [{ id: randomUUID(), token, kind: 'inference', name: 'backend', member, balance: null, revoked: false }],
+  };
 }

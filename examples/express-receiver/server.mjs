@@ -2,9 +2,9 @@
 // Env: see ../receiver-lib/receiver-setup.mjs.
 import express from 'express';
 import { createExpressMiddleware } from '@jobhook/express';
-import { log, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
+import { log, SERVER_TIMEOUTS, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
-const { port, webhookPath, publicKeys, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
+const { port, webhookPath, publicKeys, recipient, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
 
 const app = express();
 
@@ -13,6 +13,8 @@ app.post(
   webhookPath,
   createExpressMiddleware({
     publicKeys,
+    // JOBHOOK_RECIPIENT_SECRET: handle only jobs submitted with that secret's tag (see receiver-setup.mjs).
+    ...recipient,
     store,
     // Runs once per job (never for duplicates): do the work here, or enqueue it. Throw to get a retry.
     // db: the job's transaction with the Postgres store (the insert commits with the done mark).
@@ -37,6 +39,7 @@ const server = app.listen(port, (err) => {
   if (err) throw err;
   log({ msg: 'listening', port: server.address().port, path: webhookPath });
 });
+Object.assign(server, SERVER_TIMEOUTS);
 
 function shutdown(signal) {
   log({ msg: 'shutting down', signal });

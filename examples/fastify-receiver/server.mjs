@@ -2,18 +2,24 @@
 // Env: see ../receiver-lib/receiver-setup.mjs (and HOST, 0.0.0.0; LOG_LEVEL, Fastify's pino logger: warn shows rejected webhooks and errors).
 import Fastify from 'fastify';
 import { jobhookFastify } from '@jobhook/fastify';
-import { log, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
+import { log, SERVER_TIMEOUTS, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
-const { port, webhookPath, publicKeys, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
+const { port, webhookPath, publicKeys, recipient, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
 const host = process.env.HOST ?? '0.0.0.0';
 
-const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn', formatters: { level: (level) => ({ level }) } } });
+const app = Fastify({
+  logger: { level: process.env.LOG_LEVEL ?? 'warn', formatters: { level: (level) => ({ level }) } },
+  requestTimeout: SERVER_TIMEOUTS.requestTimeout,
+  http: { headersTimeout: SERVER_TIMEOUTS.headersTimeout },
+});
 
 // The route has its own raw-body parser: the rest of the app keeps Fastify's JSON parser.
 app.register(
   jobhookFastify(
     {
       publicKeys,
+      // JOBHOOK_RECIPIENT_SECRET: handle only jobs submitted with that secret's tag (see receiver-setup.mjs).
+      ...recipient,
       store,
       logger: app.log,
       // Runs once per job (never for duplicates): do the work here, or enqueue it. Throw to get a retry.

@@ -8,7 +8,8 @@
 // JOBHOOK_API_KEY, JOBHOOK_PUBLIC_KEY (PEM path), PUBLIC_URL (what the service calls, default
 // http://127.0.0.1:PORT), PORT (3000), HOST (127.0.0.1), JOBHOOK_RESULT_DEADLINE_MS (600000),
 // JOBHOOK_STORE (postgres | redis, default postgres; redis needs REDIS_URL: claims and ledger there,
-// job_results still in PostgreSQL, written outside any transaction).
+// job_results still in PostgreSQL, written outside any transaction), JOBHOOK_RECIPIENT_SECRET (optional:
+// recipient tags on submissions, checked on webhooks; the ledger entries are keyed by the tags' nonces).
 import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import pg from 'pg';
@@ -33,6 +34,8 @@ const publicUrl = (process.env.PUBLIC_URL ?? `http://127.0.0.1:${port}`).replace
 const webhookPath = '/webhooks/jobs';
 const deadlineMs = Number(process.env.JOBHOOK_RESULT_DEADLINE_MS ?? 600_000);
 const storeKind = process.env.JOBHOOK_STORE ?? 'postgres';
+// Optional: tags each submission and refuses webhooks of jobs that are not ours (see the client README).
+const recipientSecret = process.env.JOBHOOK_RECIPIENT_SECRET || undefined;
 
 const pool = new pg.Pool({ connectionString: required('DATABASE_URL') });
 pool.on('error', (err) => log({ level: 'error', msg: 'idle database connection failed', err: err.message }));
@@ -63,6 +66,7 @@ const receiver = createReceiver({
   publicKeys: readFileSync(required('JOBHOOK_PUBLIC_KEY')),
   store,
   ledger,
+  ...(recipientSecret === undefined ? {} : { recipientSecret }),
   onOutcome: receiverMetrics.observe,
   // Once per job, whether its result came by webhook or by poll (ctx.source). Throw to be retried.
   onEvent: async (event, ctx) => {
@@ -81,6 +85,7 @@ const client = createClient({
   apiKey: required('JOBHOOK_API_KEY'),
   ledger,
   resultDeadlineMs: deadlineMs,
+  ...(recipientSecret === undefined ? {} : { recipientSecret }),
 });
 const reconciler = createReconciler({
   client,

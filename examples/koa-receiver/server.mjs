@@ -3,14 +3,16 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import { jobhookRoute } from '@jobhook/koa';
-import { log, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
+import { log, SERVER_TIMEOUTS, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
-const { port, webhookPath, publicKeys, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
+const { port, webhookPath, publicKeys, recipient, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
 
 const router = new Router();
 // POST runs the pipeline; other methods on the path get its 405 + Allow: POST.
 jobhookRoute(router, webhookPath, {
   publicKeys,
+  // JOBHOOK_RECIPIENT_SECRET: handle only jobs submitted with that secret's tag (see receiver-setup.mjs).
+  ...recipient,
   store,
   // Runs once per job (never for duplicates): do the work here, or enqueue it. Throw to get a retry.
   // db: the job's transaction with the Postgres store (the insert commits with the done mark).
@@ -35,6 +37,7 @@ app.use(router.routes()).use(router.allowedMethods());
 const server = app.listen(port, () => {
   log({ msg: 'listening', port: server.address().port, path: webhookPath });
 });
+Object.assign(server, SERVER_TIMEOUTS);
 
 function shutdown(signal) {
   log({ msg: 'shutting down', signal });

@@ -2,12 +2,24 @@
 // handler: configuration from the environment, the idempotency store, the job_results table, the
 // Prometheus metrics and a JSON log line.
 // Env: PORT (3000), JOBHOOK_PUBLIC_KEY (PEM path; ../keys/demo.public.pem), DATABASE_URL, REDIS_URL,
-// JOBHOOK_STORE (redis|memory, optional), HANDLER_DELAY_MS (0), WEBHOOK_PATH (/webhooks/jobs).
+// JOBHOOK_STORE (redis|memory, optional), HANDLER_DELAY_MS (0), WEBHOOK_PATH (/webhooks/jobs),
+// JOBHOOK_RECIPIENT_SECRET (handle only jobs tagged with it; comma-separated for a rotation, newest
+// first), JOBHOOK_RECIPIENT_URL (this receiver's public URL(s), comma-separated), JOBHOOK_RECIPIENT_CHECK
+// (enforce, the default, or log: the rollout mode).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createMemoryStore } from '@jobhook/core';
 import { createReceiverMetrics } from '@jobhook/core/metrics';
+
+/**
+ * Node's HTTP server limits for every route of the example apps (Node's own defaults are 60 s for
+ * the head and 300 s for the whole request): the service gives up on a delivery attempt after 30 s
+ * (spec §8), so nothing it sends needs longer, and a client holding a connection open with a
+ * trickled head or body is cut off. The webhook route is tighter still: its body must arrive within
+ * the receiver's `bodyTimeoutMs` (5 s by default).
+ */
+export const SERVER_TIMEOUTS = Object.freeze({ headersTimeout: 10_000, requestTimeout: 30_000 });
 
 /** One JSON line on stdout: what the tests and the demo read. */
 export const log = (fields) => console.log(JSON.stringify({ level: 'info', time: new Date().toISOString(), ...fields }));
@@ -35,6 +47,8 @@ export async function setUpReceiver() {
   const publicKeyPath = process.env.JOBHOOK_PUBLIC_KEY ?? fileURLToPath(new URL('../keys/demo.public.pem', import.meta.url));
   return {
     port: Number(process.env.PORT ?? 3000),
+    /** Recipient binding options, spread into the receiver's: empty without JOBHOOK_RECIPIENT_SECRET. */
+    recipient: recipientOptions(),
     webhookPath: process.env.WEBHOOK_PATH ?? '/webhooks/jobs',
     publicKeys: readFileSync(publicKeyPath),
     store,
@@ -48,5 +62,32 @@ export async function setUpReceiver() {
       await store.close();
       await pool?.end();
     },
+  };
+}
+
+/** A comma-separated variable as a list (one item as a string), or undefined when unset or empty. */
+function listEnv(name) {
+  const items = (process.env[name] ?? '')
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
+  if (items.length === 0) return undefined;
+  return items.length === 1 ? items[0] : items;
+}
+
+/**
+ * JOBHOOK_RECIPIENT_SECRET turns recipient binding on: a verified delivery runs the handler only when
+ * its job was submitted with a tag made with that secret (`createClient({ recipientSecret })`);
+ * another organization's job aimed at this URL gets 403 ERR_RECIPIENT_TAG_MISSING.
+ */
+function recipientOptions() {
+  const recipientSecret = listEnv('JOBHOOK_RECIPIENT_SECRET');
+  if (recipientSecret === undefined) return {};
+  const recipientUrl = listEnv('JOBHOOK_RECIPIENT_URL');
+  const recipientCheck = process.env.JOBHOOK_RECIPIENT_CHECK || undefined;
+  return {
+    recipientSecret,
+    ...(recipientUrl === undefined ? {} : { recipientUrl }),
+    ...(recipientCheck === undefined ? {} : { recipientCheck }),
   };
 }

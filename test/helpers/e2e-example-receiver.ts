@@ -33,6 +33,8 @@ export interface ExampleReceiverOptions {
 /** A running example app. */
 export interface ExampleReceiver {
   readonly framework: ExampleFramework;
+  /** The app's process id (for /proc/<pid>/status). */
+  readonly pid: number;
   readonly port: number;
   /** `http://127.0.0.1:<port>`. */
   readonly baseUrl: string;
@@ -65,6 +67,9 @@ function childEnv(options: ExampleReceiverOptions): NodeJS.ProcessEnv {
   delete env['HANDLER_DELAY_MS'];
   delete env['NODE_OPTIONS'];
   delete env['WEBHOOK_PATH'];
+  delete env['JOBHOOK_RECIPIENT_SECRET'];
+  delete env['JOBHOOK_RECIPIENT_URL'];
+  delete env['JOBHOOK_RECIPIENT_CHECK'];
   return {
     ...env,
     PORT: String(options.port ?? 0),
@@ -162,6 +167,7 @@ export async function startExampleReceiver(options: ExampleReceiverOptions): Pro
   let stopping: Promise<number | null> | undefined;
   return {
     framework,
+    pid: child.pid!,
     port,
     baseUrl: `http://127.0.0.1:${port}`,
     webhookUrl: `http://127.0.0.1:${port}${path}`,

@@ -26,6 +26,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { npmEnv } from '../helpers/npm-env.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const REPO = resolve(HERE, '../..');
@@ -72,17 +73,6 @@ let root: string;
 let receivers: string;
 let cliApp: string;
 let signed: Signed;
-
-/**
- * The environment without the `npm_*` variables a parent `npm test` passes down: its command-line
- * config would become the child npm's (`npm test -w packages/core` hands down `npm_config_workspace`,
- * and the app's install then looks for that workspace). The registry, cache and user config stay;
- * the child reads the rest of npm's config files itself.
- */
-function npmEnv(): NodeJS.ProcessEnv {
-  const keep = new Set(['npm_config_registry', 'npm_config_cache', 'npm_config_userconfig']);
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key) || keep.has(key.toLowerCase())));
-}
 
 async function npm(cwd: string, args: readonly string[]): Promise<string> {
   const { stdout } = await run('npm', [...args], { cwd, env: npmEnv(), maxBuffer: 64 * 1024 * 1024 });
@@ -278,16 +268,24 @@ describe('@jobhook/cli installed alone', () => {
     expect((await jobhook(['keygen', '--out', 'keys', '--bits', '2048'])).code).toBe(0);
     const body = JSON.stringify({ event: 'async_job_completed', job_id: 'job-1', status: 'success', output: { pages: 1 } });
     writeFileSync(join(cliApp, 'body.json'), body);
-    const sign = await jobhook(['sign', '--private-key', 'keys/private.pem', 'body.json']);
+    const sign = await jobhook(['sign', '--private-key', 'keys/service-private.pem', 'body.json']);
     expect(sign.code, sign.stderr).toBe(0);
-    const verify = await jobhook(['verify', '--public-key', 'keys/public.pem', '--signature', sign.stdout.trim(), '--body', 'body.json']);
+    const verify = await jobhook([
+      'verify',
+      '--public-key',
+      'keys/service-public.pem',
+      '--signature',
+      sign.stdout.trim(),
+      '--body',
+      'body.json',
+    ]);
     expect(verify.code, verify.stderr).toBe(0);
     expect(JSON.parse(verify.stdout)).toMatchObject({ ok: true, job_id: 'job-1' });
 
     const headers = { 'x-service-signature': sign.stdout.trim() };
     const request = { method: 'POST', headers, body_b64: Buffer.from(body).toString('base64') };
     writeFileSync(join(cliApp, 'request.json'), JSON.stringify(request));
-    const doctor = await jobhook(['doctor', '--public-key', 'keys/public.pem', '--request', 'request.json', '--json']);
+    const doctor = await jobhook(['doctor', '--public-key', 'keys/service-public.pem', '--request', 'request.json', '--json']);
     expect(doctor.code, doctor.stderr).toBe(0);
     expect(JSON.parse(doctor.stdout)).toMatchObject({ verified: true, cause: 'verified' });
   });

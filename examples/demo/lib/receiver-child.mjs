@@ -11,10 +11,16 @@ import { createInterface } from 'node:readline';
  * outcome line per request (`"msg":"jobhook: webhook handled"`, with the matched `profile`), besides
  * the app's own `"msg":"job handled"` line.
  *
- * @param {{ serverPath: string, publicKeyPath: string, startTimeoutMs?: number }} options
+ * `recipientSecret` becomes JOBHOOK_RECIPIENT_SECRET: the app then handles only jobs tagged with it.
+ *
+ * @param {{ serverPath: string, publicKeyPath: string, recipientSecret?: string, startTimeoutMs?: number }} options
  */
-export function startReceiverChild({ serverPath, publicKeyPath, startTimeoutMs = 15_000 }) {
+export function startReceiverChild({ serverPath, publicKeyPath, recipientSecret, startTimeoutMs = 15_000 }) {
   const env = { ...process.env, PORT: '0', HOST: '127.0.0.1', JOBHOOK_PUBLIC_KEY: publicKeyPath, LOG_LEVEL: 'info' };
+  delete env.JOBHOOK_RECIPIENT_SECRET;
+  delete env.JOBHOOK_RECIPIENT_URL;
+  delete env.JOBHOOK_RECIPIENT_CHECK;
+  if (recipientSecret !== undefined) env.JOBHOOK_RECIPIENT_SECRET = recipientSecret;
   // One process, memory store, default path: whatever the caller's shell exports.
   delete env.REDIS_URL;
   delete env.DATABASE_URL;

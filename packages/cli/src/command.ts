@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { CANONICAL_PROFILES, isCanonicalProfile, type CanonicalProfile } from '@jobhook/core';
 import { write, type CliIo } from './io.js';
 import { UsageError } from './errors.js';
+import { closestFlag } from './closest-flag.js';
 
 /** One `jobhook` subcommand. New commands (`serve`, `send`) are one more file and one table entry. */
 export interface Command {
@@ -65,6 +66,9 @@ export function defineCommand<const O extends OptionsConfig>(spec: CommandSpec<O
         });
       } catch (err) {
         const code = (err as { code?: unknown }).code;
+        if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+          throw new UsageError(unknownFlagMessage(err as Error, Object.keys(spec.options)), command);
+        }
         if (typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_')) {
           throw new UsageError((err as Error).message, command);
         }
@@ -110,4 +114,17 @@ export function toProfile(command: Command, name: string): CanonicalProfile {
     throw new UsageError(`unknown profile '${name}'; expected one of ${CANONICAL_PROFILES.join(', ')}`, command);
   }
   return name;
+}
+
+/**
+ * parseArgs' message for an unknown flag, with the command's closest flag when one is near
+ * (`--duplicate` → `--duplicates`); its advice about positionals starting with '-' is kept only
+ * when nothing is near, since a mistyped flag is by far the likelier mistake.
+ */
+function unknownFlagMessage(err: Error, known: readonly string[]): string {
+  const given = /'(-{1,2}[^'\s]+)'/.exec(err.message)?.[1];
+  if (given === undefined) return err.message;
+  const name = given.replace(/^-+/, '').split('=')[0] ?? '';
+  const near = closestFlag(name, known);
+  return near === undefined ? err.message : `unknown option '${given}'; did you mean '--${near}'?`;
 }

@@ -305,27 +305,27 @@ describe('keygen and sign', () => {
   });
 
   it('writes PKCS#8 (0600), SPKI and PKCS#1 files and prints the paths and key id', () => {
-    expect(readFileSync(join(dir, 'private.pem'), 'utf8')).toMatch(/^-----BEGIN PRIVATE KEY-----/);
-    expect(readFileSync(join(dir, 'public.pem'), 'utf8')).toMatch(/^-----BEGIN PUBLIC KEY-----/);
-    expect(readFileSync(join(dir, 'public.pkcs1.pem'), 'utf8')).toMatch(/^-----BEGIN RSA PUBLIC KEY-----/);
-    expect(statSync(join(dir, 'private.pem')).mode & 0o777).toBe(0o600);
-    for (const f of ['private.pem', 'public.pem', 'public.pkcs1.pem']) expect(keygenOut).toContain(join(dir, f));
-    expect(keygenOut).toContain(keyId(join(dir, 'public.pem')));
+    expect(readFileSync(join(dir, 'service-private.pem'), 'utf8')).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+    expect(readFileSync(join(dir, 'service-public.pem'), 'utf8')).toMatch(/^-----BEGIN PUBLIC KEY-----/);
+    expect(readFileSync(join(dir, 'service-public.pkcs1.pem'), 'utf8')).toMatch(/^-----BEGIN RSA PUBLIC KEY-----/);
+    expect(statSync(join(dir, 'service-private.pem')).mode & 0o777).toBe(0o600);
+    for (const f of ['service-private.pem', 'service-public.pem', 'service-public.pkcs1.pem']) expect(keygenOut).toContain(join(dir, f));
+    expect(keygenOut).toContain(keyId(join(dir, 'service-public.pem')));
   });
 
   it('refuses to overwrite without --force, and overwrites with it', async () => {
-    const before = readFileSync(join(dir, 'private.pem'), 'utf8');
+    const before = readFileSync(join(dir, 'service-private.pem'), 'utf8');
     const again = await jobhook(['keygen', '--out', dir, '--bits', '2048']);
     expect(again.code).toBe(2);
     expect(again.err).toContain('--force');
-    expect(readFileSync(join(dir, 'private.pem'), 'utf8')).toBe(before);
+    expect(readFileSync(join(dir, 'service-private.pem'), 'utf8')).toBe(before);
 
     const other = join(tmp, 'forced');
     expect((await jobhook(['keygen', '--out', other, '--bits', '2048'])).code).toBe(0);
-    const first = readFileSync(join(other, 'private.pem'), 'utf8');
+    const first = readFileSync(join(other, 'service-private.pem'), 'utf8');
     const forced = await jobhook(['keygen', '--out', other, '--bits', '2048', '--force']);
     expect(forced.code).toBe(0);
-    expect(readFileSync(join(other, 'private.pem'), 'utf8')).not.toBe(first);
+    expect(readFileSync(join(other, 'service-private.pem'), 'utf8')).not.toBe(first);
   });
 
   it('refuses --bits 1024', async () => {
@@ -333,19 +333,19 @@ describe('keygen and sign', () => {
     const res = await jobhook(['keygen', '--out', out, '--bits', '1024']);
     expect(res.code).toBe(2);
     expect(res.err).toContain('--bits');
-    expect(existsSync(join(out, 'private.pem'))).toBe(false);
+    expect(existsSync(join(out, 'service-private.pem'))).toBe(false);
   });
 
   it('signs a body that verify then accepts, with either public key form', async () => {
     const body = '{"event": "async_job_completed", "job_id": "j-1", "price": 1.10}';
     const file = join(tmp, 'to-sign.json');
     writeFileSync(file, body);
-    const signed = await jobhook(['sign', '--private-key', join(dir, 'private.pem'), file]);
+    const signed = await jobhook(['sign', '--private-key', join(dir, 'service-private.pem'), file]);
     expect(signed.code, signed.err).toBe(0);
     expect(signed.out).toMatch(/^[0-9a-f]+\n$/);
-    const fromStdin = await jobhook(['sign', '--private-key', join(dir, 'private.pem')], body);
+    const fromStdin = await jobhook(['sign', '--private-key', join(dir, 'service-private.pem')], body);
     expect(fromStdin.out).toBe(signed.out); // PKCS#1 v1.5 signatures are deterministic
-    for (const pub of ['public.pem', 'public.pkcs1.pem']) {
+    for (const pub of ['service-public.pem', 'service-public.pkcs1.pem']) {
       const res = await jobhook(['verify', '--public-key', join(dir, pub), '--signature', signed.out.trim(), '--body', file]);
       expect(res.code).toBe(0);
       expect(JSON.parse(res.out)).toMatchObject({ ok: true, job_id: 'j-1', profile: 'python' });
@@ -354,20 +354,23 @@ describe('keygen and sign', () => {
 
   it('signs under --profile, which verify reports and can be limited to', async () => {
     const body = '{"job_id": "caf\u00e9"}';
-    const signed = await jobhook(['sign', '--private-key', join(dir, 'private.pem'), '--profile', 'python-ascii'], body);
+    const signed = await jobhook(['sign', '--private-key', join(dir, 'service-private.pem'), '--profile', 'python-ascii'], body);
     expect(signed.code).toBe(0);
     const sig = signed.out.trim();
-    const ok = await jobhook(['verify', '--public-key', join(dir, 'public.pem'), '--signature', sig], body);
+    const ok = await jobhook(['verify', '--public-key', join(dir, 'service-public.pem'), '--signature', sig], body);
     expect(JSON.parse(ok.out)).toMatchObject({ ok: true, profile: 'python-ascii' });
-    const limited = await jobhook(['verify', '--public-key', join(dir, 'public.pem'), '--profile', 'python', '--signature', sig], body);
+    const limited = await jobhook(
+      ['verify', '--public-key', join(dir, 'service-public.pem'), '--profile', 'python', '--signature', sig],
+      body,
+    );
     expect(limited.code).toBe(1);
   });
 
   it('exits 2 on a bad body or key', async () => {
-    const bad = await jobhook(['sign', '--private-key', join(dir, 'private.pem')], 'nope');
+    const bad = await jobhook(['sign', '--private-key', join(dir, 'service-private.pem')], 'nope');
     expect(bad.code).toBe(2);
     expect(bad.err).toContain('ERR_BODY_MALFORMED');
-    const key = await jobhook(['sign', '--private-key', join(dir, 'public.pem')], '{}');
+    const key = await jobhook(['sign', '--private-key', join(dir, 'service-public.pem')], '{}');
     expect(key.code).toBe(2);
     expect(key.err).toContain('ERR_KEY_INVALID');
   });

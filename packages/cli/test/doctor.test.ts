@@ -4,7 +4,7 @@
  * human and JSON form with their exit codes; a request captured by a receiver's captureFailures,
  * diagnosed; usage errors.
  */
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createReceiver, silentLogger } from '@jobhook/core';
@@ -93,7 +93,9 @@ describe('jobhook doctor --request', () => {
     const run = await jobhook(['doctor', ...keyArgs, '--request', file]);
     expect(run.code).toBe(1);
     expect(run.out).toMatch(/^cause: body-reserialized \(the signature does not verify\)\n/);
-    expect(run.out).toMatch(/What happened: signed by key [0-9a-f]{12}, but this body is what JSON\.parse \+ JSON\.stringify make/);
+    expect(run.out).toMatch(
+      /What happened: signed by key [0-9a-f]{12}, but this body is what JSON\.parse \+ JSON\.stringify\(value\) make/,
+    );
     expect(run.out).toMatch(/What to change: Verify the raw body bytes, before any JSON body parser runs/);
   });
 
@@ -130,6 +132,32 @@ describe('jobhook doctor --request', () => {
     ]);
     expect(run.code).toBe(1);
     expect(JSON.parse(run.out)).toMatchObject({ cause: 'body-transcoded', detail: { change: 'utf8-read-as-cp1252' } });
+  });
+
+  it('finds, from a capture, a signature a proxy moved to another header, while the capture keeps none of its credentials', async () => {
+    const captures = join(dir, 'captures-proxy');
+    const receiver = createReceiver({
+      publicKeys: caseKeys().publicKeyPems,
+      onEvent: () => {},
+      logger: silentLogger,
+      captureFailures: { dir: captures },
+    });
+    const moved = breakDelivery(buildTestEvent(), 'signature-elsewhere', { privateKey: main, variant: 1 }); // X-Hub-Signature-256: sha256=…
+    const credentials = {
+      'x-goog-iap-jwt-assertion': 'eyJhbGciOiJFUzI1NiJ9.eyJlbWFpbCI6ImFsaWNlQGV4YW1wbGUuY29tIn0.iap-signature-part',
+      'cf-access-jwt-assertion': 'eyJhbGciOiJSUzI1NiJ9.eyJlbWFpbCI6ImJvYkBleGFtcGxlLmNvbSJ9.cf-signature-part',
+      'x-forwarded-client-cert': 'By=spiffe://cluster.local/ns/default/sa/receiver;Hash=0a1b2c3d4e5f;Subject="CN=erin"',
+      cookie: 'session=7f3a9c1e5b2d4f6a8c0e',
+    };
+    const res = await receiver.handle({ method: 'POST', headers: { ...credentials, ...moved.headers }, rawBody: moved.body });
+    expect(res.status).toBe(401);
+    await expect.poll(() => readdirSync(captures).filter((f) => f.endsWith('.json')).length).toBe(1);
+    const [file] = readdirSync(captures);
+    const text = readFileSync(join(captures, file!), 'utf8');
+    for (const value of Object.values(credentials)) expect(text).not.toContain(value);
+    const run = await jobhook(['doctor', ...keyArgs, '--request', join(captures, file!), '--json']);
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.out)).toMatchObject({ cause: 'signature-elsewhere', detail: { header: 'x-hub-signature-256' } });
   });
 
   it('usage errors and unusable input: exit 2', async () => {

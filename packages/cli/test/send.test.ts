@@ -238,6 +238,30 @@ describe('jobhook send', () => {
     }
   });
 
+  it('says what a bare 404 usually means (a wrong path), once, while a jobhook refusal needs no hint', async () => {
+    const wrongPath = new URL('/webhooks/job', url).href;
+    const res = await inProcess(['send', '--url', wrongPath, '--private-key', PRIVATE_KEY, '--count', '2']);
+    expect(res.code).toBe(1);
+    expect(parse(res.out).lines.map((l) => [l.status, l.code])).toEqual([
+      [404, null],
+      [404, null],
+    ]);
+    const hints = res.err.split('\n').filter((l) => l.includes('404'));
+    expect(hints).toHaveLength(1);
+    expect(hints[0]).toContain('nothing handles webhooks at the path /webhooks/job');
+    const refused = await inProcess(['send', '--url', url, '--private-key', PRIVATE_KEY, '--count', '1', '--break', 'body-modified']);
+    expect(refused.err).not.toContain('nothing handles webhooks');
+  });
+
+  it('suggests the flag a mistyped one meant', async () => {
+    const res = await inProcess(['send', '--url', url, '--private-key', PRIVATE_KEY, '--duplicate', '1']);
+    expect(res.code).toBe(2);
+    expect(res.err).toContain("unknown option '--duplicate'; did you mean '--duplicates'?");
+    const far = await inProcess(['send', '--url', url, '--private-key', PRIVATE_KEY, '--zzzzzzzz']);
+    expect(far.code).toBe(2);
+    expect(far.err).not.toContain('did you mean');
+  });
+
   it('exits 2 naming the flag on a command-line mistake', async () => {
     const cases: [string[], string][] = [
       [['--private-key', PRIVATE_KEY], '--url'],
@@ -265,6 +289,7 @@ describe('jobhook send', () => {
     }
     const badKey = await inProcess(['send', '--url', url, '--private-key', PUBLIC_KEY]);
     expect(badKey.code).toBe(2);
-    expect(badKey.err).toContain('ERR_KEY_INVALID');
+    expect(badKey.err).toContain('ERR_KEY_INVALID: this is a public key; signing needs the private key');
+    expect(badKey.err).not.toContain('DECODER');
   });
 });

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { JobhookError, stringifyJson } from '@jobhook/core';
+import { createRecipientTag, withRecipientTag } from '@jobhook/core/recipient';
 import type { FinishedJob, JobDeliveries, JobView, RedeliverAnswer, SubmitJobRequest, SubmittedJob } from './job-types.js';
 import { checkMs, pollUntilFinished, resolvePollOptions, type PollOptions } from './poll-job.js';
 import { requestJson, type HttpContext } from './request-json.js';
@@ -26,10 +27,18 @@ export interface ClientOptions {
   /** `User-Agent` header. Default `jobhook-client/<version>`. */
   userAgent?: string;
   /**
+   * The secret your receiver checks recipient tags with (its `recipientSecret`; during a rotation,
+   * the new one). Every submission with a `webhook_receiver` then carries a fresh tag in
+   * `user_webhook_parameters.jobhook_recipient`, bound to that URL and the submission time, so your
+   * receiver can tell your jobs from another organization's aimed at its URL. At least 16 bytes.
+   * Default none: nothing is added.
+   */
+  recipientSecret?: string;
+  /**
    * The expected-jobs ledger (`createMemoryLedger`, `createRedisLedger`, `createPostgresLedger`):
    * every `submitJob` with a `webhook_receiver` writes a pending entry before the request and its
    * job id when the service answers (see {@link submitWithLedger}), so a reconciler can poll the jobs
-   * whose result never arrives. Default: none.
+   * whose result never arrives. With `recipientSecret`, the entry's key is the tag's nonce. Default: none.
    */
   ledger?: JobLedger;
   /** With `ledger`: how long after its submission a job without a handled result is polled, ms. Default 600,000 (10 minutes). */
@@ -38,7 +47,10 @@ export interface ClientOptions {
 
 /** Per-call options of `submitJob`. */
 export interface SubmitOptions extends CallOptions {
-  /** With a ledger: the submission key of its entry. Default a random UUID (see {@link LedgerSubmitOptions.key}). */
+  /**
+   * With a ledger: the submission key of its entry. Default the recipient tag's nonce (with
+   * `recipientSecret`), else a random UUID (see {@link LedgerSubmitOptions.key}).
+   */
   submissionKey?: string;
 }
 
@@ -54,7 +66,10 @@ export interface Client {
   readonly baseUrl: string;
   /**
    * Submits a job (`POST /v3/universal-ai/async`). Never retried: a retry after a lost answer could
-   * start the job twice.
+   * start the job twice. With `recipientSecret` and a `webhook_receiver`, the recipient tag is added
+   * to `user_webhook_parameters` (a `RawJson` keeps its bytes: the member is inserted before its
+   * closing brace); parameters that already hold `jobhook_recipient` are refused with
+   * `ERR_RECIPIENT_KEY_TAKEN` before anything is sent.
    */
   submitJob(request: SubmitJobRequest, options?: SubmitOptions): Promise<SubmittedJob>;
   /** Reads a job once (`GET /v3/universal-ai/async/{job_id}`), whatever its status. */
@@ -96,6 +111,18 @@ export function createClient(options: ClientOptions): Client {
   }
   if (typeof fetch !== 'function') optionError(owner, 'fetch must be a function (the WHATWG fetch)');
   checkMs(owner, 'timeoutMs', timeoutMs);
+  const { recipientSecret } = options;
+  // Checked now, so a short or missing secret fails at startup rather than at the first submission.
+  if (recipientSecret !== undefined) {
+    try {
+      createRecipientTag({ secret: recipientSecret, webhookReceiver: 'https://example.invalid/' });
+    } catch {
+      optionError(
+        owner,
+        'recipientSecret must be one string of at least 16 bytes (e.g. openssl rand -base64 32), the newest during a rotation',
+      );
+    }
+  }
   const { ledger, resultDeadlineMs = DEFAULT_RESULT_DEADLINE_MS } = options;
   if (ledger !== undefined && !isJobLedger(ledger))
     optionError(owner, 'ledger must be a JobLedger (createMemoryLedger, createRedisLedger, ...)');
@@ -123,7 +150,8 @@ export function createClient(options: ClientOptions): Client {
     baseUrl,
 
     async submitJob(request: SubmitJobRequest, callOptions: SubmitOptions = {}): Promise<SubmittedJob> {
-      const body = submissionJson(request);
+      const withTag = recipientSecret === undefined ? undefined : tagged(request, recipientSecret);
+      const body = submissionJson(withTag?.request ?? request);
       const submit = async (): Promise<SubmittedJob> => {
         const { status, body: answer } = await requestJson(http, {
           method: 'POST',
@@ -137,10 +165,8 @@ export function createClient(options: ClientOptions): Client {
       };
       // Only a job with a webhook is expected back; one without is polled by its submitter.
       if (ledger === undefined || request.webhook_receiver === undefined) return submit();
-      return submitWithLedger(ledger, submit, {
-        resultDeadlineMs,
-        ...(callOptions.submissionKey === undefined ? {} : { key: callOptions.submissionKey }),
-      });
+      const key = callOptions.submissionKey ?? withTag?.nonce;
+      return submitWithLedger(ledger, submit, { resultDeadlineMs, ...(key === undefined ? {} : { key }) });
     },
 
     getJob(jobId: string, callOptions: CallOptions = {}): Promise<JobView> {
@@ -195,6 +221,19 @@ function jobPath(method: string, jobId: unknown): string {
     optionError(method, `jobId must be a non-empty string (the job_id), got ${JSON.stringify(jobId) ?? String(jobId)}`);
   }
   return `${JOBS_PATH}/${encodeURIComponent(jobId)}`;
+}
+
+/** The request with a fresh recipient tag in `user_webhook_parameters` when it names a `webhook_receiver`. */
+/** The request with its recipient tag, and the tag's nonce (the ledger entry's key); `undefined` without a webhook. */
+function tagged(request: SubmitJobRequest, secret: string): { request: SubmitJobRequest; nonce: string } | undefined {
+  if (typeof request !== 'object' || request === null || typeof request.webhook_receiver !== 'string') return undefined;
+  try {
+    const tag = createRecipientTag({ secret, webhookReceiver: request.webhook_receiver });
+    return { request: { ...request, user_webhook_parameters: withRecipientTag(request.user_webhook_parameters, tag) }, nonce: tag.nonce };
+  } catch (err) {
+    if (err instanceof JobhookError) throw new JobhookError(err.code, `submitJob: ${err.message}`, { cause: err });
+    throw err;
+  }
 }
 
 /** The submission's JSON text, numbers exact (bigint, RawJson). */

@@ -60,3 +60,11 @@ export type {
   SubmittedJob,
   SucceededJob,
 } from './job-types.js';
+export {
+  DEFAULT_RECIPIENT_TAG_MAX_AGE_MS,
+  RECIPIENT_TAG_KEY,
+  createRecipientTag,
+  withRecipientTag,
+  type CreateRecipientTagOptions,
+  type RecipientTag,
+} from '@jobhook/core/recipient';

@@ -305,6 +305,22 @@ describe('submitJob with a ledger', () => {
     expect(await ledger.discard('my-nonce')).toBe(true);
   });
 
+  it('with recipientSecret, the entry is keyed by the recipient tag’s nonce', async () => {
+    const ledger = createMemoryLedger();
+    const client = createClient({ baseUrl: service.url, apiKey: GOOD_KEY, ledger, recipientSecret: 'a-recipient-secret-of-32-bytes!!' });
+    const { job_id } = await client.submitJob({ model: 'm/s/p', input: {}, webhook_receiver: 'https://me.example/h' });
+    const sent = JSON.parse(service.requests.filter((r) => r.method === 'POST').at(-1)?.body ?? '{}') as {
+      user_webhook_parameters?: { jobhook_recipient?: string };
+    };
+    // v1.<issued at>.<nonce>.<url hash>.<mac>
+    const nonce = sent.user_webhook_parameters?.jobhook_recipient?.split('.')[2];
+    expect(nonce).toMatch(/^[\w-]{16,}$/);
+    await ledger.attach(nonce as string, job_id, { dueAt: 0 });
+    const [entry] = await ledger.lease({ limit: 1, leaseMs: 1_000 });
+    expect(entry).toMatchObject({ key: nonce, jobId: job_id });
+    expect(await ledger.count()).toEqual({ attached: 1, unattached: 0 });
+  });
+
   it('a job without a webhook_receiver is not expected back: no entry', async () => {
     const ledger = createMemoryLedger();
     const client = createClient({ baseUrl: service.url, apiKey: GOOD_KEY, ledger });

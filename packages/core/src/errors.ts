@@ -34,6 +34,31 @@ export const ERROR_STATUS = {
    * sender does not retry it.
    */
   ERR_EVENT_TOO_OLD: 400,
+  /**
+   * The receiver's `acceptLateEvent` threw or rejected while deciding on an event older than the
+   * replay window: nothing was handled, and the sender retries (your rule's error is in the logs).
+   */
+  ERR_LATE_EVENT_RULE_FAILED: 500,
+  /**
+   * The receiver has a `recipientSecret`, and the verified event carries no recipient tag
+   * (`user_parameters.jobhook_recipient`): a job submitted without it, perhaps by another
+   * organization aiming at this URL. 4xx, so the sender does not retry it; the handler never runs.
+   */
+  ERR_RECIPIENT_TAG_MISSING: 403,
+  /**
+   * The verified event's recipient tag is not one this receiver made: `detail.cause` is `malformed`,
+   * `mac` (made with another secret, or altered), `url` (made for another `recipientUrl`) or
+   * `future` (issued later than now plus `clockSkewMs`).
+   */
+  ERR_RECIPIENT_TAG_INVALID: 403,
+  /** The verified event's recipient tag is older than `recipientTagMaxAgeMs` (plus `clockSkewMs`). */
+  ERR_RECIPIENT_TAG_EXPIRED: 403,
+  /**
+   * A submission's `user_webhook_parameters` already has the member the recipient tag goes in
+   * (`jobhook_recipient`): refused before anything is sent, since the service keeps the last of
+   * duplicate keys. A client code, not a receiver's.
+   */
+  ERR_RECIPIENT_KEY_TAKEN: 400,
   /** The request method is not POST. */
   ERR_METHOD_NOT_ALLOWED: 405,
   /** The content type is not JSON. */
@@ -54,6 +79,17 @@ export const ERROR_STATUS = {
   ERR_BODY_ALREADY_PARSED: 500,
   /** The request body could not be read whole (client aborted, length mismatch). */
   ERR_BODY_INCOMPLETE: 400,
+  /**
+   * The body did not arrive within the receiver's `bodyTimeoutMs` of its head (a trickled or stalled
+   * upload). 503 + `Retry-After`, and the connection is closed: a genuine delivery slowed on the way
+   * is retried by the sender.
+   */
+  ERR_BODY_TIMEOUT: 503,
+  /**
+   * The receiver is already reading `maxBodyBytesInFlight` bytes of other bodies: this one was not
+   * read. 503 + `Retry-After`, so the sender retries; never a 4xx, which it would not retry.
+   */
+  ERR_RECEIVER_BUSY: 503,
   /**
    * The reference sender refuses a webhook receiver URL: not https (unless insecure receivers are
    * allowed), userinfo, or a host that is or resolves to a loopback, private, link-local, reserved...

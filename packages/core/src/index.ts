@@ -103,8 +103,13 @@ export type { OutcomeKind, ReceiverOutcome, ReceiverStats, VerifiedWebhook } fro
 export type { PolledJob, PolledOutcome } from './receiver/polled-job.js';
 export type { RequestHeaders } from './receiver/request-headers.js';
 export { createJsonLogger, silentLogger, type JsonLoggerOptions, type LogLevel, type Logger } from './receiver/logger.js';
-export { DEFAULT_CLOCK_SKEW_MS } from './receiver/event-age.js';
+export {
+  DEFAULT_CLOCK_SKEW_MS,
+  DEFAULT_MAX_EVENT_AGE_MS,
+  type LateEventContext,
+  type LateEventRule,
+} from './receiver/event-age.js';
 export type { ReceiverOrOptions } from './adapter/resolve-receiver.js';
 export type { AdapterOptions } from './adapter/adapter-options.js';
 export { createFetchHandler, type FetchWebhookHandler } from './adapter/fetch-handler.js';
-// The adapter kit (resolveReceiver, adapterView, body readers, ...) is @jobhook/core/adapter.
+// The adapter kit (resolveReceiver, receiveNodeRequest, body readers, ...) is @jobhook/core/adapter.

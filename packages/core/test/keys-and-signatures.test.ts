@@ -184,6 +184,34 @@ describe('verification errors', () => {
     expect(codeOf(() => createVerifier({ publicKeys: pub, profiles: [] }))).toBe('ERR_OPTION_INVALID');
     expect(codeOf(() => createVerifier({ publicKeys: pub, profiles: ['python', 'python'] }))).toBe('ERR_OPTION_INVALID');
   });
+  it('refuses a private key given as the public key, as a PEM or a KeyObject, and says why', () => {
+    const pem = priv.export({ type: 'pkcs8', format: 'pem' }).toString();
+    const pkcs1 = priv.export({ type: 'pkcs1', format: 'pem' }).toString();
+    for (const input of [pem, pkcs1, Buffer.from(pem), priv]) {
+      expect(() => createKeyRing(input)).toThrow(/is a private key; give the receiver only the service's public key/);
+    }
+    expect(() => createVerifier({ publicKeys: [pub, priv] })).toThrow(/key #2 is a private key/);
+  });
+  it('names a file path passed where the PEM contents are expected', () => {
+    for (const path of ['service-public.pem', './keys/public.pem', '/etc/jobhook/service.pem', 'C:\\keys\\service.pem']) {
+      expect(() => createKeyRing(path)).toThrow(/looks like a file path; pass the file's contents \(readFileSync\(/);
+    }
+    expect(() => createKeyRing('not a key at all')).toThrow(/not a PEM document \(no -----BEGIN line\)/);
+    expect(() => signPayload(event, 'keys/private.pem')).toThrow(/looks like a file path/);
+  });
+  it("names a public key given to signing, without OpenSSL's words", () => {
+    const spki = pub.export({ type: 'spki', format: 'pem' }).toString();
+    for (const input of [spki, pub.export({ type: 'pkcs1', format: 'pem' }).toString(), pub]) {
+      let message = '';
+      try {
+        signPayload(event, input);
+      } catch (err) {
+        message = (err as JobhookError).message;
+      }
+      expect(message).toMatch(/^this is a public key; signing needs the private key/);
+      expect(message).not.toMatch(/DECODER|routines/);
+    }
+  });
   it('refuses a short or non-RSA signing key', () => {
     const short = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey;
     expect(codeOf(() => signPayload(event, short))).toBe('ERR_KEY_INVALID');

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { JobhookError, type AdapterOptions, type Receiver, type ReceiverOrOptions, type ReceiverResponse } from '@jobhook/core';
-import { adapterPath, adapterView, bodyLeftUnread, resolveReceiver } from '@jobhook/core/adapter';
-import { readRequestBody } from './read-request-body.js';
+import type { AdapterOptions, Receiver, ReceiverOrOptions, ReceiverResponse } from '@jobhook/core';
+import { adapterPath, receiveNodeRequest, resolveReceiver } from '@jobhook/core/adapter';
+import { keptRequestBody } from './kept-request-body.js';
 import './jobhook-locals.js'; // the `res.locals.jobhook` declaration
 
 const ADAPTER = '@jobhook/express';
@@ -20,14 +20,16 @@ function writeAnswer(res: ServerResponse, { status, headers, body }: ReceiverRes
 
 /**
  * Creates Express middleware (Express 5 and 4) that receives the service's signed webhooks: it runs
- * the checks that need no body (method, content type, declared length, signature header) and answers
- * a refusal without reading the body; otherwise it reads the raw body (limited to the receiver's
- * `maxBodyBytes` while streaming), runs the core receive pipeline (verify, dedupe by `job_id`, your
+ * the checks that need no body (method, content type, declared length, signature header, the RSA
+ * recovery of what a configured key signed, a share of `maxBodyBytesInFlight`) and answers a
+ * refusal without reading a byte of the body; otherwise it reads the raw body (at most its declared
+ * length or `maxBodyBytes`, within `bodyTimeoutMs`), runs the core receive pipeline (verify, dedupe by `job_id`, your
  * handler) and writes its answer. A webhook request ends here: it never calls `next`, not even with
  * an error. Once the signature verified, `res.locals.jobhook` is `{ event, outcome }`, whatever the
  * answer.
  *
- * Mount it before any JSON body parser, or keep the bytes with `express.json({ verify: captureRawBody })`.
+ * Mount it before any JSON body parser. `express.json({ verify: captureRawBody })` works too, but
+ * that parser reads every body, signed or not, before this middleware can refuse it.
  *
  * @param receiverOrOptions a `Receiver` from `createReceiver`, or the options to create one.
  * @param options `path`: handle only requests whose `req.path` equals it; call `next()` for the others.
@@ -46,27 +48,9 @@ export function createExpressMiddleware(
 ): ExpressWebhookMiddleware {
   const receiver = resolveReceiver(receiverOrOptions, ADAPTER);
   const path = adapterPath(options, ADAPTER);
-  const view = adapterView(receiver);
-  const limitBytes = view.maxBodyBytes;
 
   async function receive(req: Request): Promise<ReceiverResponse> {
-    // The checks that need no body (method, content type, declared length, signature header) come
-    // first: a refused request's body is never read, and an announced one left unread closes the connection.
-    const refused = view.precheck({ method: req.method, headers: req.headers });
-    if (refused !== undefined) {
-      if (bodyLeftUnread(req)) refused.headers['connection'] = 'close';
-      return refused;
-    }
-    try {
-      const rawBody = await readRequestBody(req, limitBytes);
-      return await view.handle({ method: req.method, headers: req.headers, rawBody });
-    } catch (err) {
-      const error = err instanceof JobhookError ? err : new JobhookError('ERR_INTERNAL', `internal error in ${ADAPTER}`, { cause: err });
-      const answer = view.reject(error);
-      // The rest of a refused body (413, aborted) is not read: close the connection after the answer.
-      if (!req.complete) answer.headers['connection'] = 'close';
-      return answer;
-    }
+    return receiveNodeRequest(receiver, req, { method: req.method, headers: req.headers }, () => keptRequestBody(req));
   }
 
   async function respond(req: Request, res: Response): Promise<void> {

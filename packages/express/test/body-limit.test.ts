@@ -41,7 +41,8 @@ interface Upload {
 
 /** Streams `total` bytes of JSON-ish filler in 64 KiB chunks (with or without Content-Length) and stops at the answer. */
 function upload(port: number, total: number, declareLength: boolean): Promise<Upload> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-service-signature': 'ab'.repeat(256) };
+  // A real signature over another body (replayed): it decodes under the key, so the body is read.
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-service-signature': buildSignedRequest().signature };
   if (declareLength) headers['content-length'] = String(total);
   const chunk = Buffer.alloc(64 * 1024, 0x20);
   return new Promise((resolve, reject) => {

@@ -66,6 +66,9 @@ describe('the default logger (no logger option)', () => {
       expect(handler.err?.message).toBe('orders table is locked');
       expect(handler.err?.stack).toContain('orders table is locked');
       expect(setup.msg).toMatch(/mount the webhook route before the parser|body parser/i);
+      // The line is whole: the fix the message gives ends the sentence, and the sentence ends the line.
+      expect(setup.msg).toContain('or keep the bytes with express.json({ verify: captureRawBody }) (captureRawBody from @jobhook/express)');
+      expect(setup.msg).toMatch(/; one line per code per minute$/);
       // The signature and the body never reach the log.
       expect(stderr).not.toContain(request.signature);
       expect(stderr).not.toContain('Hello');

@@ -52,4 +52,10 @@ export function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
-export { HEAD_REFUSALS, sendUnfinishedBody, type UnfinishedUpload } from '../../core/test/helpers/unfinished-body.js';
+export {
+  admittedHead,
+  HEAD_REFUSALS,
+  MADE_UP_SIGNATURE,
+  sendUnfinishedBody,
+  type UnfinishedUpload,
+} from '../../core/test/helpers/unfinished-body.js';

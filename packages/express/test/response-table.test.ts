@@ -11,7 +11,6 @@ import {
   type IdempotencyStore,
   type ReceiverOptions,
 } from '@jobhook/core';
-import { adapterView } from '@jobhook/core/adapter';
 import { buildSignedRequest, createTestKeyPair } from '@jobhook/core/testing';
 import { createExpressMiddleware } from '../src/index.js';
 import { deferred, send, startApp, type RunningApp } from './helpers.js';
@@ -302,7 +301,12 @@ describe('4xx: refused, never retried', () => {
 describe('errors stay in the answer', () => {
   it('answers 500 ERR_INTERNAL when the receiver throws, and never calls next(err)', async () => {
     const real = createExpressMiddleware({ publicKeys: keys.publicKeyPem, onEvent: () => {} }).receiver;
-    const broken = { ...real, ...adapterView(real), handle: () => Promise.reject(new Error('boom')) };
+    const broken = {
+      ...real,
+      precheck: (): never => {
+        throw new Error('boom');
+      },
+    };
     const errors: unknown[] = [];
     running = await startApp((app) => {
       app.post('/hook', createExpressMiddleware(broken));

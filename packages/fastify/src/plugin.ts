@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import { JobhookError, type Receiver, type ReceiverOrOptions } from '@jobhook/core';
-import { adapterPath, adapterView, resolveReceiver } from '@jobhook/core/adapter';
+import { adapterPath, resolveReceiver } from '@jobhook/core/adapter';
 import { DEFAULT_PATH, PLUGIN_NAME, type FastifyPluginOptions } from './plugin-options.js';
 import { webhookRoute } from './webhook-route.js';
 
@@ -10,8 +10,10 @@ export type FastifyWebhookPlugin = FastifyPluginAsync & { readonly receiver: Rec
 
 /**
  * Creates the Fastify plugin, to `app.register(...)`: it mounts `<path>` (default `/webhooks/jobs`)
- * running the jobhook receive pipeline on the raw body bytes. The route gets its own raw-body parser
- * in an encapsulated context, so the app's JSON parser keeps serving every other route. Once the
+ * running the jobhook receive pipeline on the raw body bytes: the checks that need no body (the RSA
+ * recovery of the signature among them) run in its `onRequest` hook, so a refused request's body is
+ * never read. The route gets its own raw-body parser (the declared length or `maxBodyBytes`, within
+ * `bodyTimeoutMs`) in an encapsulated context, so the app's JSON parser keeps serving every other route. Once the
  * signature verified, `request.jobhook` is `{ event, outcome }`, whatever the answer.
  *
  * The receiver is resolved now (a configuration mistake throws here, with `@jobhook/fastify:` in the
@@ -37,7 +39,6 @@ export function jobhookFastify(receiverOrOptions: ReceiverOrOptions, options?: F
   const ownsReceiver = typeof (receiverOrOptions as { handle?: unknown } | null)?.handle !== 'function';
   const receiver = resolveReceiver(receiverOrOptions, PLUGIN_NAME);
   const path = adapterPath(options, PLUGIN_NAME) ?? DEFAULT_PATH;
-  const view = adapterView(receiver);
 
   async function jobhookPlugin(fastify: FastifyInstance): Promise<void> {
     const url = `${fastify.prefix}${path}`;
@@ -48,7 +49,7 @@ export function jobhookFastify(receiverOrOptions: ReceiverOrOptions, options?: F
       );
     }
     if (ownsReceiver) fastify.addHook('onClose', async () => receiver.close());
-    await fastify.register(webhookRoute(view, path));
+    await fastify.register(webhookRoute(receiver, path));
   }
 
   // fastify-plugin: the route lands in the registering context (its prefix, its hooks), named for hasPlugin().

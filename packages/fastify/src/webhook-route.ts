@@ -1,6 +1,16 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { JobhookError, type ReceiverResponse } from '@jobhook/core';
-import { bodyAlreadyParsedError, bodyLeftUnread, bodyReadError, capturedRawBody, type AdapterView } from '@jobhook/core/adapter';
+import { JobhookError, type Receiver, type ReceiverResponse } from '@jobhook/core';
+import {
+  bodyAlreadyParsedError,
+  bodyLeftUnread,
+  bodyReadError,
+  capturedRawBody,
+  internalAnswer,
+  readNodeBody,
+  type Admission,
+  type Precheck,
+} from '@jobhook/core/adapter';
+import type { Readable } from 'node:stream';
 import { PLUGIN_NAME } from './plugin-options.js';
 
 /** All methods reach the pipeline, which answers 405 + `Allow: POST` to any but POST (HEAD comes with GET). */
@@ -11,10 +21,6 @@ const ALREADY_PARSED_FIX =
 
 function send(reply: FastifyReply, answer: ReceiverResponse): FastifyReply {
   return reply.code(answer.status).headers(answer.headers).send(answer.body);
-}
-
-function keepRawBody(_request: FastifyRequest, body: Buffer, done: (err: null, body: Buffer) => void): void {
-  done(null, body);
 }
 
 /**
@@ -29,61 +35,81 @@ function rawBodyOf(request: FastifyRequest): Uint8Array | undefined {
 }
 
 /**
- * The encapsulated context holding the webhook route: an `onRequest` hook that answers the refusals
- * needing no body (`precheck`) before the payload is read, its own catch-all raw-body parser
- * (so the app's JSON parser keeps serving every other route) and an error handler that turns
- * Fastify's body errors into the pipeline's answers.
+ * The encapsulated context holding the webhook route: an `onRequest` hook that runs
+ * `receiver.precheck` (the RSA recovery of the signature among its checks) before a byte of the
+ * payload is read, its own catch-all parser that reads the payload under the admission's
+ * `maxBytes` and deadline (so the app's JSON parser keeps serving every other route), and an error
+ * handler that turns body errors into the pipeline's answers.
  * @internal
  */
-export function webhookRoute(view: AdapterView, path: string) {
-  const bodyLimit = view.maxBodyBytes;
+export function webhookRoute(receiver: Receiver, path: string) {
+  /** Each admitted request's admission, from the precheck to the handler (or the error handler). */
+  const admissions = new WeakMap<FastifyRequest, Admission>();
 
   async function jobhookHandler(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const admission = admissions.get(request);
+    if (admission === undefined) return send(reply, internalAnswer(new Error('no admission for an admitted request')));
     const rawBody = rawBodyOf(request);
     const answer =
-      rawBody === undefined
-        ? view.reject(bodyAlreadyParsedError(PLUGIN_NAME, ALREADY_PARSED_FIX))
-        : await view.handle({ method: request.method, headers: request.headers, rawBody });
+      rawBody === undefined ? admission.refuse(bodyAlreadyParsedError(PLUGIN_NAME, ALREADY_PARSED_FIX)) : await admission.receive(rawBody);
     if (answer.event !== undefined) request.jobhook = { event: answer.event, outcome: answer.outcome };
     return send(reply, answer);
   }
 
   /**
-   * Runs before the route's parser reads the payload: the checks that need no body answer here, and
-   * an announced body left unread closes the connection.
+   * Runs before the route's parser reads the payload: a refusal answers here, and an announced body
+   * left unread closes the connection.
    */
   async function jobhookPrecheck(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const refused = view.precheck({ method: request.method, headers: request.headers });
-    if (refused === undefined) return undefined;
-    if (bodyLeftUnread(request.raw)) refused.headers['connection'] = 'close';
-    return send(reply, refused);
+    let checked: Precheck;
+    try {
+      checked = receiver.precheck({ method: request.method, headers: request.headers });
+    } catch (err) {
+      checked = { refusal: internalAnswer(err) };
+    }
+    const { refusal, admission } = checked;
+    if (admission !== undefined) {
+      admissions.set(request, admission);
+      return undefined;
+    }
+    if (bodyLeftUnread(request.raw)) refusal.headers['connection'] = 'close';
+    return send(reply, refusal);
+  }
+
+  /** The route's parser: the payload's bytes, read under the admission's limit and deadline. */
+  async function readAdmittedBody(request: FastifyRequest, payload: Readable): Promise<Buffer> {
+    const admission = admissions.get(request);
+    if (admission === undefined) throw new JobhookError('ERR_INTERNAL', `${PLUGIN_NAME}: body of a request the precheck did not admit`);
+    return Buffer.from(await readNodeBody(payload, admission.maxBytes, admission.signal));
   }
 
   function jobhookErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+    const admission = admissions.get(request);
     const code = typeof error.code === 'string' ? error.code : '';
-    if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      // A Content-Type header Fastify cannot even parse: the pipeline's 415, not Fastify's.
-      const type = String(request.headers['content-type']);
-      return send(
-        reply,
-        view.reject(new JobhookError('ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${type}`)),
-      );
-    }
-    // Over bodyLimit (from Content-Length, or while streaming), length mismatch, client abort.
-    if (code.startsWith('FST_ERR_CTP_') || request.raw.readableAborted) {
-      return send(reply, view.reject(bodyReadError(error, bodyLimit)));
-    }
-    throw error; // not ours (a hook of the app): the app's error handler answers
+    const ours = error instanceof JobhookError || code.startsWith('FST_ERR_CTP_') || request.raw.readableAborted;
+    if (!ours || admission === undefined) throw error; // not ours (a hook of the app): the app's error handler answers
+    const answer =
+      code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE'
+        ? // A Content-Type header Fastify cannot even parse: the pipeline's 415, not Fastify's.
+          admission.refuse(
+            new JobhookError(
+              'ERR_UNSUPPORTED_MEDIA_TYPE',
+              `expected Content-Type application/json, got ${String(request.headers['content-type'])}`,
+            ),
+          )
+        : admission.refuse(bodyReadError(error, admission.maxBytes));
+    // Over the limit, timed out, aborted: the rest of the body is not read.
+    if (bodyLeftUnread(request.raw)) answer.headers['connection'] = 'close';
+    return send(reply, answer);
   }
 
   return async function jobhookRoute(instance: FastifyInstance): Promise<void> {
     instance.decorateRequest('jobhook', undefined);
     instance.removeAllContentTypeParsers();
-    instance.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, keepRawBody);
+    instance.addContentTypeParser('*', readAdmittedBody);
     instance.route({
       method: METHODS,
       url: path,
-      bodyLimit,
       onRequest: jobhookPrecheck,
       handler: jobhookHandler,
       errorHandler: jobhookErrorHandler,

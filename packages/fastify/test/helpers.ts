@@ -57,4 +57,10 @@ export async function post(
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-export { HEAD_REFUSALS, sendUnfinishedBody, type UnfinishedUpload } from '../../core/test/helpers/unfinished-body.js';
+export {
+  admittedHead,
+  HEAD_REFUSALS,
+  MADE_UP_SIGNATURE,
+  sendUnfinishedBody,
+  type UnfinishedUpload,
+} from '../../core/test/helpers/unfinished-body.js';

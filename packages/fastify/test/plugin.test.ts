@@ -3,7 +3,6 @@
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JobhookError, createReceiver, type ReceiverOptions, type VerifiedWebhook } from '@jobhook/core';
-import { adapterView } from '@jobhook/core/adapter';
 import { captureRawBody, jobhookFastify } from '../src/index.js';
 import { PLUGIN_NAME } from '../src/plugin-options.js';
 import { PATH, buildApp, keys, listen, post, receiverOptions, signed } from './helpers.js';
@@ -134,8 +133,8 @@ describe('@jobhook/fastify: inside an app', () => {
     const calls: string[] = [];
     const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: (e) => void calls.push(e.job_id) });
     let closed = 0;
-    // A receiver of your own making: the adapter needs its adapter methods too (here, the real one's).
-    app = await buildApp({ receiver: { ...receiver, ...adapterView(receiver), close: async () => void closed++ } });
+    // A receiver of your own making (here, the real one's methods with another close).
+    app = await buildApp({ receiver: { ...receiver, close: async () => void closed++ } });
     const request = signed();
     expect((await inject(app, request)).statusCode).toBe(200);
     expect(receiver.stats().handled).toBe(1);
@@ -214,7 +213,7 @@ describe('@jobhook/fastify: registration errors', () => {
       'a receiver that is not one',
       { handle: async () => ({}) },
       undefined,
-      /^@jobhook\/fastify: adapterView: not a receiver made by createReceiver/,
+      /^@jobhook\/fastify: not a receiver: a Receiver has handle, precheck and stats/,
     ],
   ])('throws ERR_OPTION_INVALID at construction for %s', (_name, receiverOrOptions, options, message) => {
     let err: unknown;

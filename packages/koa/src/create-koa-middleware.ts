@@ -1,15 +1,6 @@
 import type { Middleware, ParameterizedContext } from 'koa';
-import getRawBody from 'raw-body';
-import type { AdapterOptions, Receiver, ReceiverOrOptions, ReceiverResponse, VerifiedWebhook } from '@jobhook/core';
-import {
-  adapterPath,
-  adapterView,
-  bodyAlreadyParsedError,
-  bodyLeftUnread,
-  bodyReadError,
-  resolveReceiver,
-  type AdapterView,
-} from '@jobhook/core/adapter';
+import type { AdapterOptions, Receiver, ReceiverOrOptions, VerifiedWebhook } from '@jobhook/core';
+import { adapterPath, bodyAlreadyParsedError, receiveNodeRequest, resolveReceiver, type KeptBody } from '@jobhook/core/adapter';
 
 const ADAPTER = '@jobhook/koa';
 
@@ -38,14 +29,16 @@ export type KoaMiddlewareOptions = AdapterOptions;
 
 /**
  * Creates the Koa middleware that receives the signed `async_job_completed` webhooks: it runs the
- * checks that need no body and answers a refusal without reading the body; otherwise it reads the
- * raw body (at most the receiver's `maxBodyBytes`, refused while streaming), runs the core pipeline
+ * checks that need no body (the RSA recovery of what a configured key signed among them) and
+ * answers a refusal without reading a byte of the body; otherwise it reads the raw body (at most its
+ * declared length or `maxBodyBytes`, within `bodyTimeoutMs`), runs the core pipeline
  * and writes its answer. A webhook request ends here: `next()` is not called for it. Once the
  * signature verified, `ctx.state.jobhook` is `{ event, outcome }` (whatever the answer), for
  * middleware mounted before this one (after `await next()`).
  *
- * A body parser mounted before it is fine when it keeps `ctx.request.rawBody` (koa-bodyparser and
- * @koa/bodyparser do); one that consumed the body without keeping it gets a 500
+ * A body parser mounted before it works when it keeps `ctx.request.rawBody` (koa-bodyparser and
+ * @koa/bodyparser do), but it reads every body, signed or not, before this middleware can refuse
+ * it: mount this one first. One that consumed the body without keeping it gets a 500
  * `ERR_BODY_ALREADY_PARSED` that says how to fix the setup.
  *
  * @param receiverOrOptions a `Receiver`, or the options of `createReceiver` (checked now).
@@ -60,10 +53,9 @@ export type KoaMiddlewareOptions = AdapterOptions;
 export function createKoaMiddleware(receiverOrOptions: ReceiverOrOptions, options?: KoaMiddlewareOptions): KoaWebhookMiddleware {
   const receiver = resolveReceiver(receiverOrOptions, ADAPTER);
   const path = adapterPath(options, ADAPTER);
-  const view = adapterView(receiver);
   const jobhookKoaMiddleware: Middleware<JobhookState> = async function jobhookKoaMiddleware(ctx, next) {
     if (path !== undefined && ctx.path !== path) return next();
-    const answer = await receive(view, ctx);
+    const answer = await receiveNodeRequest(receiver, ctx.req, { method: ctx.method, headers: ctx.headers }, () => keptBody(ctx));
     ctx.status = answer.status;
     ctx.set(answer.headers);
     ctx.body = answer.body; // after the headers, so Koa keeps our Content-Type
@@ -72,29 +64,11 @@ export function createKoaMiddleware(receiverOrOptions: ReceiverOrOptions, option
   return Object.assign(jobhookKoaMiddleware, { receiver });
 }
 
-async function receive(receiver: AdapterView, ctx: ParameterizedContext<JobhookState>): Promise<ReceiverResponse> {
-  const { req } = ctx;
-  // The checks that need no body come first: a refused request's body is never read.
-  const refused = receiver.precheck({ method: ctx.method, headers: ctx.headers });
-  if (refused !== undefined) {
-    if (bodyLeftUnread(req)) ctx.set('connection', 'close');
-    return refused;
-  }
+/** What a body parser mounted before left: the text it kept on `ctx.request.rawBody`, or the error when it kept none. */
+function keptBody(ctx: ParameterizedContext<JobhookState>): KeptBody {
   const kept = (ctx.request as { rawBody?: unknown }).rawBody;
-  let rawBody: Uint8Array | string;
-  if (typeof kept === 'string' || kept instanceof Uint8Array) {
-    // A body parser kept the text: its UTF-8 bytes are the body for any valid UTF-8 body.
-    rawBody = kept;
-  } else if (req.readableDidRead || req.readableEnded) {
-    return receiver.reject(bodyAlreadyParsedError(ADAPTER, PARSED_FIX));
-  } else {
-    try {
-      rawBody = await getRawBody(req, { limit: receiver.maxBodyBytes, length: ctx.request.length ?? null });
-    } catch (err) {
-      // Stop an unread upload (a 50 MB body) instead of keeping the connection for it.
-      if (!req.complete) ctx.set('connection', 'close');
-      return receiver.reject(bodyReadError(err, receiver.maxBodyBytes));
-    }
-  }
-  return receiver.handle({ method: ctx.method, headers: ctx.headers, rawBody });
+  // A body parser kept the text: its UTF-8 bytes are the body for any valid UTF-8 body.
+  if (typeof kept === 'string' || kept instanceof Uint8Array) return kept;
+  if (ctx.req.readableDidRead || ctx.req.readableEnded) return bodyAlreadyParsedError(ADAPTER, PARSED_FIX);
+  return undefined;
 }

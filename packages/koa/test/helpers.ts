@@ -52,4 +52,10 @@ export function gate(): { promise: Promise<void>; open: () => void } {
   return { promise, open };
 }
 
-export { HEAD_REFUSALS, sendUnfinishedBody, type UnfinishedUpload } from '../../core/test/helpers/unfinished-body.js';
+export {
+  admittedHead,
+  HEAD_REFUSALS,
+  MADE_UP_SIGNATURE,
+  sendUnfinishedBody,
+  type UnfinishedUpload,
+} from '../../core/test/helpers/unfinished-body.js';

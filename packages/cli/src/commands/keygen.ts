@@ -10,19 +10,23 @@ import { write, type CliIo } from '../io.js';
 
 /** Core refuses signatures over 4096 hex characters, i.e. keys over 16384 bits. */
 const MAX_BITS = 16384;
-const FILES = { private: 'private.pem', spki: 'public.pem', pkcs1: 'public.pkcs1.pem' } as const;
+/** The names the quickstarts read (`readFileSync('service-public.pem')`): keygen plays the service's part. */
+const FILES = { private: 'service-private.pem', spki: 'service-public.pem', pkcs1: 'service-public.pkcs1.pem' } as const;
 
 /** `jobhook keygen`: a key pair for local testing of a receiver (and for `jobhook sign`). */
 export const keygenCommand = defineCommand({
   name: 'keygen',
-  summary: 'Generate an RSA key pair: private.pem (PKCS#8), public.pem (SPKI), public.pkcs1.pem (PKCS#1).',
+  summary:
+    "Generate an RSA key pair in the service's place: service-private.pem (PKCS#8), service-public.pem (SPKI), service-public.pkcs1.pem (PKCS#1).",
   synopsis: ['keygen --out DIR [--bits 3072] [--force]'],
   flags: [
     ['--out DIR', 'directory to write the keys to (created if missing)'],
     ['--bits N', `modulus length, ${MIN_RSA_BITS} to ${MAX_BITS} (default 3072)`],
     ['--force', 'overwrite existing key files'],
   ],
-  notes: ['private.pem is written with mode 0600. Prints the paths and the key id (SHA-256 of the SPKI DER).'],
+  notes: [
+    'service-private.pem is written with mode 0600; service-public.pem is the file the receiver quickstarts read. Prints the paths and the key id (SHA-256 of the SPKI DER).',
+  ],
   options: { out: { type: 'string' }, bits: { type: 'string', default: '3072' }, force: { type: 'boolean' } },
   maxPositionals: 0,
   async execute(values, _positionals, io: CliIo): Promise<number> {

@@ -10,6 +10,7 @@ import {
   type LosslessJsonValue,
   type SignedPayload,
 } from '@jobhook/core';
+import { createRecipientTag, RECIPIENT_TAG_KEY } from '@jobhook/core/recipient';
 import { buildTestEvent } from '@jobhook/core/testing';
 import { defineCommand } from '../command.js';
 import { UsageError } from '../errors.js';
@@ -38,7 +39,7 @@ export const sendCommand = defineCommand({
   summary: 'POST signed async_job_completed webhooks (and duplicates) to a receiver; report every answer.',
   synopsis: [
     'send --url URL --private-key FILE [--status success|fail | --payload FILE] [--count N] [--duplicates K]\n' +
-      '                 [--concurrency C] [--body-style STYLE] [--timeout-ms MS]',
+      '                 [--concurrency C] [--body-style STYLE] [--timeout-ms MS] [--recipient-secret SECRET [--recipient-url URL]]',
   ],
   flags: [
     ['--url URL', 'the receiver (http:// or https://)'],
@@ -50,6 +51,8 @@ export const sendCommand = defineCommand({
     ['--concurrency C', 'events in flight at once (default 10)'],
     ['--body-style STYLE', 'body layout: python (default, as the service), canonical or compact'],
     ['--timeout-ms MS', "time allowed for each answer (default 30000, the service's)"],
+    ['--recipient-secret SECRET', "tag each event's user_parameters with SECRET, the receiver's recipientSecret (shows in ps)"],
+    ['--recipient-url URL', 'the webhook URL the tag names (default --url): the receiver checks it against its recipientUrl'],
     ...BREAK_FLAG_ROWS,
     ...PROGRESS_FLAG_ROWS,
   ],
@@ -74,6 +77,8 @@ export const sendCommand = defineCommand({
     concurrency: { type: 'string' },
     'body-style': { type: 'string' },
     'timeout-ms': { type: 'string' },
+    'recipient-secret': { type: 'string' },
+    'recipient-url': { type: 'string' },
     ...BREAK_OPTIONS,
     ...PROGRESS_OPTIONS,
   },
@@ -95,10 +100,14 @@ export const sendCommand = defineCommand({
     const timeoutMs = integerFlag(cmd, '--timeout-ms', values['timeout-ms'], { min: 1, max: 3_600_000, fallback: 30_000 });
     const breakPlan = readBreakFlags(cmd, values.break, values['break-variant']);
 
+    const tag = recipientTagger(values['recipient-secret'], values['recipient-url'], url);
+
     const key = loadPrivateKey(await readFileArg(keyFile, '--private-key'));
     const template = values.payload === undefined ? undefined : await readPayload(values.payload);
     const intactAt = (index: number): Signed =>
-      template === undefined ? signed(buildTestEvent({ status }), key, bodyStyle) : signedFromTemplate(template, index, key, bodyStyle);
+      template === undefined
+        ? signed(tag === undefined ? buildTestEvent({ status }) : tag(buildTestEvent({ status })), key, bodyStyle)
+        : signedFromTemplate(template, index, key, bodyStyle, tag);
     const eventAt = breakPlan === undefined ? intactAt : (index: number): Signed => breakSigned(intactAt(index), breakPlan, key, bodyStyle);
     if (breakPlan !== undefined) await write(io.stderr, `jobhook send: every delivery broken: ${breakPlan.cause} (${breakPlan.name})\n`);
 
@@ -106,6 +115,7 @@ export const sendCommand = defineCommand({
     const byStatus: Record<string, number> = {};
     let ok = 0;
     let networkErrorShown = false;
+    const hintsShown = new Set<number | null>();
     let next = 0;
     const to = target(url, Math.min(concurrency, count));
     const progress = createSendProgress({
@@ -126,6 +136,11 @@ export const sendCommand = defineCommand({
       if (line.status === null && !networkErrorShown && line.error !== undefined) {
         networkErrorShown = true;
         await write(io.stderr, `jobhook send: ${line.code}: ${line.error}\n`);
+      }
+      const hint = line.status === null || line.code !== null ? undefined : answerHint(line.status, url);
+      if (hint !== undefined && !hintsShown.has(line.status)) {
+        hintsShown.add(line.status);
+        await write(io.stderr, `jobhook send: ${hint}\n`);
       }
       const { error: _error, ...printed } = line;
       await write(io.stdout, jsonLine(printed));
@@ -175,18 +190,45 @@ function signed(event: { job_id?: unknown }, key: KeyObject, bodyStyle: BodyStyl
   };
 }
 
-/** The file's event: the first one as is, the others with a fresh job_id. */
+/** Adds a fresh recipient tag to an event's `user_parameters` (other members kept; a tag already there replaced). */
+type Tagger = <E extends object>(event: E) => E;
+
+/** The tagger of `--recipient-secret` / `--recipient-url`, or undefined without a secret. */
+function recipientTagger(secret: string | undefined, recipientUrl: string | undefined, url: URL): Tagger | undefined {
+  const cmd = sendCommand;
+  if (secret === undefined) {
+    if (recipientUrl !== undefined) throw new UsageError('--recipient-url needs --recipient-secret', cmd);
+    return undefined;
+  }
+  const webhookReceiver = recipientUrl === undefined ? url.href : urlFlag(cmd, '--recipient-url', recipientUrl).href;
+  try {
+    createRecipientTag({ secret, webhookReceiver });
+  } catch {
+    throw new UsageError("--recipient-secret must be at least 16 bytes (the receiver's recipientSecret)", cmd);
+  }
+  return (event) => {
+    const params = (event as { user_parameters?: unknown }).user_parameters;
+    const own = typeof params === 'object' && params !== null && !Array.isArray(params) ? params : {};
+    const value = createRecipientTag({ secret, webhookReceiver }).value;
+    return { ...event, user_parameters: { ...own, [RECIPIENT_TAG_KEY]: value } };
+  };
+}
+
+/** The file's event: the first one as is (tagged when asked, so signed anew), the others with a fresh job_id. */
 function signedFromTemplate(
   template: { bytes: Buffer; value: Record<string, LosslessJsonValue> },
   index: number,
   key: KeyObject,
   bodyStyle: BodyStyle,
+  tag: Tagger | undefined,
 ): Signed {
   if (index === 0) {
     const jobId = template.value['job_id'];
+    if (tag !== undefined) return signed(tag({ ...template.value }), key, bodyStyle);
     return { jobId: typeof jobId === 'string' ? jobId : null, payload: signPayload(template.bytes, key, { bodyStyle }) };
   }
-  return signed({ ...template.value, job_id: randomUUID() }, key, bodyStyle);
+  const event = { ...template.value, job_id: randomUUID() };
+  return signed(tag?.(event) ?? event, key, bodyStyle);
 }
 
 /** Reads --payload: one JSON object, numbers kept exactly (floats as written, big integers). */
@@ -302,4 +344,21 @@ function percentile(sorted: readonly number[], p: number): number {
 
 function round(ms: number): number {
   return Math.round(ms * 10) / 10;
+}
+
+/**
+ * What an answer without a jobhook error code usually means: a jobhook receiver always names its
+ * refusals, so a bare 404 or 405 came from something else at that URL (a router, a proxy).
+ */
+export function answerHint(status: number, url: URL): string | undefined {
+  if (status === 404) {
+    return (
+      `404 from ${url.href} with no jobhook error code: nothing handles webhooks at the path ${url.pathname}. ` +
+      'Check the path the receiver is mounted on (the examples use /webhooks/jobs), and that a proxy in front forwards it.'
+    );
+  }
+  if (status === 405) {
+    return `405 from ${url.href} with no jobhook error code: a route is there but not for POST; the receiver is probably mounted at another path or method.`;
+  }
+  return undefined;
 }

@@ -52,6 +52,11 @@ export interface ReceiverServer {
 /** Serves `current()`'s answers on 127.0.0.1 at a free port, path `/hooks`. */
 export async function serveReceiver(current: () => Receiver): Promise<ReceiverServer> {
   const server: Server = createServer((req, res) => {
+    // Like a framework's router: other paths get a bare 404 (no jobhook error body).
+    if (req.url !== '/hooks') {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {

@@ -3,7 +3,7 @@ import { JobhookError } from '../errors.js';
 /**
  * Maps a body-reading failure (raw-body's `entity.too.large`, `request.aborted`,
  * `request.size.invalid`; Fastify's `FST_ERR_CTP_BODY_TOO_LARGE`; anything with a 413 status) to the
- * pipeline's error, for `adapterView(receiver).reject(...)`.
+ * pipeline's error, for `admission.refuse(...)`.
  */
 export function bodyReadError(err: unknown, limitBytes: number): JobhookError {
   if (err instanceof JobhookError) return err;

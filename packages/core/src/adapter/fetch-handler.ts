@@ -1,7 +1,7 @@
-import type { Receiver } from '../receiver/create-receiver.js';
-import { adapterView } from '../receiver/adapter-view.js';
+import type { Receiver, ReceiverResponse } from '../receiver/receiver-types.js';
 import { adapterPath, type AdapterOptions } from './adapter-options.js';
 import { bodyReadError } from './body-read-error.js';
+import { internalAnswer } from './internal-answer.js';
 import { readCappedBody } from './read-capped-body.js';
 import { resolveReceiver, type ReceiverOrOptions } from './resolve-receiver.js';
 
@@ -10,13 +10,15 @@ export type FetchWebhookHandler = ((request: Request) => Promise<Response>) & { 
 
 /**
  * Creates a handler for runtimes that speak the Fetch API (Next.js route handlers, Hono, Bun, Deno,
- * Cloudflare Workers, `@hono/node-server`): it runs the checks that need no body
- * (method, content type, declared length, signature header) and answers a
- * refusal without reading the body; otherwise it reads the body as bytes (refused with 413 as soon as
- * the bytes read pass the receiver's `maxBodyBytes`, without reading the rest), runs the core receive
- * pipeline and answers with its `Response`. It always answers; it never throws.
- * The body must reach it unread (a body a middleware consumed answers 400 `ERR_BODY_INCOMPLETE`);
- * how long a slow upload may take is the runtime's limit, not this handler's.
+ * Cloudflare Workers, `@hono/node-server`): it runs `receiver.precheck` (method, content type,
+ * declared length, signature header, the RSA recovery of what a configured key signed, a share of
+ * `maxBodyBytesInFlight`) and answers a refusal without reading a byte of the body; otherwise it
+ * reads the body as bytes (refused with 413 as soon as the bytes read pass the declared length or
+ * `maxBodyBytes`, without reading the rest; cancelled with 503 `ERR_BODY_TIMEOUT` past
+ * `bodyTimeoutMs`), runs the rest of the pipeline and answers with its `Response`. It always
+ * answers; it never throws. The body must reach it unread (a body a middleware consumed answers
+ * 400 `ERR_BODY_INCOMPLETE`). A refused request's body is left unread: what becomes of it and of
+ * the connection is the runtime's (a `Response` has no connection to close).
  *
  * @param receiverOrOptions a `Receiver` from `createReceiver`, or the options to create one.
  * @param options `path`: answer only requests to that path (the URL's pathname, exact match); other
@@ -32,23 +34,31 @@ export type FetchWebhookHandler = ((request: Request) => Promise<Response>) & { 
 export function createFetchHandler(receiverOrOptions: ReceiverOrOptions, options?: AdapterOptions): FetchWebhookHandler {
   const receiver = resolveReceiver(receiverOrOptions, 'createFetchHandler');
   const path = adapterPath(options, 'createFetchHandler');
-  const view = adapterView(receiver);
-  const limitBytes = view.maxBodyBytes;
 
   async function jobhookFetchHandler(request: Request): Promise<Response> {
     if (path !== undefined && new URL(request.url).pathname !== path) return new Response(null, { status: 404 });
-    // The checks that need no body come first: a refused request's body is left unread (what becomes
-    // of it, and of the connection, is the runtime's: a Response has no connection to close).
-    let answer = view.precheck({ method: request.method, headers: request.headers });
-    if (answer === undefined) {
-      try {
-        const rawBody = await readCappedBody(request, limitBytes, () => bodyReadError({ status: 413 }, limitBytes));
-        answer = await receiver.handle({ method: request.method, headers: request.headers, rawBody });
-      } catch (err) {
-        answer = view.reject(bodyReadError(err, limitBytes));
-      }
+    try {
+      return await receive(request);
+    } catch (err) {
+      return toResponse(internalAnswer(err));
     }
-    return new Response(answer.body, { status: answer.status, headers: answer.headers });
+  }
+
+  async function receive(request: Request): Promise<Response> {
+    const { refusal, admission } = receiver.precheck({ method: request.method, headers: request.headers });
+    if (refusal !== undefined) return toResponse(refusal);
+    const { maxBytes, signal } = admission;
+    let rawBody: Uint8Array;
+    try {
+      rawBody = await readCappedBody(request, maxBytes, () => bodyReadError({ status: 413 }, maxBytes), signal);
+    } catch (err) {
+      return toResponse(admission.refuse(bodyReadError(err, maxBytes)));
+    }
+    return toResponse(await admission.receive(rawBody));
   }
   return Object.assign(jobhookFetchHandler, { receiver });
+}
+
+function toResponse({ body, status, headers }: ReceiverResponse): Response {
+  return new Response(body, { status, headers });
 }

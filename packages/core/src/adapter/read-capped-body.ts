@@ -2,7 +2,8 @@
  * The body of a Fetch-API `Request` or `Response`, at most `maxBytes`: a larger `Content-Length` is
  * refused before reading, and a body that grows past `maxBytes` while streaming is cancelled there,
  * so a misbehaving peer cannot make this process buffer without bound. `tooLarge` makes the error
- * thrown in both cases; errors of the stream itself are passed on.
+ * thrown in both cases; errors of the stream itself are passed on. When `signal` aborts first (a
+ * deadline), the body is cancelled and its `reason` thrown.
  *
  * @example
  * ```ts
@@ -13,7 +14,9 @@ export async function readCappedBody(
   message: { readonly headers: Headers; readonly body: ReadableStream<Uint8Array> | null },
   maxBytes: number,
   tooLarge: () => Error,
+  signal?: AbortSignal,
 ): Promise<Uint8Array> {
+  signal?.throwIfAborted();
   const declared = message.headers.get('content-length');
   if (declared !== null && /^\d+$/.test(declared) && Number(declared) > maxBytes) {
     await message.body?.cancel().catch(() => {});
@@ -23,22 +26,34 @@ export async function readCappedBody(
   const reader = message.body.getReader();
   const chunks: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > maxBytes) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
+  const stop = (): void => void reader.cancel(signal?.reason).catch(() => {});
+  signal?.addEventListener('abort', stop, { once: true });
+  try {
+    return await readAll();
+  } finally {
+    signal?.removeEventListener('abort', stop);
+  }
+
+  async function readAll(): Promise<Uint8Array> {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > maxBytes) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+    // A cancelled read ends like a finished one: the deadline's reason says which it was.
+    signal?.throwIfAborted();
+    if (chunks.length === 1) return chunks[0]!;
+    const body = new Uint8Array(total);
+    let at = 0;
+    for (const chunk of chunks) {
+      body.set(chunk, at);
+      at += chunk.byteLength;
+    }
+    return body;
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const body = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return body;
 }

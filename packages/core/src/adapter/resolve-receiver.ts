@@ -1,7 +1,6 @@
 import { JobhookError } from '../errors.js';
 import { createReceiver, type Receiver } from '../receiver/create-receiver.js';
 import type { ReceiverOptions } from '../receiver/receiver-options.js';
-import { adapterView } from '../receiver/adapter-view.js';
 
 /** What every adapter factory takes: a receiver you made, or the options to make one. */
 export type ReceiverOrOptions = Receiver | ReceiverOptions;
@@ -15,8 +14,15 @@ export function resolveReceiver(input: ReceiverOrOptions, adapter: string): Rece
     throw new JobhookError('ERR_OPTION_INVALID', `${adapter}: expected a receiver or receiver options, got ${String(input)}`);
   }
   try {
-    if (typeof (input as Partial<Receiver>).handle === 'function') {
-      adapterView(input as Receiver); // checked now: an adapter needs its view
+    const given = input as Partial<Receiver>;
+    if (typeof given.handle === 'function' || typeof given.precheck === 'function') {
+      // Checked now: an adapter runs `precheck`, then the admission's `receive`.
+      if (typeof given.precheck !== 'function' || typeof given.handle !== 'function' || typeof given.stats !== 'function') {
+        throw new JobhookError(
+          'ERR_OPTION_INVALID',
+          'not a receiver: a Receiver has handle, precheck and stats (make one with createReceiver())',
+        );
+      }
       return input as Receiver;
     }
     return createReceiver(input as ReceiverOptions);

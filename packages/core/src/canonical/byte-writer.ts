@@ -1,8 +1,10 @@
 import { createHash, hash as oneShotHash, type Hash } from 'node:crypto';
+import type { WorkBudget } from './work-budget.js';
 
 /**
  * A growable output buffer for the serializers. Given a hash, it is a fixed window instead: full
- * windows go into the hash, so a canonical form can be digested in bounded memory whatever its size.
+ * windows go into the hash, so a canonical form can be digested in bounded memory whatever its size,
+ * and each window's bytes are charged to the budget, if any, as they go into the hash.
  * @internal
  */
 export class ByteWriter {
@@ -12,8 +14,12 @@ export class ByteWriter {
   private readonly hashing: boolean;
   private sink: Hash | undefined;
 
-  /** A growing buffer of `initialBytes`, or (with `window`) a window whose bytes are hashed. */
-  constructor(initialBytes: number, window?: Buffer) {
+  /** A growing buffer of `initialBytes`, or (with `window`) a window whose bytes are hashed and charged to `budget`. */
+  constructor(
+    initialBytes: number,
+    window?: Buffer,
+    private readonly budget?: WorkBudget,
+  ) {
     this.hashing = window !== undefined;
     this.buf = window ?? Buffer.allocUnsafe(Math.max(64, initialBytes));
   }
@@ -34,6 +40,7 @@ export class ByteWriter {
 
   /** Hands the written bytes to the hash and starts the window again. */
   private flush(): void {
+    this.budget?.charge(this.pos);
     this.sink ??= createHash('sha256');
     if (this.pos > 0) this.sink.update(this.buf.subarray(0, this.pos));
     this.pos = 0;
@@ -59,6 +66,7 @@ export class ByteWriter {
     if (this.hashing && s.length * 3 > this.buf.length) {
       // Longer than the window could hold: straight into the hash.
       this.flush();
+      this.budget?.charge(Buffer.byteLength(s, 'utf8'));
       this.sink!.update(s, 'utf8');
       return;
     }
@@ -72,6 +80,7 @@ export class ByteWriter {
     if (this.hashing && n > this.buf.length) {
       // Longer than the window: straight into the hash.
       this.flush();
+      this.budget?.charge(n);
       this.sink!.update(src.subarray(start, end));
       return;
     }
@@ -111,7 +120,10 @@ export class ByteWriter {
 
   /** Hashing: the lowercase SHA-256 hex of everything written. */
   digestHex(): string {
-    if (this.sink === undefined) return oneShotHash('sha256', this.buf.subarray(0, this.pos), 'hex');
+    if (this.sink === undefined) {
+      this.budget?.charge(this.pos);
+      return oneShotHash('sha256', this.buf.subarray(0, this.pos), 'hex');
+    }
     this.flush();
     return this.sink.digest('hex');
   }

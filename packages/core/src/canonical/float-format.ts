@@ -41,12 +41,23 @@ const AS_IS = 1;
  *   anything when it has at most 17 significant digits. Equal to `exact` for every lexeme that is
  *   already a shortest form (whatever Python, JavaScript or orjson wrote), and far cheaper; verification
  *   tries it first and falls back to `exact` when it did not match and {@link floatsApproximated} says
- *   that the two could differ.
+ *   that the two could differ. The first {@link EXACT_CHECKS_PER_PASS} lexemes of 16–17 digits of a
+ *   pass are written exactly all the same: every reference serializer writes the shortest form, so
+ *   this loses no signer's bytes, and a body with a few such floats needs no second, exact pass.
  * @internal
  */
 export type FloatMode = 'exact' | 'as-written';
 
+/**
+ * Lexemes of 16–17 digits converted per `as-written` pass (each ~0.2 µs): enough that a body with
+ * a handful of long floats is written exactly in one pass, too few to matter where a body has
+ * thousands (embeddings), which are written as they stand.
+ * @internal
+ */
+export const EXACT_CHECKS_PER_PASS = 64;
+
 let approximated = false;
+let exactChecksLeft = EXACT_CHECKS_PER_PASS;
 
 /** True when a float since the last {@link resetFloatState} was written `as-written` with more than 15 digits. @internal */
 export function floatsApproximated(): boolean {
@@ -58,9 +69,20 @@ export function noteApproximated(): void {
   approximated = true;
 }
 
+/**
+ * In an `as-written` pass, whether the next 16–17-digit lexeme is converted exactly instead (true
+ * for the first {@link EXACT_CHECKS_PER_PASS} of the pass). @internal
+ */
+export function spendExactCheck(): boolean {
+  if (exactChecksLeft === 0) return false;
+  exactChecksLeft--;
+  return true;
+}
+
 /** Starts a serialization pass. @internal */
 export function resetFloatState(): void {
   approximated = false;
+  exactChecksLeft = EXACT_CHECKS_PER_PASS;
 }
 
 /**
@@ -82,7 +104,6 @@ function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode):
     while (p < end && isDigit(b[p])) p++;
     fracLen = p - fracStart;
   }
-  const maxDigits = mode === 'exact' ? FAST_MAX_DIGITS : MAX_SHORTEST_DIGITS;
   let exp = 0;
   let expHuge = false;
   if (p < end) {
@@ -108,6 +129,9 @@ function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode):
   while (digitAt(b, intStart, intLen, fracStart, trail - 1) === 0x30) trail--;
   const n = trail - lead;
   const point = intLen + exp - lead;
+  // As written, a lexeme of 16-17 digits is laid out unconverted unless it is one of the pass's checks.
+  const maxDigits =
+    mode === 'exact' || (n > FAST_MAX_DIGITS && n <= MAX_SHORTEST_DIGITS && spendExactCheck()) ? FAST_MAX_DIGITS : MAX_SHORTEST_DIGITS;
   if (!expHuge && n <= maxDigits && point > -FAST_MAX_DECPT && point < FAST_MAX_DECPT) {
     if (n > FAST_MAX_DIGITS) approximated = true;
     // "I.F" is canonical in fixed range when F has no trailing zero beyond a lone "0" ("1.0").

@@ -1,9 +1,12 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
+import { ordersFor, type KeyOrderTable, type SharedKeyOrders } from './shared-key-orders.js';
 import { decodeString } from './strings.js';
+import type { WorkBudget } from './work-budget.js';
 import {
   F_DOC_NONFINITE,
   F_ESC,
+  F_LONE,
   F_RAWSURR,
   T_ARR,
   T_FALSE,
@@ -29,29 +32,36 @@ import {
  * rather than of a whole `JSON.parse` object graph and one `JSON.stringify` string.
  * @internal
  */
-export function serializeJavaScript(doc: ParsedBody): Buffer {
+export function serializeJavaScript(doc: ParsedBody, orders?: SharedKeyOrders): Buffer {
   const writer = new ByteWriter(doc.bytes.length + (doc.bytes.length >> 1));
-  writeJavaScript(doc, writer);
+  writeJavaScript(doc, writer, orders);
   return writer.result();
 }
 
-/** SHA-256 hex of {@link serializeJavaScript}'s bytes, hashed as they are written. @internal */
-export function digestJavaScript(doc: ParsedBody): string {
-  const writer = new ByteWriter(0, WINDOW);
-  writeJavaScript(doc, writer);
+/**
+ * SHA-256 hex of {@link serializeJavaScript}'s bytes, hashed as they are written; `orders` (of this
+ * `doc`) keep each object's key order for the next form, `budget` is charged every byte written.
+ * @throws WorkBudgetExhausted when `budget` runs out.
+ * @internal
+ */
+export function digestJavaScript(doc: ParsedBody, orders?: SharedKeyOrders, budget?: WorkBudget): string {
+  const writer = new ByteWriter(0, WINDOW, budget);
+  writeJavaScript(doc, writer, orders);
   return writer.digestHex();
 }
 
 const WINDOW = Buffer.allocUnsafe(64 * 1024);
 
-function writeJavaScript(doc: ParsedBody, writer: ByteWriter): void {
+function writeJavaScript(doc: ParsedBody, writer: ByteWriter, orders: SharedKeyOrders | undefined): void {
   if ((doc.features & F_DOC_NONFINITE) !== 0) {
     // Python accepts NaN and Infinity; JSON.parse does not, so this profile has no form for them.
     throw new JobhookError('ERR_CANONICAL_UNREPRESENTABLE', 'the javascript profile cannot read NaN or Infinity (JSON.parse refuses them)');
   }
   const bytes = doc.bytes;
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  new JavaScriptWriter(buf, doc.tape, writer).value(0, 0);
+  // Python's key order is this profile's but for astral keys, array-index keys and surrogates.
+  const codePointOrders = (doc.features & (F_LONE | F_RAWSURR)) === 0 ? ordersFor(orders, doc, 'codePoint') : undefined;
+  new JavaScriptWriter(buf, doc.tape, writer, ordersFor(orders, doc, 'javascript'), codePointOrders).value(0, 0);
 }
 
 /** Largest array index + 1: keys of integers up to 2^32 - 2 are "array index" keys, ordered first. */
@@ -71,6 +81,8 @@ function arrayIndex(key: string): number {
   return v <= MAX_INDEX ? v : -1;
 }
 
+const byUtf16 = (a: Member, b: Member): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
 interface Member {
   readonly key: string;
   /** Tape index of the member's last value. */
@@ -82,6 +94,8 @@ class JavaScriptWriter {
     private readonly b: Buffer,
     private readonly tape: Int32Array,
     private readonly w: ByteWriter,
+    private readonly orders: KeyOrderTable | undefined,
+    private readonly codePointOrders: KeyOrderTable | undefined,
   ) {}
 
   /** Writes the value at tape index `i`; returns the index after it. */
@@ -139,34 +153,71 @@ class JavaScriptWriter {
     const count = tape[i + 1]!;
     const after = tape[i + 2]!;
     const w = this.w;
-    // JSON.parse: one property per key, in first-seen place, holding the last value.
-    const byKey = new Map<string, Member>();
-    let j = i + 3;
-    for (let m = 0; m < count; m++) {
-      const key = this.decode(tape[j]!, tape[j + 1]!, tape[j + 2]!);
-      const v = j + 3;
-      const member = byKey.get(key);
-      if (member === undefined) byKey.set(key, { key, valueAt: v });
-      else member.valueAt = v;
-      const kind = tape[v]! & TYPE_MASK;
-      j = kind === T_OBJ || kind === T_ARR ? tape[v + 2]! : v + 3;
+    const orders = this.orders;
+    const known = orders === undefined ? -1 : orders.find(i);
+    if (known >= 0) {
+      // Ordered by an earlier form of this body: each entry is the key of a member's last value.
+      const data = orders!.data;
+      const kept = data[known]!;
+      if (kept === 0) {
+        w.ascii('{}');
+        return after;
+      }
+      w.byte(0x7b);
+      for (let m = 0; m < kept; m++) {
+        const k = data[known + 1 + m]!;
+        if (m > 0) w.byte(0x2c);
+        w.newlineIndent(depth + 1);
+        w.utf8(JSON.stringify(this.decode(tape[k]!, tape[k + 1]!, tape[k + 2]!)));
+        w.ascii(': ');
+        this.value(k + 3, depth + 1);
+      }
+      w.newlineIndent(depth);
+      w.byte(0x7d);
+      return after;
+    }
+    const sorted = this.membersInCodePointOrder(i);
+    let members: Iterable<Member>;
+    if (sorted !== undefined) {
+      members = sorted;
+    } else {
+      // JSON.parse: one property per key, in first-seen place, holding the last value.
+      const byKey = new Map<string, Member>();
+      let j = i + 3;
+      for (let m = 0; m < count; m++) {
+        const key = this.decode(tape[j]!, tape[j + 1]!, tape[j + 2]!);
+        const v = j + 3;
+        const member = byKey.get(key);
+        if (member === undefined) byKey.set(key, { key, valueAt: v });
+        else member.valueAt = v;
+        const kind = tape[v]! & TYPE_MASK;
+        j = kind === T_OBJ || kind === T_ARR ? tape[v + 2]! : v + 3;
+      }
+      members = byKey.values();
     }
     // The rebuilt object: array-index keys in numeric order, then the others in the order
     // Object.keys(o).sort() assigned them (UTF-16 code units); `__proto__` is not an own key.
     const indexed: { index: number; member: Member }[] = [];
     const named: Member[] = [];
-    for (const member of byKey.values()) {
+    for (const member of members) {
       if (member.key === '__proto__') continue;
       const index = arrayIndex(member.key);
       if (index >= 0) indexed.push({ index, member });
       else named.push(member);
     }
     if (indexed.length + named.length === 0) {
+      orders?.store(i, []);
       w.ascii('{}');
       return after;
     }
     indexed.sort((a, b) => a.index - b.index);
-    named.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    // UTF-16 order (`<`). From code-point order only astral keys against U+E000-U+FFFF move, so the
+    // engine's merge sort meets long sorted runs and compares about once per key.
+    named.sort(byUtf16);
+    if (orders !== undefined) {
+      const keys = [...indexed.map(({ member }) => member.valueAt - 3), ...named.map((member) => member.valueAt - 3)];
+      orders.store(i, keys);
+    }
     w.byte(0x7b);
     let first = true;
     const writeMember = (member: Member): void => {
@@ -182,6 +233,26 @@ class JavaScriptWriter {
     w.newlineIndent(depth);
     w.byte(0x7d);
     return after;
+  }
+
+  /**
+   * The object's members, one per key with its last value, in code-point order, when an earlier
+   * Python-family form of this body sorted it (its keys decode here as there: no lone or raw
+   * surrogates in the body); otherwise undefined.
+   */
+  private membersInCodePointOrder(i: number): Member[] | undefined {
+    const table = this.codePointOrders;
+    const at = table === undefined ? -1 : table.find(i);
+    if (at < 0) return undefined;
+    const tape = this.tape;
+    const data = table!.data;
+    const kept = data[at]!;
+    const out = new Array<Member>(kept);
+    for (let m = 0; m < kept; m++) {
+      const k = data[at + 1 + m]!;
+      out[m] = { key: this.decode(tape[k]!, tape[k + 1]!, tape[k + 2]!), valueAt: k + 3 };
+    }
+    return out;
   }
 
   /** The string as JSON.parse reads it from the UTF-8 text of the body. */

@@ -68,3 +68,37 @@ export function compareKeys(a: SortKey, b: SortKey): number {
   if (a.ascii && b.ascii) return a.text < b.text ? -1 : a.text > b.text ? 1 : 0;
   return compareCodePointOrder(a.text, b.text);
 }
+
+/** Code units from U+D800 up: the only ones where UTF-16 order and code-point order can disagree. */
+const HIGH_UNITS = /[\uD800-\uFFFF]/;
+
+/**
+ * Positions of `keys` in Python's `sorted(dict)` order, each key once at the position of its last
+ * occurrence (a dict keeps the last value). The keys must be well-formed (no lone surrogate, which
+ * {@link compareKeys} orders through code points). Where no key holds a unit from U+D800 up, UTF-16
+ * order is code-point order and the engine's `<` compares.
+ * @internal
+ */
+export function codePointOrder(keys: readonly string[]): number[] {
+  const count = keys.length;
+  let high = false;
+  for (let m = 0; m < count && !high; m++) high = HIGH_UNITS.test(keys[m]!);
+  const positions = new Array<number>(count);
+  for (let m = 0; m < count; m++) positions[m] = m;
+  // Ties go by position, so the last of equal keys ends its run.
+  positions.sort(
+    high
+      ? (a, b) => compareCodePointOrder(keys[a]!, keys[b]!) || a - b
+      : (a, b) => {
+          const x = keys[a]!;
+          const y = keys[b]!;
+          return x < y ? -1 : x > y ? 1 : a - b;
+        },
+  );
+  const order: number[] = [];
+  for (let m = 0; m < count; m++) {
+    const next = positions[m + 1];
+    if (next === undefined || keys[next] !== keys[positions[m]!]) order.push(positions[m]!);
+  }
+  return order;
+}

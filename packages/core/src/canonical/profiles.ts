@@ -2,7 +2,9 @@ import { JobhookError } from '../errors.js';
 import type { FloatMode } from './float-format.js';
 import { digestJavaScript, serializeJavaScript } from './javascript-profile.js';
 import { ORJSON_PROFILE, PYTHON_ASCII_PROFILE, PYTHON_PROFILE, digestTape, serializeTape } from './serialize-tape.js';
+import type { SharedKeyOrders } from './shared-key-orders.js';
 import type { ParsedBody } from './tape.js';
+import type { WorkBudget } from './work-budget.js';
 
 /**
  * A canonical JSON profile: the serializer whose bytes a signer hashed.
@@ -61,20 +63,32 @@ export function serializeCanonical(doc: ParsedBody, profile: CanonicalProfile): 
   return serializeCanonicalAs(doc, profile, 'exact');
 }
 
-/** {@link serializeCanonical} with a float mode (see {@link FloatMode}). @internal */
-export function serializeCanonicalAs(doc: ParsedBody, profile: CanonicalProfile, floatMode: FloatMode): Buffer {
-  if (profile === 'javascript') return serializeJavaScript(doc);
-  return serializeTape(doc, tapeProfile(profile), floatMode);
+/**
+ * {@link serializeCanonical} with a float mode (see {@link FloatMode}), reusing the key orders of
+ * earlier forms of `doc` when given. @internal
+ */
+export function serializeCanonicalAs(doc: ParsedBody, profile: CanonicalProfile, floatMode: FloatMode, orders?: SharedKeyOrders): Buffer {
+  if (profile === 'javascript') return serializeJavaScript(doc, orders);
+  return serializeTape(doc, tapeProfile(profile), floatMode, orders);
 }
 
 /**
  * Lowercase SHA-256 hex of a profile's canonical bytes, hashed while they are written (bounded memory).
+ * `orders` (from `createSharedKeyOrders(doc)`) let the forms of one body that sort keys by the same
+ * rule sort each object once; `budget` is charged every byte written.
  * @throws JobhookError `ERR_CANONICAL_UNREPRESENTABLE` when that profile's reference would fail.
+ * @throws WorkBudgetExhausted when `budget` runs out.
  * @internal
  */
-export function digestCanonical(doc: ParsedBody, profile: CanonicalProfile, floatMode: FloatMode): string {
-  if (profile === 'javascript') return digestJavaScript(doc);
-  return digestTape(doc, tapeProfile(profile), floatMode);
+export function digestCanonical(
+  doc: ParsedBody,
+  profile: CanonicalProfile,
+  floatMode: FloatMode,
+  orders?: SharedKeyOrders,
+  budget?: WorkBudget,
+): string {
+  if (profile === 'javascript') return digestJavaScript(doc, orders, budget);
+  return digestTape(doc, tapeProfile(profile), floatMode, orders, budget);
 }
 
 function tapeProfile(profile: Exclude<CanonicalProfile, 'javascript'>) {

@@ -1,8 +1,20 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
-import { latin1, noteApproximated, pythonLayout, ryuLayout, writeFloatLexeme, type FloatLayout, type FloatMode } from './float-format.js';
+import {
+  latin1,
+  noteApproximated,
+  pythonLayout,
+  resetFloatState,
+  ryuLayout,
+  spendExactCheck,
+  writeFloatLexeme,
+  type FloatLayout,
+  type FloatMode,
+} from './float-format.js';
 import { sharedKeyCache } from './ascii-key-cache.js';
-import { compareKeys, type SortKey } from './key-order.js';
+import { codePointOrder, compareKeys, type SortKey } from './key-order.js';
+import { ordersFor, type KeyOrderTable, type SharedKeyOrders } from './shared-key-orders.js';
+import type { WorkBudget } from './work-budget.js';
 import { decodeCodePoints, decodeString } from './strings.js';
 import { writePythonString } from './string-writer.js';
 import {
@@ -111,34 +123,51 @@ const UINT64_MAX = 2n ** 64n - 1n;
  * @throws JobhookError `ERR_CANONICAL_UNREPRESENTABLE` when the profile's reference would raise.
  * @internal
  */
-export function serializeTape(doc: ParsedBody, profile: TapeProfile, floatMode: FloatMode = 'exact'): Buffer {
+export function serializeTape(doc: ParsedBody, profile: TapeProfile, floatMode: FloatMode = 'exact', orders?: SharedKeyOrders): Buffer {
   const writer = new ByteWriter(doc.bytes.length + (doc.bytes.length >> 1));
-  writeTape(doc, profile, floatMode, writer);
+  writeTape(doc, profile, floatMode, writer, orders);
   return writer.result();
 }
 
 /**
  * The lowercase SHA-256 hex of {@link serializeTape}'s bytes, hashed as they are written: memory
- * stays one 64 KiB window whatever the canonical size.
+ * stays one 64 KiB window whatever the canonical size. `orders` (of this `doc`) share each object's
+ * key order with the other forms written with them; `budget` is charged every byte written.
+ * @throws WorkBudgetExhausted when `budget` runs out.
  * @internal
  */
-export function digestTape(doc: ParsedBody, profile: TapeProfile, floatMode: FloatMode): string {
-  const writer = new ByteWriter(0, HASH_WINDOW);
-  writeTape(doc, profile, floatMode, writer);
+export function digestTape(
+  doc: ParsedBody,
+  profile: TapeProfile,
+  floatMode: FloatMode,
+  orders?: SharedKeyOrders,
+  budget?: WorkBudget,
+): string {
+  const writer = new ByteWriter(0, HASH_WINDOW, budget);
+  writeTape(doc, profile, floatMode, writer, orders);
   return writer.digestHex();
 }
 
 /** The window of {@link digestTape}: serialization is synchronous, so one serves every call. */
 const HASH_WINDOW = Buffer.allocUnsafe(64 * 1024);
 
-function writeTape(doc: ParsedBody, profile: TapeProfile, floatMode: FloatMode, writer: ByteWriter): void {
+function writeTape(
+  doc: ParsedBody,
+  profile: TapeProfile,
+  floatMode: FloatMode,
+  writer: ByteWriter,
+  orders: SharedKeyOrders | undefined,
+): void {
   if (doc.depth > profile.maxDepth) {
     unrepresentable(profile, `more than ${profile.maxDepth} nested containers`);
   }
   const bytes = doc.bytes;
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   SHAPES.length = 0; // positions of another body mean nothing here, and would keep it alive
-  new TapeSerializer(buf, doc.tape, writer, profile, floatMode).value(0, 0);
+  // Every pass starts with the same float state, so writing a form twice gives the same bytes.
+  resetFloatState();
+  const table = profile.sortKeys ? ordersFor(orders, doc, 'codePoint') : undefined;
+  new TapeSerializer(buf, doc.tape, writer, profile, floatMode, table).value(0, 0);
   SHAPES.length = 0;
 }
 
@@ -213,6 +242,7 @@ class TapeSerializer {
     private readonly w: ByteWriter,
     private readonly profile: TapeProfile,
     private readonly floatMode: FloatMode,
+    private readonly orders: KeyOrderTable | undefined,
   ) {}
 
   /** Writes the value at tape index `i`; returns the index after it. */
@@ -292,6 +322,25 @@ class TapeSerializer {
       return after;
     }
     const profile = this.profile;
+    const orders = this.orders;
+    const known = orders === undefined ? -1 : orders.find(i);
+    if (known >= 0) {
+      // Sorted by an earlier form of this body: the entry holds the key indices in output order.
+      const data = orders!.data;
+      const kept = data[known]!;
+      w.byte(0x7b);
+      for (let m = 0; m < kept; m++) {
+        const k = data[known + 1 + m]!;
+        if (m > 0) w.ascii(profile.itemSeparator);
+        this.newline(depth + 1);
+        this.string(tape[k]!, tape[k + 1]!, tape[k + 2]!);
+        w.ascii(profile.keySeparator);
+        this.value(k + 3, depth + 1);
+      }
+      this.newline(depth);
+      w.byte(0x7d);
+      return after;
+    }
     const keyIndex = keyIndexScratch(depth, count);
     let asciiKeys = true;
     let j = i + 3;
@@ -303,6 +352,7 @@ class TapeSerializer {
       j = kind === T_OBJ || kind === T_ARR ? tape[v + 2]! : v + 3;
     }
     const order = asciiKeys && profile.sortKeys ? this.asciiKeyOrder(keyIndex, count, depth) : this.generalKeyOrder(keyIndex, count);
+    orders?.store(i, keyIndex, order);
     w.byte(0x7b);
     for (let m = 0; m < order.length; m++) {
       const k = keyIndex[order[m]!]!;
@@ -352,9 +402,10 @@ class TapeSerializer {
       const k = keyIndex[m]!;
       keys[m] = this.keys.get(b, tape[k + 1]!, tape[k + 2]!);
     }
-    const positions = new Array<number>(count);
-    for (let m = 0; m < count; m++) positions[m] = m;
+    let order: number[];
     if (count <= 24) {
+      const positions = new Array<number>(count);
+      for (let m = 0; m < count; m++) positions[m] = m;
       // Insertion sort: objects are small, and this beats Array.prototype.sort's comparator calls.
       for (let m = 1; m < count; m++) {
         const pos = positions[m]!;
@@ -366,13 +417,13 @@ class TapeSerializer {
         }
         positions[at + 1] = pos;
       }
+      order = [];
+      for (let m = 0; m < count; m++) {
+        const next = positions[m + 1];
+        if (next === undefined || keys[next] !== keys[positions[m]!]) order.push(positions[m]!);
+      }
     } else {
-      positions.sort((a, b) => (keys[a]! < keys[b]! ? -1 : keys[a]! > keys[b]! ? 1 : a - b));
-    }
-    const order: number[] = [];
-    for (let m = 0; m < count; m++) {
-      const next = positions[m + 1];
-      if (next === undefined || keys[next] !== keys[positions[m]!]) order.push(positions[m]!);
+      order = codePointOrder(keys);
     }
     const starts = new Int32Array(count);
     const ends = new Int32Array(count);
@@ -387,6 +438,19 @@ class TapeSerializer {
 
   /** Member positions in output order, for any keys and both key orders. */
   private generalKeyOrder(keyIndex: Int32Array, count: number): readonly number[] {
+    const tape = this.tape;
+    if (this.profile.sortKeys && count > 24) {
+      let lone = false;
+      for (let m = 0; m < count && !lone; m++) lone = (tape[keyIndex[m]!]! & F_LONE) !== 0;
+      if (!lone) {
+        const keys = new Array<string>(count);
+        for (let m = 0; m < count; m++) {
+          const k = keyIndex[m]!;
+          keys[m] = decodeString(this.b, tape[k]!, tape[k + 1]!, tape[k + 2]!);
+        }
+        return codePointOrder(keys);
+      }
+    }
     const members = new Array<SortKey>(count);
     let increasing = true;
     for (let m = 0; m < count; m++) {
@@ -446,7 +510,7 @@ class TapeSerializer {
 
   /** A 16–17-digit float already in Python's fixed layout: as written, or kept when it is the shortest form. */
   private layoutFloat(start: number, end: number): void {
-    if (this.floatMode === 'as-written') {
+    if (this.floatMode === 'as-written' && !spendExactCheck()) {
       noteApproximated();
       this.w.copy(this.b, start, end);
       return;
@@ -455,11 +519,11 @@ class TapeSerializer {
     // conversion each way tells whether the lexeme is already repr's form.
     const text = latin1(this.b, start, end);
     if (String(Number(text)) === text) this.w.copy(this.b, start, end);
-    else this.float(start, end);
+    else this.float(start, end, 'exact');
   }
 
-  private float(start: number, end: number): void {
-    const overflow = writeFloatLexeme(this.b, start, end, this.profile.floatLayout, this.floatMode, this.w);
+  private float(start: number, end: number, floatMode: FloatMode = this.floatMode): void {
+    const overflow = writeFloatLexeme(this.b, start, end, this.profile.floatLayout, floatMode, this.w);
     if (overflow !== 0) this.w.ascii(overflow > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
   }
 }

@@ -10,7 +10,8 @@ import { CAUSE_FIX, type DIAGNOSIS_CAUSES, type DiagnosisCause } from './causes.
 import { reserializationSigns } from './reserialized.js';
 import { listHeaders } from './header-list.js';
 import { checkSignatureHeaders } from '../signature/classify-signature-header.js';
-import { undoCharacterChanges } from './transcoding.js';
+import { undoCharacterChanges, undoTextChanges } from './transcoding.js';
+import { valueToJson } from '../canonical/value-json.js';
 
 /** One delivery to diagnose, as it reached you (or as `captureFailures` wrote it). */
 export interface DiagnosisRequest {
@@ -147,15 +148,15 @@ export function diagnoseDelivery(request: DiagnosisRequest, options: DiagnoseOpt
       keyId: ok.keyId,
     };
   }
-  const transcoded = findTranscoding(body, verifies);
+  const transcoded = findTranscoding(body, verifies) ?? findTextChanges(body, verifies);
   if (transcoded !== undefined) return transcoded;
 
   const signs = reserializationSigns(body);
   if (signs !== undefined) {
     return failure(
       'body-reserialized',
-      `signed by key ${shortId(keyId)}, but this body is what JSON.parse + JSON.stringify make (compact, JavaScript's number forms) and it holds numbers JavaScript writes differently from Python (${signs.numbers.join(', ')}${signs.bigIntegers > 0 ? `; ${signs.bigIntegers} beyond 2^53, which JavaScript holds as doubles` : ''}): a JSON body parser ran before verification and the payload was re-serialized`,
-      { keyId, detail: { numbers: signs.numbers, bigIntegers: signs.bigIntegers } },
+      `signed by key ${shortId(keyId)}, but this body is what JSON.parse + ${signs.layout} make (JavaScript's number forms) and it holds numbers JavaScript writes differently from Python (${signs.numbers.join(', ')}${signs.bigIntegers > 0 ? `; ${signs.bigIntegers} beyond 2^53, which JavaScript holds as doubles` : ''}): a JSON body parser ran before verification and the payload was re-serialized`,
+      { keyId, detail: { numbers: signs.numbers, bigIntegers: signs.bigIntegers, layout: signs.layout } },
     );
   }
   return failure(
@@ -163,6 +164,36 @@ export function diagnoseDelivery(request: DiagnosisRequest, options: DiagnoseOpt
     `signed by key ${shortId(keyId)}, but not over this body, and no known change (charset, Unicode normalization, re-serialization) explains the difference: the content was changed after signing`,
     { keyId },
   );
+}
+
+/**
+ * The first change, or pair of changes, to the body's parsed strings whose undo verifies: what
+ * {@link findTranscoding} misses when the JSON was also re-serialized on the way (escapes rewritten,
+ * so the changed characters are not in the raw bytes) or when two changes came one after the other.
+ */
+function findTextChanges(
+  body: Uint8Array,
+  verifies: (bytes: Uint8Array) => { profile: CanonicalProfile; keyId: string } | undefined,
+): Diagnosis | undefined {
+  for (const candidate of undoTextChanges(body) ?? []) {
+    const ok = verifies(Buffer.from(valueToJson(candidate.value), 'utf8'));
+    if (ok === undefined) continue;
+    const { changes } = candidate;
+    const what =
+      changes.length === 1
+        ? `${changes[0]!.description}, and the JSON was re-serialized too (its escapes or layout rewritten)`
+        : `${changes.map((c) => c.description).join(', then ')}`;
+    return failure(
+      'body-transcoded',
+      `signed by key ${shortId(ok.keyId)} over this body before these changes: ${what}; undoing them makes the signature verify`,
+      {
+        keyId: ok.keyId,
+        profile: ok.profile,
+        detail: { change: changes.map((c) => c.change).join('+'), changes: changes.map((c) => c.change) },
+      },
+    );
+  }
+  return undefined;
 }
 
 /** The first undone character change under which the body verifies, as a diagnosis. */

@@ -3,16 +3,27 @@ import { mkdirSync, readdirSync } from 'node:fs';
 import { readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { JobhookError } from '../errors.js';
+import type { KeyRing } from '../keys/key-ring.js';
 import type { Logger } from '../receiver/logger.js';
 import type { RequestHeaders } from '../receiver/request-headers.js';
+import { keySizedSignatureIn } from '../signature/classify-signature-header.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
+import { recoverDigests } from '../signature/recover-digest.js';
 import { listHeaders } from './header-list.js';
 import { REFUSAL_CAUSES, type RefusalCause, type RefusalCauseFields } from './refusal-cause.js';
 
 /**
  * `captureFailures` of `createReceiver`: write requests refused for a signature or body cause to
  * `dir`, in the request-file form `jobhook doctor --request` reads. The files hold customer
- * payloads: keep `dir` private.
+ * payloads: keep `dir` private. Header values are kept from an allow-list: the service's own
+ * headers (as `headerNames` names them), `Content-Type`, `Content-Length`, `User-Agent`, and a
+ * signature a configured key decodes found under another name (so the doctor still finds it);
+ * every other header is written by name with the value `[dropped]`.
+ *
+ * @example
+ * ```ts
+ * createReceiver({ publicKeys, onEvent, captureFailures: { dir: '/var/lib/app/webhook-failures', max: 100 } });
+ * ```
  */
 export interface CaptureFailuresOptions {
   /** Directory of the capture files (created `0700` when missing; files are `0600`). */
@@ -69,25 +80,62 @@ export interface FailedRequest {
   body: Uint8Array | string | undefined;
 }
 
-/** Header names whose values are credentials, whatever the service: never written to a capture. */
-const SECRET_HEADERS: ReadonlySet<string> = new Set([
-  'authorization',
-  'proxy-authorization',
-  'cookie',
-  'set-cookie',
-  'x-api-key',
-  'api-key',
-  'apikey',
-]);
-const SECRET_NAME = /auth|token|secret|passw|cookie|session|api[-_]?key|credential|private/i;
-const REDACTED = '[redacted]';
+/**
+ * The headers whose values a capture keeps besides the service's own (spec 6.1, as `headerNames`
+ * names them): what the diagnosis reads. Every other header keeps its name and loses its value,
+ * whatever it is called: proxies in front of a receiver add credentials under names no list can
+ * foresee (`X-Goog-Iap-Jwt-Assertion`, `Cf-Access-Jwt-Assertion`, `X-Amzn-Oidc-*`,
+ * `X-Ms-Client-Principal`, `X-Forwarded-Client-Cert`, cookies, `Authorization`).
+ */
+const KEPT_HEADERS: readonly string[] = ['content-type', 'content-length', 'user-agent'];
+/** The lower-case names whose values a capture keeps, the configured `headerNames` among them. */
+const keptNames = (names: WebhookHeaderNames): string[] => [
+  ...KEPT_HEADERS,
+  ...[names.signature, names.hashAlgorithm, names.webhook].map((n) => n.toLowerCase()),
+];
+/** What a capture writes in place of a value it does not keep. */
+const DROPPED = '[dropped]';
 /** Longest header value kept: twice a signature of the largest key; Node's 16 KiB head bounds the rest, a fetch runtime may not. */
 const MAX_HEADER_VALUE_CHARS = 8192;
 const capValue = (value: string): string =>
   value.length > MAX_HEADER_VALUE_CHARS ? `${value.slice(0, MAX_HEADER_VALUE_CHARS)}[…]` : value;
 
-/** The causes a capture file can have, each with a share of `max` (a file named otherwise counts toward `max` only). */
-const CAPTURE_CAUSES: readonly RefusalCause[] = REFUSAL_CAUSES;
+/**
+ * What a capture writes of one header: the value, capped, for the service's own headers (spec 6.1,
+ * under the configured `headerNames`: the signature header every signature refusal names among
+ * them), `Content-Type`, `Content-Length` and `User-Agent`; for any other header, the value only
+ * when it holds a signature a configured key decodes (hex or base64 of that key's length, possibly
+ * labelled or quoted), so the diagnosis still finds a signature sent under another name; else
+ * {@link DROPPED}. The key decides, not only the length: a credential that happens to be base64 of
+ * 256 bytes stays off the disk, even when the refusal's log line named its header as
+ * `signature-elsewhere`. That costs one RSA public operation per such value, only for refused
+ * requests that have room to be captured.
+ * @internal
+ */
+export function keptHeaderValues(
+  names: WebhookHeaderNames,
+  keyRing: KeyRing,
+): (name: string, value: string | string[]) => string | string[] {
+  const kept = new Set(keptNames(names));
+  const keyBytes = new Set(keyRing.keys.map((k) => (k.bits + 7) >> 3));
+  const isSignature = (value: string): boolean => {
+    const hex = keySizedSignatureIn(value, keyBytes);
+    return hex !== undefined && recoverDigests(Buffer.from(hex, 'hex'), keyRing).length > 0;
+  };
+  const one = (value: string): string => (isSignature(value) ? capValue(value) : DROPPED);
+  return (name, value) => {
+    if (kept.has(name)) return Array.isArray(value) ? value.map(capValue) : capValue(value);
+    return Array.isArray(value) ? value.map(one) : one(value);
+  };
+}
+
+/**
+ * The causes a capture file can have, each with a share of `max` (a file named otherwise counts toward
+ * `max` only). A `work-budget` refusal is a mismatch found by running out of work: it shares
+ * `body-mismatch`'s files (its record says `work-budget`).
+ */
+const CAPTURE_CAUSES: readonly RefusalCause[] = REFUSAL_CAUSES.filter((cause) => cause !== 'work-budget');
+const captureCause = (cause: RefusalCause): RefusalCause => (cause === 'work-budget' ? 'body-mismatch' : cause);
 /** `failure-<cause>-<time>-<id>.json`: the cause in the name, so counting the directory counts each share. */
 const CAUSE_IN_NAME = new RegExp(`^failure-(${CAPTURE_CAUSES.join('|')})-`);
 
@@ -129,19 +177,22 @@ function sizeOf(byCause: Map<string, Set<string>>): number {
  *   capture arriving while that count runs is dropped and counted. Writes still in flight are kept
  *   as reservations across a count, so the cap never overshoots;
  * - bounded in size: `maxBodyBytes` of body per file (a longer body is not held, only its length);
- * - secret headers redacted; each file written to a temporary name and renamed.
+ * - header values kept only from an allow-list ({@link keptHeaderValues}); each file written to a
+ *   temporary name and renamed.
  * @throws JobhookError `ERR_OPTION_INVALID` when `dir` cannot be created or read.
  * @internal
  */
 export function createFailureCapture(
   options: ResolvedCaptureFailures,
   names: WebhookHeaderNames,
+  keyRing: KeyRing,
   log: Logger,
 ): (request: FailedRequest, refusal: { status: number; code: string; cause: RefusalCauseFields }) => void {
   const { dir, max, maxBodyBytes } = options;
   const share = captureShare(max);
-  const own = new Set([names.signature, names.hashAlgorithm, names.webhook].map((n) => n.toLowerCase()));
-  const known = ['content-type', 'content-length', 'user-agent', ...own];
+  // A headers object with only get() cannot be listed: read the names whose values are kept.
+  const known = keptNames(names);
+  const keepValues = keptHeaderValues(names, keyRing);
   /**
    * The reservations: final names of the writes started and not yet settled, which a count of the
    * directory may not see yet. A name is here or in `onDisk`, never both, so the counts below are
@@ -218,13 +269,6 @@ export function createFailureCapture(
     log.error({ err, dir }, 'jobhook: captureFailures could not write a capture file (one line per minute)');
   };
 
-  const redact = (name: string, value: string | string[]): string | string[] => {
-    if (own.has(name) || !(SECRET_HEADERS.has(name) || SECRET_NAME.test(name))) {
-      return Array.isArray(value) ? value.map(capValue) : capValue(value);
-    }
-    return Array.isArray(value) ? value.map(() => REDACTED) : REDACTED;
-  };
-
   /** True when a capture of `cause` fits now; otherwise drops it, warns once per full spell, and recounts at most once a minute. */
   const hasRoom = (cause: string): boolean => {
     if (!scanning && countOf(cause) < share && total() < max) return true;
@@ -242,12 +286,12 @@ export function createFailureCapture(
   };
 
   return (request, refusal) => {
-    const cause = refusal.cause.cause;
+    const cause = captureCause(refusal.cause.cause);
     if (!hasRoom(cause)) return;
     const capturedAt = new Date();
     const body =
       request.body === undefined ? undefined : typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
-    const headers = Object.fromEntries(listHeaders(request.headers, known).map(([name, value]) => [name, redact(name, value)]));
+    const headers = Object.fromEntries(listHeaders(request.headers, known).map(([name, value]) => [name, keepValues(name, value)]));
     const record = {
       method: request.method,
       headers,
@@ -256,7 +300,7 @@ export function createFailureCapture(
       captured_at: capturedAt.toISOString(),
       status: refusal.status,
       code: refusal.code,
-      cause,
+      cause: refusal.cause.cause,
     };
     const name = `failure-${cause}-${capturedAt.toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`;
     const temp = join(dir, `.${name}.tmp`);

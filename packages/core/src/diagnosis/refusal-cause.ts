@@ -6,8 +6,9 @@ import { checkSignatureHeaders, type HeaderCause } from '../signature/classify-s
 
 /**
  * The causes a receiver can tell while refusing a request within its verify-path bounds: the header
- * causes, `unknown-key`, `body-malformed`, and `body-mismatch` (a configured key signed, the body
- * differs). Telling a mismatch apart (transcoded, re-serialized, modified) takes candidate bodies,
+ * causes, `unknown-key`, `body-malformed`, `body-mismatch` (a configured key signed, the body
+ * differs), and `work-budget` (a configured key signed, and the body's candidate forms outgrew the
+ * verification's work budget before one matched: answered as a mismatch). Telling a mismatch apart (transcoded, re-serialized, modified) takes candidate bodies,
  * which only the offline diagnosis tries.
  */
 export type RefusalCause =
@@ -17,7 +18,8 @@ export type RefusalCause =
   | 'signature-malformed'
   | 'unknown-key'
   | 'body-malformed'
-  | 'body-mismatch';
+  | 'body-mismatch'
+  | 'work-budget';
 
 /** Every {@link RefusalCause}, in the order the receiver decides them. @internal */
 export const REFUSAL_CAUSES: readonly RefusalCause[] = Object.freeze([
@@ -28,6 +30,7 @@ export const REFUSAL_CAUSES: readonly RefusalCause[] = Object.freeze([
   'unknown-key',
   'body-malformed',
   'body-mismatch',
+  'work-budget',
 ]);
 
 /** The log fields of a refusal's cause: `cause` and what names it (`header`, `shape`, `keyIdsTried`, `keyId`). @internal */
@@ -79,6 +82,7 @@ export function refusalCause(
   if (error.code === 'ERR_SIGNATURE_INVALID') {
     const { cause, keyIds } = (error.detail ?? {}) as { cause?: string; keyIds?: string[] };
     if (cause === 'unknown-key') return { cause: 'unknown-key', keyIdsTried: keyIds ?? [] };
+    if (cause === 'work-budget') return { cause: 'work-budget', ...(keyIds?.[0] === undefined ? {} : { keyId: keyIds[0] }) };
     return { cause: 'body-mismatch', ...(keyIds?.[0] === undefined ? {} : { keyId: keyIds[0] }) };
   }
   if (BODY_CODES.has(error.code)) return { cause: 'body-malformed' };

@@ -4,13 +4,23 @@ export interface ReserializationSigns {
   readonly numbers: readonly string[];
   /** How many integers beyond ±(2^53−1) the body holds: JavaScript has rounded them. */
   readonly bigIntegers: number;
+  /** The call whose layout the body has, e.g. `JSON.stringify(value, null, 2)`. */
+  readonly layout: string;
 }
+
+/** The layouts of `JSON.stringify` that code storing or forwarding a body uses: compact, 2 or 4 spaces, tabs. */
+const LAYOUTS: readonly (readonly [indent: number | string | undefined, call: string])[] = [
+  [undefined, 'JSON.stringify(value)'],
+  [2, 'JSON.stringify(value, null, 2)'],
+  [4, 'JSON.stringify(value, null, 4)'],
+  ['\t', "JSON.stringify(value, null, '\\t')"],
+];
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * The re-serialization heuristic: the body is exactly JavaScript's compact form (`JSON.stringify`
- * of its own `JSON.parse` gives the same text) and holds numbers whose JavaScript form may differ
+ * The re-serialization heuristic: the body is exactly one of JavaScript's layouts of itself
+ * (`JSON.stringify` of its own `JSON.parse`, compact or indented, gives the same text) and holds numbers whose JavaScript form may differ
  * from Python's: integer-valued numbers (Python writes a float `1.0` where JavaScript writes `1`,
  * `1e+16` where it writes `10000000000000000`) and integers JavaScript rounded. Other numbers read
  * back to the same value, and whitespace, key order and escapes are ignored by the canonical form,
@@ -27,7 +37,10 @@ export function reserializationSigns(body: Uint8Array): ReserializationSigns | u
   } catch {
     return undefined;
   }
-  if (JSON.stringify(value) !== text) return undefined;
+  // A file or a log line often ends with a newline the serializer did not write.
+  const written = text.endsWith('\n') ? text.slice(0, -1) : text;
+  const layout = LAYOUTS.find(([indent]) => JSON.stringify(value, null, indent) === written)?.[1];
+  if (layout === undefined) return undefined;
   const numbers: string[] = [];
   let bigIntegers = 0;
   let integers = 0;
@@ -48,5 +61,5 @@ export function reserializationSigns(body: Uint8Array): ReserializationSigns | u
   };
   walk(value);
   if (integers === 0) return undefined;
-  return { numbers: numbers.slice(0, 5), bigIntegers };
+  return { numbers: numbers.slice(0, 5), bigIntegers, layout };
 }

@@ -2,8 +2,13 @@
  * Character-level changes that happen to webhook bodies in real deployments, and how to undo them:
  * UTF-8 bytes decoded as Latin-1 or Windows-1252 and re-encoded (mojibake, once or twice), the body
  * re-encoded in Latin-1 / cp1252 outright, and Unicode normalization (NFC, NFD). Each undo is a
- * candidate body; a candidate the signature covers names the change.
+ * candidate body; a candidate the signature covers names the change. {@link TEXT_CHANGES} are the
+ * same changes as undos of one string, for the parsed strings of a body that was also re-serialized
+ * (its escapes rewritten) and for changes that came in twos.
  */
+import { parseBodyUnchecked, TRUSTED_INPUT } from '../canonical/parse.js';
+import { toLosslessValue, type LosslessJsonValue } from '../canonical/to-value.js';
+import { RawJson } from '../canonical/value-json.js';
 
 /** One candidate: the bytes the change would have started from, and what the change was. @internal */
 export interface UndoneChange {
@@ -134,4 +139,116 @@ export function undoCharacterChanges(body: Uint8Array): UndoneChange[] {
     }
   }
   return out;
+}
+
+/** A change to the text of a body's strings, and its undo (`undefined` when it cannot have happened). @internal */
+export interface TextChange {
+  readonly change: string;
+  readonly description: string;
+  undo(text: string): string | undefined;
+}
+
+/** Mojibake undone on one string: its characters as single bytes, read back as UTF-8. */
+function undoMojibake(text: string, charset: 'latin1' | 'cp1252'): string | undefined {
+  if (!/[^\x00-\x7f]/.test(text)) return text;
+  const bytes = singleBytes(text, charset);
+  return bytes === undefined ? undefined : decodeUtf8(bytes);
+}
+
+/** The string-level changes, in the order they are tried. @internal */
+export const TEXT_CHANGES: readonly TextChange[] = [
+  {
+    change: 'utf8-read-as-latin1',
+    description: 'UTF-8 bytes were read as Latin-1 and written back as UTF-8 (mojibake)',
+    undo: (t) => undoMojibake(t, 'latin1'),
+  },
+  {
+    change: 'utf8-read-as-cp1252',
+    description: 'UTF-8 bytes were read as Windows-1252 and written back as UTF-8 (mojibake)',
+    undo: (t) => undoMojibake(t, 'cp1252'),
+  },
+  {
+    change: 'unicode-normalized-from-nfc',
+    description: 'the text was Unicode-normalized (it was NFC when signed)',
+    undo: (t) => t.normalize('NFC'),
+  },
+  {
+    change: 'unicode-normalized-from-nfd',
+    description: 'the text was Unicode-normalized (it was NFD when signed)',
+    undo: (t) => t.normalize('NFD'),
+  },
+  {
+    change: 'unicode-normalized-from-nfkc',
+    description: 'the text was Unicode-normalized (it was NFKC when signed)',
+    undo: (t) => t.normalize('NFKC'),
+  },
+];
+
+/** One parsed-string candidate: the value with a sequence of changes undone, and which. @internal */
+export interface UndoneTextChanges {
+  readonly value: LosslessJsonValue;
+  /** The changes in the order they happened (undone in reverse). */
+  readonly changes: readonly TextChange[];
+}
+
+/** At most this many string-level candidates per body (singles and pairs of {@link TEXT_CHANGES}). */
+export const MAX_TEXT_CANDIDATES = 30;
+
+/**
+ * Candidates for a body whose strings were changed and whose JSON may also have been re-serialized:
+ * every string (keys and values) of its parsed value with one change undone, then with two (the later
+ * change undone first), skipping undos that change nothing. Bounded by {@link MAX_TEXT_CANDIDATES}.
+ * `undefined` when the body does not parse.
+ * @internal
+ */
+export function undoTextChanges(body: Uint8Array): UndoneTextChanges[] | undefined {
+  let value: LosslessJsonValue;
+  try {
+    value = toLosslessValue(parseBodyUnchecked(body, TRUSTED_INPUT));
+  } catch {
+    return undefined;
+  }
+  const out: UndoneTextChanges[] = [];
+  const singles: UndoneTextChanges[] = [];
+  for (const change of TEXT_CHANGES) {
+    const undone = mapStrings(value, change.undo);
+    if (undone !== undefined) singles.push({ value: undone, changes: [change] });
+  }
+  out.push(...singles);
+  for (const later of singles) {
+    for (const earlier of TEXT_CHANGES) {
+      if (out.length >= MAX_TEXT_CANDIDATES) return out;
+      const undone = mapStrings(later.value, earlier.undo);
+      if (undone !== undefined) out.push({ value: undone, changes: [earlier, ...later.changes] });
+    }
+  }
+  return out;
+}
+
+/** `value` with `undo` applied to every string and key; `undefined` when nothing changed or an undo failed. */
+function mapStrings(value: LosslessJsonValue, undo: (text: string) => string | undefined): LosslessJsonValue | undefined {
+  let changed = false;
+  let failed = false;
+  const walk = (v: LosslessJsonValue): LosslessJsonValue => {
+    if (failed) return v;
+    if (typeof v === 'string') {
+      const u = undo(v);
+      if (u === undefined) {
+        failed = true;
+        return v;
+      }
+      if (u !== v) changed = true;
+      return u;
+    }
+    if (v === null || typeof v !== 'object' || v instanceof RawJson) return v;
+    if (Array.isArray(v)) return v.map(walk);
+    const out: { [key: string]: LosslessJsonValue } = {};
+    for (const [key, item] of Object.entries(v)) {
+      const k = walk(key) as string;
+      Object.defineProperty(out, k, { value: walk(item), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  };
+  const result = walk(value);
+  return failed || !changed ? undefined : result;
 }

@@ -6,8 +6,9 @@ export const MIN_RSA_BITS = 2048;
 
 /**
  * A public key as you may have it: a PEM string or buffer (`BEGIN PUBLIC KEY`, or `BEGIN RSA PUBLIC
- * KEY` as the service publishes it; a private key PEM also works, its public half is used), or a
- * Node.js `KeyObject`.
+ * KEY` as the service publishes it), or a Node.js `KeyObject`. A private key is refused: a receiver
+ * never needs the service's signing key, and holding it would let anyone who reads the receiver's
+ * configuration sign deliveries.
  */
 export type PublicKeyInput = string | Uint8Array | KeyObject;
 
@@ -70,15 +71,18 @@ export function loadPublicKey(input: PublicKeyInput, label = 'the key'): RingKey
   let key: KeyObject;
   try {
     if (input instanceof KeyObject) {
+      if (input.type === 'private') throw privateKeyGiven(label);
       key = input.type === 'public' ? input : createPublicKey(input);
     } else if (typeof input === 'string' || input instanceof Uint8Array) {
       const pem = typeof input === 'string' ? input : Buffer.from(input).toString('utf8');
-      if (!pem.includes('-----BEGIN')) throw new Error('not a PEM document (no -----BEGIN line)');
+      if (!pem.includes('-----BEGIN')) throw new Error(notPemMessage(pem));
+      if (PRIVATE_PEM.test(pem)) throw privateKeyGiven(label);
       key = createPublicKey(pem);
     } else {
       throw new Error(`expected a PEM string, a Buffer or a KeyObject, got ${typeof input}`);
     }
   } catch (cause) {
+    if (cause instanceof JobhookError) throw cause;
     throw new JobhookError('ERR_KEY_INVALID', `${label} is not a readable public key: ${(cause as Error).message}`, {
       cause,
     });
@@ -97,4 +101,37 @@ export function loadPublicKey(input: PublicKeyInput, label = 'the key'): RingKey
     .update(key.export({ type: 'spki', format: 'der' }))
     .digest('hex');
   return Object.freeze({ id, key, bits });
+}
+
+/** A PEM block of any private key type: `PRIVATE KEY`, `RSA PRIVATE KEY`, `ENCRYPTED PRIVATE KEY`, … @internal */
+export const PRIVATE_PEM = /-----BEGIN [A-Z ]*PRIVATE KEY-----/;
+
+/** A PEM block of a public key: `PUBLIC KEY` (SPKI) or `RSA PUBLIC KEY` (PKCS#1). @internal */
+export const PUBLIC_PEM = /-----BEGIN (RSA )?PUBLIC KEY-----/;
+
+function privateKeyGiven(label: string): JobhookError {
+  return new JobhookError(
+    'ERR_KEY_INVALID',
+    `${label} is a private key; give the receiver only the service's public key (it never needs the signing key). ` +
+      'Derive the public half with `openssl rsa -in private.pem -pubout`; `jobhook keygen` writes both files.',
+  );
+}
+
+/**
+ * Why a string that is not PEM was refused: a file path passed instead of the file's contents is
+ * the usual mistake, so it is named as such (with the call that reads the file).
+ * @internal
+ */
+export function notPemMessage(text: string): string {
+  const trimmed = text.trim();
+  if (looksLikePath(trimmed)) {
+    const shown = trimmed.length > 120 ? `${trimmed.slice(0, 120)}…` : trimmed;
+    return `not a PEM document: ${JSON.stringify(shown)} looks like a file path; pass the file's contents (readFileSync(${JSON.stringify(shown)})), not its path`;
+  }
+  return 'not a PEM document (no -----BEGIN line)';
+}
+
+function looksLikePath(text: string): boolean {
+  if (text === '' || text.length > 4096 || /[\r\n]/.test(text)) return false;
+  return /\.(pem|key|pub|crt|der|txt)$/i.test(text) || /^(\.{0,2}\/|~\/|[A-Za-z]:[\\/])/.test(text) || text.includes('/');
 }

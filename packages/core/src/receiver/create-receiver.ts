@@ -3,73 +3,39 @@ import { validateEvent, type AsyncJobCompletedEvent, type FailEvent, type Succes
 import { readSignatureHeader } from '../signature/read-signature-header.js';
 import { resolveProfiles } from '../canonical/profiles.js';
 import { createKeyRing } from '../keys/key-ring.js';
-import { verifyBody, type VerifyResult } from '../signature/verifier.js';
-import { isTransactionalStore, type IdempotencyStore } from '../store/idempotency-store.js';
+import { recoverSignature, type RecoveredDigest } from '../signature/recover-digest.js';
+import { verifyRecovered, type VerifyResult } from '../signature/verifier.js';
+import { isTransactionalStore } from '../store/idempotency-store.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { resolveReceiverOptions, type HandlerContext, type ReceiverOptions } from './receiver-options.js';
 import type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver-outcome.js';
-import { firstHeader, isJsonContentType, type RequestHeaders } from './request-headers.js';
+import { firstHeader, isJsonContentType, quoteHeader } from './request-headers.js';
 import { runClaimedJob } from './run-claimed-job.js';
 import { runInTransaction, type TransactionEnd } from './run-in-transaction.js';
 import { checkEventAge } from './event-age.js';
 import { createRejectionLogLimit } from './rejection-log-limit.js';
-import { registerAdapterView, type RequestHead } from './adapter-view.js';
+import { createBodyBudget } from './body-budget.js';
+import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 import { refusalCause, type RefusalCauseFields } from '../diagnosis/refusal-cause.js';
 import { createFailureCapture, type FailedRequest } from '../diagnosis/failure-capture.js';
+import type { LosslessJsonValue } from '../canonical/to-value.js';
 import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
+import { createRecipientCheck } from './recipient-check.js';
 
-/** One webhook request, as an adapter read it. */
-export interface ReceiverRequest {
-  /** HTTP method. */
-  method: string;
-  /** Request headers (Node's `req.headers`, any record, or a fetch `Headers`). */
-  headers: RequestHeaders;
-  /** The body bytes exactly as received (never a re-serialized object). */
-  rawBody: Uint8Array | string;
-}
-
-/** The answer to write back: status, headers and a JSON body. */
-export interface ReceiverResponse {
-  status: number;
-  headers: Record<string, string>;
-  /** JSON text: `{"ok":true,...}` or `{"error":{"code","message"}}`. */
-  body: string;
-  /** What happened, for logs and tests. */
-  outcome: ReceiverOutcome;
-  /** The verified event: set whenever the signature verified, whatever the answer. */
-  event?: AsyncJobCompletedEvent;
-}
-
-/** The framework-agnostic receive pipeline. */
-export interface Receiver {
-  /** Runs one request through the pipeline. Never rejects: every failure is an answer. */
-  handle(request: ReceiverRequest): Promise<ReceiverResponse>;
-  /**
-   * Hands a finished job fetched by polling (the reconciler's `GET /v3/universal-ai/async/{job_id}`
-   * answer) to the same handlers through the same idempotency claim as its webhook, so the job is
-   * handled once whichever comes first (inside the store's transaction on PostgreSQL). The context
-   * says `source: 'poll'`; the event is described at {@link HandlerContext.source}. No signature,
-   * recipient or age check: the caller vouches for the answer (it came over TLS with the API key).
-   * Never rejects: every failure is an outcome.
-   */
-  handlePolled(job: PolledJob): Promise<PolledOutcome>;
-  /** Counters since creation (a copy). */
-  stats(): ReceiverStats;
-  /** The store in use. */
-  readonly store: IdempotencyStore;
-  /** Closes a store the receiver created itself (the default memory store). */
-  close(): Promise<void>;
-}
+export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;
 
 /**
  * Creates the receive pipeline:
- * method → content type → size → hash-algorithm and signature headers → lossless parse → canonical
- * bytes → RSA verify against the key ring → payload shape → claim → handler → complete | release →
+ * method → content type → declared size → hash-algorithm and signature headers → RSA recovery of
+ * what a configured key signed (before a byte of the body is read) → body (its share of
+ * `maxBodyBytesInFlight`, `bodyTimeoutMs`) → lossless parse → canonical bytes matched against the
+ * recovered digest → payload shape → claim → handler → complete | release →
  * answer. The answers steer the sender's retries (it retries 5xx, never 4xx): 200 handled or
  * duplicate; 503 + Retry-After when the job is in flight elsewhere, the store is down or the
- * handler is slow; 500 when the handler failed; 401/400/405/413/415 for requests to drop.
+ * handler is slow, or the body was not read (busy, too slow); 500 when the handler failed;
+ * 401/400/405/413/415 for requests to drop.
  *
  * @example
  * ```ts
@@ -91,7 +57,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const ownsStore = options.store === undefined;
   const store = options.store ?? createMemoryStore();
   const { onSuccess, onFail, onEvent, onOutcome, ledger } = options;
-  const stats: ReceiverStats = {
+  const recipientCheck = createRecipientCheck(options, 'createReceiver', log, resolved.eventAge?.clockSkewMs ?? options.clockSkewMs);
+  const budget = createBodyBudget(resolved.maxBodyBytesInFlight);
+  const stats: Omit<ReceiverStats, 'bodyBytesInFlight'> = {
     received: 0,
     verified: 0,
     handled: 0,
@@ -116,7 +84,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
 
   const rejectionLogAllowed = createRejectionLogLimit();
   const captureFailure =
-    resolved.captureFailures === undefined ? undefined : createFailureCapture(resolved.captureFailures, headerNames, log);
+    resolved.captureFailures === undefined ? undefined : createFailureCapture(resolved.captureFailures, headerNames, keyRing, log);
 
   /**
    * One log line per answer, at the level a team would page on: handler and store failures as
@@ -134,9 +102,11 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       const code = outcome.code ?? kind;
       const suppressed = rejectionLogAllowed(code);
       if (suppressed === undefined) return;
-      const reason = (error?.message ?? '').slice(0, 200);
-      const failed = status >= 500;
+      // Whole: our messages are bounded, and the header values they quote are cut where they are quoted.
+      const reason = error?.message ?? '';
       // A 500 refusal is our setup or our bug: its error (the cause's stack, or ours) is what to debug.
+      // A 503 one (busy, a body too slow) is load anyone can make: a warning.
+      const failed = status === 500;
       const err = failed ? (error?.cause ?? error) : error?.cause;
       const fields = { ...outcome, reason, ...cause, ...(suppressed > 0 ? { suppressed } : {}), ...(err === undefined ? {} : { err }) };
       if (failed) log.error(fields, `jobhook: webhook refused (${code}): ${reason}; one line per code per minute`);
@@ -266,7 +236,16 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       return { kind: 'rejected', error };
     }
     const jobId = event.job_id.toLowerCase();
-    const context = { jobId, source: 'poll' as const, profile: null, keyId: null, headers: {}, log };
+    // No signature covers a poll answer: its lossless form is the answer as the client read it.
+    const context = {
+      jobId,
+      source: 'poll' as const,
+      profile: null,
+      keyId: null,
+      headers: {},
+      log,
+      losslessPayload: () => job as LosslessJsonValue,
+    };
     let end: TransactionEnd;
     try {
       end = await runJob(event, context);
@@ -287,44 +266,48 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     }
   }
 
-  /** The head checks, cheapest first: a refusal, or the decoded signature. `body` when already read (for captures). */
-  function checkHead(started: number, { method, headers }: RequestHead, body?: Uint8Array | string): ReceiverResponse | Buffer {
+  /**
+   * The head checks, cheapest first, then the RSA recovery: a refusal, or what the configured keys
+   * signed. `body` when already read (`handle`): its length is checked with the declared one, before
+   * the RSA operation, and it goes into captures.
+   */
+  function checkHead(started: number, { method, headers }: RequestHead, body?: Uint8Array): ReceiverResponse | RecoveredDigest[] {
     if (method.toUpperCase() !== 'POST') {
-      return rejection(started, 'ERR_METHOD_NOT_ALLOWED', `webhooks are POSTed; got ${method}`, { allow: 'POST' });
+      return rejection(started, 'ERR_METHOD_NOT_ALLOWED', `webhooks are POSTed; got ${quoteHeader(method)}`, { allow: 'POST' });
     }
     const contentType = firstHeader(headers, 'content-type');
     if (!isJsonContentType(contentType)) {
-      return rejection(started, 'ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${contentType ?? 'none'}`);
+      return rejection(started, 'ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${quoteHeader(contentType)}`);
     }
-    const declared = Number(firstHeader(headers, 'content-length') ?? 0);
-    if (declared > limits.maxBodyBytes) {
+    const declared = declaredLength(headers);
+    if (declared !== undefined && declared > limits.maxBodyBytes) {
       return rejection(started, 'ERR_BODY_TOO_LARGE', `Content-Length is ${declared} bytes; the limit is ${limits.maxBodyBytes}`);
     }
+    if (body !== undefined && body.length > limits.maxBodyBytes) {
+      return rejection(started, 'ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${limits.maxBodyBytes}`);
+    }
     try {
-      return readSignatureHeader(headers, headerNames, keyRing);
+      // One RSA public operation per key, whatever the body: a signature no key decodes ends here.
+      return recoverSignature(readSignatureHeader(headers, headerNames, keyRing), keyRing);
     } catch (err) {
       if (err instanceof JobhookError) return verifyRefusal(started, err, { method, headers, body });
       throw err;
     }
   }
 
-  async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
-    const started = performance.now();
-    stats.received++;
-    const head = checkHead(started, request, request.rawBody);
-    if (!Buffer.isBuffer(head)) return head;
-    const { headers } = request;
-    const body = typeof request.rawBody === 'string' ? Buffer.from(request.rawBody, 'utf8') : request.rawBody;
-    if (body.length > limits.maxBodyBytes) {
-      return rejection(started, 'ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${limits.maxBodyBytes}`);
-    }
+  /** The body step: verification against the digests the head step recovered, then claim, handler, answer. */
+  async function receiveBody(
+    started: number,
+    { method, headers }: RequestHead,
+    recovered: readonly RecoveredDigest[],
+    body: Uint8Array,
+  ): Promise<ReceiverResponse> {
     let verified: VerifyResult;
     let event: AsyncJobCompletedEvent;
     try {
-      // Signature first: nothing of the body is parsed until a configured key decodes the signature.
-      verified = verifyBody(body, head, keyRing, profiles, parseRun, resolved.bigIntegers);
+      verified = verifyRecovered(body, recovered, profiles, parseRun, resolved.bigIntegers);
     } catch (err) {
-      if (err instanceof JobhookError) return verifyRefusal(started, err, { method: request.method, headers, body });
+      if (err instanceof JobhookError) return verifyRefusal(started, err, { method, headers, body });
       throw err;
     }
     try {
@@ -334,15 +317,39 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       if (err instanceof JobhookError) return errorAnswer(started, 'rejected', err);
       throw err;
     }
+    if (recipientCheck !== undefined) {
+      // Signed, but is the job ours? Before the replay window and the claim: a refusal never runs the handler.
+      const checked = recipientCheck(event, Date.now());
+      if (checked instanceof JobhookError) {
+        const { profile, keyId } = verified;
+        return errorAnswer(started, 'rejected', checked, {
+          jobId: event.job_id.toLowerCase(),
+          eventStatus: event.status,
+          profile,
+          keyId,
+          event,
+        });
+      }
+      event = checked;
+    }
 
     // UUIDs name the same job in either case; the store key is the lower-case form.
     const jobId = event.job_id.toLowerCase();
     const known = { jobId, eventStatus: event.status, profile: verified.profile, keyId: verified.keyId, event };
+    const context = {
+      jobId,
+      source: 'webhook' as const,
+      profile: verified.profile,
+      keyId: verified.keyId,
+      headers,
+      log,
+      losslessPayload: () => verified.losslessPayload(),
+    };
     if (resolved.eventAge !== undefined) {
-      const tooOld = checkEventAge(event.finished_at, Date.now(), resolved.eventAge);
+      const age = checkEventAge(event, context, Date.now(), resolved.eventAge);
+      const tooOld = age instanceof Promise ? await age : age;
       if (tooOld !== undefined) return errorAnswer(started, 'rejected', tooOld, known);
     }
-    const context = { jobId, source: 'webhook' as const, profile: verified.profile, keyId: verified.keyId, headers, log };
     let end: TransactionEnd;
     try {
       end = await runJob(event, context);
@@ -383,40 +390,103 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     return errorAnswer(started, 'handler-failed', error, known);
   }
 
-  async function safeHandle(request: ReceiverRequest): Promise<ReceiverResponse> {
+  /** A bug or a non-jobhook throw (a bad headers object, ...): answered 500 rather than crashing the server. */
+  function internalError(err: unknown): ReceiverResponse {
+    const error = new JobhookError('ERR_INTERNAL', 'internal error in the webhook receiver', { cause: err });
+    return errorAnswer(performance.now(), 'rejected', error);
+  }
+
+  async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
     try {
-      return await handle(request);
+      const started = performance.now();
+      stats.received++;
+      const body = bytesOf(request.rawBody);
+      const recovered = checkHead(started, request, body);
+      if (!Array.isArray(recovered)) return recovered;
+      return await receiveBody(started, request, recovered, body);
     } catch (err) {
-      // A bug or a non-jobhook throw (a bad headers object, ...): answer 500 rather than crash the server.
-      const error = new JobhookError('ERR_INTERNAL', 'internal error in the webhook receiver', { cause: err });
-      return errorAnswer(performance.now(), 'rejected', error);
+      return internalError(err);
     }
   }
 
-  const receiver: Receiver = Object.freeze({
-    handle: safeHandle,
+  const { bodyTimeoutMs } = resolved;
+
+  /** The admission of a body whose signature decoded: its share of the budget, its deadline, and the body step. */
+  function admit(started: number, head: RequestHead, recovered: readonly RecoveredDigest[], reserved: number): Admission {
+    const deadline = new AbortController();
+    let open = true;
+    const settle = (): void => {
+      if (!open) return;
+      open = false;
+      clearTimeout(timer);
+      budget.release(reserved);
+    };
+    const timer = setTimeout(() => {
+      settle();
+      deadline.abort(
+        new JobhookError('ERR_BODY_TIMEOUT', `the body did not arrive within ${bodyTimeoutMs} ms (bodyTimeoutMs); retry later`),
+      );
+    }, bodyTimeoutMs);
+    // An open connection keeps the process alive, not the deadline of its body.
+    timer.unref();
+    return {
+      maxBytes: reserved,
+      signal: deadline.signal,
+      async receive(rawBody) {
+        // Verification runs synchronously from here, so the share comes back once the body is verified.
+        settle();
+        try {
+          return await receiveBody(started, head, recovered, bytesOf(rawBody));
+        } catch (err) {
+          return internalError(err);
+        }
+      },
+      refuse(error) {
+        settle();
+        return errorAnswer(started, 'rejected', error, {}, error.status === 503 ? retryAfter : {});
+      },
+    };
+  }
+
+  function precheck(head: RequestHead): Precheck {
+    try {
+      const started = performance.now();
+      stats.received++;
+      const recovered = checkHead(started, head);
+      if (!Array.isArray(recovered)) return { refusal: recovered };
+      const reserved = declaredLength(head.headers) ?? limits.maxBodyBytes;
+      if (!budget.tryReserve(reserved)) {
+        const error = new JobhookError(
+          'ERR_RECEIVER_BUSY',
+          `the receiver is reading ${budget.reserved} bytes of other bodies (maxBodyBytesInFlight ${resolved.maxBodyBytesInFlight}); retry later`,
+        );
+        return { refusal: errorAnswer(started, 'rejected', error, {}, retryAfter) };
+      }
+      return { admission: admit(started, head, recovered, reserved) };
+    } catch (err) {
+      return { refusal: internalError(err) };
+    }
+  }
+
+  return Object.freeze({
+    handle,
     handlePolled,
-    stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected } }),
+    precheck,
+    stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected }, bodyBytesInFlight: budget.reserved }),
     store,
     async close(): Promise<void> {
       if (ownsStore) await store.close();
     },
   });
-  // The adapter-only methods (`adapterView` in @jobhook/core/adapter), off the public Receiver.
-  registerAdapterView(receiver, {
-    handle: safeHandle,
-    precheck(head: RequestHead): ReceiverResponse | undefined {
-      const started = performance.now();
-      const checked = checkHead(started, head);
-      if (Buffer.isBuffer(checked)) return undefined;
-      stats.received++;
-      return checked;
-    },
-    reject(error: JobhookError): ReceiverResponse {
-      stats.received++;
-      return errorAnswer(performance.now(), 'rejected', error);
-    },
-    maxBodyBytes: limits.maxBodyBytes,
-  });
-  return receiver;
+}
+
+/** The declared `Content-Length`, when there is one that reads as a length. */
+function declaredLength(headers: RequestHead['headers']): number | undefined {
+  const value = firstHeader(headers, 'content-length');
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+}
+
+/** A body as bytes: a string is taken as its UTF-8 bytes. */
+function bytesOf(rawBody: Uint8Array | string): Uint8Array {
+  return typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
 }

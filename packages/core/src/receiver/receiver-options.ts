@@ -4,15 +4,16 @@ import { resolveParseOptions, type ResolvedParseOptions } from '../canonical/par
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/async-job-event.js';
 import type { KeyRing, PublicKeyInput } from '../keys/key-ring.js';
-import { resolveBigIntegers, type BigIntegers } from '../canonical/to-value.js';
+import { resolveBigIntegers, type BigIntegers, type LosslessJsonValue } from '../canonical/to-value.js';
 import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
 import { resolveCaptureFailures, type CaptureFailuresOptions, type ResolvedCaptureFailures } from '../diagnosis/failure-capture.js';
 import type { IdempotencyStore, TransactionalStore } from '../store/idempotency-store.js';
 import type { JobLedger } from '../ledger/job-ledger.js';
-import { DEFAULT_CLOCK_SKEW_MS, type EventAgeLimit } from './event-age.js';
+import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_EVENT_AGE_MS, type EventAgeLimit, type LateEventRule } from './event-age.js';
 import { createJsonLogger, isLogger, type Logger } from './logger.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';
 import type { RequestHeaders } from './request-headers.js';
+import type { RecipientOptions } from './recipient-check.js';
 
 /**
  * What a handler gets besides the event. `Db` is the transaction a {@link TransactionalStore} hands
@@ -34,6 +35,12 @@ export interface HandlerContext<Db = undefined> {
   keyId: string | null;
   /** The request headers, as the adapter gave them; empty for a polled event. */
   headers: RequestHeaders;
+  /**
+   * The signed payload with every number exactly as signed (floats as `RawJson` lexemes, integers
+   * of any size exact), built from the canonical bytes that verified: see `VerifyResult.losslessPayload`.
+   * Use it, not `toLosslessValue(parseBody(rawBody))`, whose lexemes no signature covers.
+   */
+  losslessPayload(): LosslessJsonValue;
   /**
    * Aborted when `handlerTimeoutMs` elapses (the sender has been told to retry later; the claim is
    * kept until the handler settles), or when a lease renewal finds the claim's lease gone (the store
@@ -61,7 +68,7 @@ export type EventHandler<E, Db = undefined> = (event: E, context: HandlerContext
  * that would acknowledge `status: "fail"` events without running anything is refused at
  * construction (pass `onFail: () => {}` to drop them on purpose).
  */
-export interface ReceiverOptions<Db = undefined> {
+export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
   /** The service public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list (rotation), or a key ring. Required. */
   publicKeys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
   /** Runs for `status: "success"` events. */
@@ -83,17 +90,43 @@ export interface ReceiverOptions<Db = undefined> {
    */
   leaseMs?: number;
   /**
-   * How long a handled `job_id` is remembered. Default 7 days. The receiver keeps it at least
-   * `maxEventAgeMs + clockSkewMs`, so every delivery young enough to pass the age check finds it.
+   * How long a handled `job_id` is remembered. Default {@link DEFAULT_DONE_TTL_MS} (7 days). The
+   * receiver keeps it at least `maxEventAgeMs + clockSkewMs`, so every delivery young enough to pass
+   * the age check finds it.
    */
   doneTtlMs?: number;
   /**
-   * Verified events whose signed `finished_at` is older than this (plus `clockSkewMs`) are refused,
-   * 400 `ERR_EVENT_TOO_OLD`: a captured delivery replayed after its `job_id` left the store (TTL, LRU
-   * eviction, a restarted memory store) is not handled twice. Default `doneTtlMs`. `false` turns the
-   * check off. Trade-off: a manual redelivery of a job older than this is refused too.
+   * The replay window: verified events whose signed `finished_at` is older than this (plus
+   * `clockSkewMs`) are refused, 400 `ERR_EVENT_TOO_OLD`, so a captured delivery replayed after its
+   * `job_id` left the store (TTL, LRU eviction, a restarted memory store) is not handled twice.
+   * Default {@link DEFAULT_MAX_EVENT_AGE_MS} (6 hours: the service's retries of one delivery span
+   * about 3.5 minutes; the rest is margin for a late first attempt). `false` turns the check off.
+   *
+   * A first delivery that arrives later than that gets the same 400, and the service does not retry
+   * a 4xx: that result reaches you only by polling the job (`onOutcome` gets each refusal with its
+   * `jobId`), or through `acceptLateEvent`. A manual redelivery of an older job needs `acceptLateEvent` too.
+   *
+   * @example
+   * ```ts
+   * createReceiver({ publicKeys, onEvent, maxEventAgeMs: 2 * 60 * 60_000 }); // 2 hours
+   * ```
    */
   maxEventAgeMs?: number | false;
+  /**
+   * Admits a verified event past the replay window: called only for such events, after the
+   * signature and the payload's shape are checked and before the claim; `true` sends the event on to
+   * deduplication and the handler, anything else refuses it (400 `ERR_EVENT_TOO_OLD`); a throw answers
+   * 500 `ERR_LATE_EVENT_RULE_FAILED` and the sender retries. Default: none, every late event is
+   * refused. Admit only what you expect and have not handled (a ledger of the jobs you submitted):
+   * a memory store that restarted has forgotten its done marks, so this rule is then all that stands
+   * between a replay and a second run of your handler. Not called when `maxEventAgeMs` is `false`.
+   *
+   * @example
+   * ```ts
+   * createReceiver({ publicKeys, onEvent, acceptLateEvent: (event, { jobId }) => ledger.isAwaiting(jobId) });
+   * ```
+   */
+  acceptLateEvent?: LateEventRule;
   /**
    * How far this host's clock may run ahead of the service's before fresh events look too old.
    * Default {@link DEFAULT_CLOCK_SKEW_MS} (5 minutes). At most one hour.
@@ -101,6 +134,23 @@ export interface ReceiverOptions<Db = undefined> {
   clockSkewMs?: number;
   /** Bodies above this are refused with 413. Default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Bytes of request bodies the adapters read at once, across this receiver's requests. A body is
+   * read only behind a signature a configured key decodes, and first reserves its declared
+   * `Content-Length` (or `maxBodyBytes` when it declares none); one that would pass this bound is
+   * answered 503 `ERR_RECEIVER_BUSY` with `Retry-After`, unread, and the connection closed. It bounds
+   * what bodies behind replayed real signatures hold in memory. Default {@link DEFAULT_MAX_BODY_BYTES_IN_FLIGHT}
+   * (64 MiB), or `maxBodyBytes` when that is larger; never less than `maxBodyBytes`.
+   * Share one receiver between routes to share the bound.
+   */
+  maxBodyBytesInFlight?: number;
+  /**
+   * Longest time from a request's head to its body's last byte, when an adapter reads the body: a
+   * trickled or stalled upload is answered 503 `ERR_BODY_TIMEOUT` with `Retry-After` and its
+   * connection closed. Default {@link DEFAULT_BODY_TIMEOUT_MS} (5,000): the service gives up on an
+   * attempt after 30 s (spec §8), and the handler may take `handlerTimeoutMs` (25 s) of them.
+   */
+  bodyTimeoutMs?: number;
   /** Nesting above this is refused with 400. Default 512. */
   maxDepth?: number;
   /**
@@ -143,7 +193,10 @@ export interface ReceiverOptions<Db = undefined> {
   /**
    * Opt-in: write each request refused for a signature or body cause to `dir`, as a request file
    * `jobhook doctor --request` diagnoses. The files hold customer payloads. At most `max` files
-   * (default 100; the oldest are kept), secret-bearing headers redacted. See the README.
+   * (default 100; the oldest are kept). Header values are kept only for the service's own headers,
+   * `Content-Type`, `Content-Length`, `User-Agent`, and a signature a configured key decodes under
+   * another name; every other header keeps its name, its value written `[dropped]` (proxies add
+   * credentials under names nobody can list). See the README.
    */
   captureFailures?: CaptureFailuresOptions;
 }
@@ -158,6 +211,9 @@ export interface ResolvedReceiverOptions {
   /** Body, depth and canonical-size limits. */
   limits: ResolvedParseOptions;
   handlerTimeoutMs: number;
+  /** Bytes of bodies read at once (`maxBodyBytesInFlight`). */
+  maxBodyBytesInFlight: number;
+  bodyTimeoutMs: number;
   retryAfterSeconds: number;
   headerNames: WebhookHeaderNames;
   bigIntegers: BigIntegers;
@@ -180,7 +236,25 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export const DEFAULT_LEASE_MS = 20_000;
 
-/** Default time a handled `job_id` is remembered: 7 days (any retry or redelivery comes sooner). */
+/**
+ * Default `bodyTimeoutMs`: 5 s. The service gives up on a delivery attempt after 30 s (spec §8) and
+ * the handler gets at most `handlerTimeoutMs` (25 s) of them before the sender is answered: a body
+ * must be in within the 5 s left for that answer to reach the sender in time. A body of 1 MiB
+ * needs about 200 KB/s for it, far below any link the service sends from.
+ */
+export const DEFAULT_BODY_TIMEOUT_MS = 5_000;
+
+/**
+ * Default `maxBodyBytesInFlight`: 64 MiB, 64 bodies of the default 1 MiB limit read at once. Real
+ * deliveries are far smaller and read in milliseconds; only held uploads fill it.
+ */
+export const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
+
+/**
+ * Default time a handled `job_id` is remembered: 7 days, far past the replay window
+ * ({@link DEFAULT_MAX_EVENT_AGE_MS}), so the retries and manual redeliveries of a handled job, and
+ * late events `acceptLateEvent` admits, meet its done mark while the store keeps it.
+ */
 export const DEFAULT_DONE_TTL_MS = 7 * DAY_MS;
 
 function fail(message: string): never {
@@ -231,7 +305,7 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     clockSkewMs = DEFAULT_CLOCK_SKEW_MS,
     logger = createJsonLogger(),
   } = options;
-  const maxEventAgeMs = options.maxEventAgeMs ?? doneTtlMs;
+  const maxEventAgeMs = options.maxEventAgeMs ?? DEFAULT_MAX_EVENT_AGE_MS;
   // Both become timers (the lease is renewed every leaseMs / 3), and Node fires a timer of more
   // than 2^31-1 ms after 1 ms. doneTtlMs is a store expiry, not a timer, so it may be longer.
   positiveInteger('leaseMs', leaseMs, MAX_TIMER_MS);
@@ -242,7 +316,11 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     fail(`clockSkewMs must be an integer from 0 to 3600000 (one hour), got ${String(clockSkewMs)}`);
   }
   if (maxEventAgeMs !== false) positiveInteger('maxEventAgeMs', maxEventAgeMs);
-  const eventAge = maxEventAgeMs === false ? undefined : { maxEventAgeMs, clockSkewMs };
+  const { acceptLateEvent } = options;
+  if (acceptLateEvent !== undefined && typeof acceptLateEvent !== 'function') {
+    fail('acceptLateEvent must be a function (event, context) => boolean | Promise<boolean>');
+  }
+  const eventAge = maxEventAgeMs === false ? undefined : { maxEventAgeMs, clockSkewMs, acceptLateEvent };
   // The lease is renewed every leaseMs / 3 while the handler runs; below 30 ms that is a busy loop.
   if (leaseMs < 30) fail(`leaseMs must be at least 30, got ${leaseMs}`);
   if (doneTtlMs < leaseMs) fail(`doneTtlMs (${doneTtlMs}) must not be shorter than leaseMs (${leaseMs})`);
@@ -262,12 +340,23 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
       ? doneTtlMs
       : Math.min(Math.max(doneTtlMs, eventAge.maxEventAgeMs + eventAge.clockSkewMs), Number.MAX_SAFE_INTEGER);
   const captureFailures = resolveCaptureFailures(options.captureFailures, 'createReceiver');
+  const {
+    maxBodyBytesInFlight = Math.max(DEFAULT_MAX_BODY_BYTES_IN_FLIGHT, limits.maxBodyBytes),
+    bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
+  } = options;
+  positiveInteger('maxBodyBytesInFlight', maxBodyBytesInFlight);
+  if (maxBodyBytesInFlight < limits.maxBodyBytes) {
+    fail(`maxBodyBytesInFlight (${maxBodyBytesInFlight}) must not be less than maxBodyBytes (${limits.maxBodyBytes})`);
+  }
+  positiveInteger('bodyTimeoutMs', bodyTimeoutMs, MAX_TIMER_MS);
   return {
     leaseMs,
     doneTtlMs: doneTtl,
     eventAge,
     limits,
     handlerTimeoutMs,
+    maxBodyBytesInFlight,
+    bodyTimeoutMs,
     retryAfterSeconds,
     headerNames,
     bigIntegers,

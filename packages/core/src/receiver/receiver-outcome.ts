@@ -10,7 +10,8 @@ import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
  * - `handler-failed`: the handler threw, claim released, 500;
  * - `handler-timeout`: the handler outran `handlerTimeoutMs`, 503 (it goes on; the claim is kept until it settles);
  * - `store-unavailable`: the idempotency store failed, 503, nothing handled;
- * - `rejected`: refused before any handling (signature, body, method, content type), 4xx.
+ * - `rejected`: refused before any handling (signature, body, method, content type), 4xx; or 503
+ *   with `Retry-After` for a body not read (`ERR_RECEIVER_BUSY`) or not read in time (`ERR_BODY_TIMEOUT`).
  */
 export type OutcomeKind = 'handled' | 'duplicate' | 'in-flight' | 'handler-failed' | 'handler-timeout' | 'store-unavailable' | 'rejected';
 
@@ -34,7 +35,7 @@ export interface ReceiverOutcome {
 
 /** Counters of a receiver since it was created. */
 export interface ReceiverStats {
-  /** Requests given to `handle` (and `reject`). */
+  /** Requests given to `handle` or `precheck` (each counted once). */
   received: number;
   /** Signatures that verified. */
   verified: number;
@@ -52,6 +53,8 @@ export interface ReceiverStats {
   storeUnavailable: number;
   /** Rejections by error code (signature, body, method, content type, payload). */
   rejected: Partial<Record<ErrorCode, number>>;
+  /** Bytes of `maxBodyBytesInFlight` reserved right now by bodies being read. */
+  bodyBytesInFlight: number;
 }
 
 /**

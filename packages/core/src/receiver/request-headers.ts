@@ -47,3 +47,12 @@ export function isJsonContentType(value: string | undefined): boolean {
   }
   return true;
 }
+
+/** The most of a request's own header value an error message quotes: anyone can send 16 KiB of it. */
+const MAX_QUOTED_CHARS = 80;
+
+/** A header value (or the method) for an error message: `none` when absent, cut to 80 characters with `…`. */
+export function quoteHeader(value: string | undefined): string {
+  if (value === undefined) return 'none';
+  return value.length > MAX_QUOTED_CHARS ? `${value.slice(0, MAX_QUOTED_CHARS)}…` : value;
+}

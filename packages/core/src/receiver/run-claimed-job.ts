@@ -3,6 +3,7 @@ import type { IdempotencyStore } from '../store/idempotency-store.js';
 import type { Logger } from './logger.js';
 import { timeoutReason, withLazySignal } from './handler-signal.js';
 import type { HandlerContext } from './receiver-options.js';
+import { backgroundTimeout } from './background-timeout.js';
 
 /** How a claimed job's handler ended, as far as the HTTP answer is concerned. */
 export type HandlerEnd = { kind: 'done' } | { kind: 'failed'; error: unknown } | { kind: 'timeout' };
@@ -65,15 +66,15 @@ export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
         if (performance.now() > leaseEndsAt) leaseLost();
       },
     );
-    if (renewing) heartbeat = setTimeout(beat, beatEveryMs).unref();
+    if (renewing) heartbeat = backgroundTimeout(beat, beatEveryMs);
   };
-  heartbeat = setTimeout(beat, beatEveryMs).unref();
+  heartbeat = backgroundTimeout(beat, beatEveryMs);
 
   return new Promise<HandlerEnd>((resolve) => {
-    const timer = setTimeout(() => {
+    const timer = backgroundTimeout(() => {
       stop(timeoutReason(job.handlerTimeoutMs));
       resolve({ kind: 'timeout' });
-    }, job.handlerTimeoutMs).unref();
+    }, job.handlerTimeoutMs);
 
     // The handler's own end decides the answer: from then on no timeout (settling the claim may
     // take a store round trip, and a handler done in time must not be answered 503), no renewal.

@@ -4,6 +4,7 @@ import type { TransactionalStore } from '../store/idempotency-store.js';
 import { timeoutReason, withLazySignal } from './handler-signal.js';
 import type { HandlerContext } from './receiver-options.js';
 import type { HandlerEnd } from './run-claimed-job.js';
+import { backgroundTimeout } from './background-timeout.js';
 
 /** How a job run in the store's transaction ended, for the answer. @internal */
 export type TransactionEnd = HandlerEnd | { kind: 'duplicate' } | { kind: 'in-flight'; retryAfterMs: number };
@@ -55,7 +56,7 @@ export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
     });
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<TransactionEnd>((resolve, reject) => {
-    timer = setTimeout(() => {
+    timer = backgroundTimeout(() => {
       timeoutError = timeoutReason(job.handlerTimeoutMs);
       if (!entered) {
         const message = `the idempotency store did not start job ${job.context.jobId} in ${job.handlerTimeoutMs} ms`;
@@ -64,7 +65,7 @@ export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
       }
       stopSignal?.(timeoutError);
       resolve({ kind: 'timeout' });
-    }, job.handlerTimeoutMs).unref();
+    }, job.handlerTimeoutMs);
   });
   return Promise.race([ended.finally(() => clearTimeout(timer)), timedOut]);
 }

@@ -231,6 +231,19 @@ function findSignatureElsewhere(
   return undefined;
 }
 
+/**
+ * The signature a header value holds as hex, bare, labelled (`sha256=`), quoted or in base64, when
+ * it is as long as a signature of a configured key (`keyBytes`); undefined otherwise. What
+ * `captureFailures` keeps of headers it does not know, so the diagnosis still finds a renamed one.
+ * @internal
+ */
+export function keySizedSignatureIn(value: string, keyBytes: ReadonlySet<number>): string | undefined {
+  const text = value.trim();
+  if (text.length < 64 || text.length > MAX_VALUE_CHARS) return undefined;
+  const hex = signatureIn(text, keyBytes);
+  return hex !== undefined && keyBytes.has(hex.length / 2) ? hex : undefined;
+}
+
 /** The signature (hex) a value holds, bare, labelled, quoted or in base64; undefined when it holds none. */
 function signatureIn(value: string, keyBytes: ReadonlySet<number>): string | undefined {
   const label = LABEL.exec(value);

@@ -8,9 +8,11 @@ import { readHeader, type RequestHeaders } from '../receiver/request-headers.js'
 import { resolveHeaderNames, type WebhookHeaderNames } from './headers.js';
 import { readSignatureHeader } from './read-signature-header.js';
 import { createVerifier, type Verifier } from './verifier.js';
+import { createRecipientCheck, type RecipientOptions } from '../receiver/recipient-check.js';
+import type { Logger } from '../receiver/logger.js';
 
 /** Options of {@link constructEvent}. */
-export interface ConstructEventOptions extends ParseOptions {
+export interface ConstructEventOptions extends ParseOptions, RecipientOptions {
   /** Header names, as the receiver's `headerNames`. Default the spec's `X-Service-Signature`, `X-Service-Hash-Algorithm`. */
   headerNames?: Partial<WebhookHeaderNames>;
   /**
@@ -20,6 +22,8 @@ export interface ConstructEventOptions extends ParseOptions {
   bigIntegers?: BigIntegers;
   /** Canonical profiles tried, in order. Default all four, `python` first. Set on the verifier when passing one. */
   profiles?: readonly CanonicalProfile[];
+  /** Where `recipientCheck: 'log'` warns (one line per cause per minute). Default JSON lines at `warn` on stderr. */
+  logger?: Logger;
 }
 
 /** The options a {@link Verifier} fixed at its creation, which `constructEvent` cannot change per call. */
@@ -31,6 +35,9 @@ const VERIFIER_OPTIONS = ['profiles', 'maxBodyBytes', 'maxDepth', 'maxCanonicalB
  * The same checks, order and error codes as the receive pipeline: the hash-algorithm header, the
  * signature header (present, hex, of a configured key's length), the signature before the body is
  * parsed, the body's limits, the event's shape.
+ *
+ * With `recipientSecret` it checks the recipient tag as the receiver does (`recipientCheck`,
+ * `recipientUrl`, `recipientTagMaxAgeMs`), and the event's `user_parameters` comes without the tag.
  *
  * It does **not** deduplicate `job_id` nor refuse old events (replays): the receive pipeline
  * (`createReceiver`) does both; code calling this must do them itself (the service retries, so the
@@ -46,7 +53,8 @@ const VERIFIER_OPTIONS = ['profiles', 'maxBodyBytes', 'maxDepth', 'maxCanonicalB
  * await save(event.job_id, event.status === 'success' ? event.output : undefined);
  * ```
  * @throws JobhookError as the receiver answers: `ERR_HASH_ALGORITHM_UNSUPPORTED`, `ERR_SIGNATURE_*`
- * (401), `ERR_BODY_*` (400/413), `ERR_CANONICAL_TOO_LARGE` (413), `ERR_PAYLOAD_INVALID` (400);
+ * (401), `ERR_BODY_*` (400/413), `ERR_CANONICAL_TOO_LARGE` (413), `ERR_PAYLOAD_INVALID` (400),
+ * `ERR_RECIPIENT_TAG_MISSING` / `_INVALID` / `_EXPIRED` (403, with `recipientSecret`);
  * `ERR_BODY_ALREADY_PARSED` for a body that is not bytes or a string; `ERR_KEY_INVALID` /
  * `ERR_OPTION_INVALID` for bad keys or options.
  */
@@ -69,8 +77,13 @@ export function constructEvent(
   // Throws the receiver's header refusals; verify decodes the (checked) signature again, which
   // costs nothing next to the RSA operation, and keeps this on the Verifier's public interface.
   readSignatureHeader(headers, headerNames, verifier.keyRing);
+  const recipientCheck = createRecipientCheck(options, 'constructEvent', options.logger);
   const { payload } = verifier.verify({ body: bytes, signature: readHeader(headers, headerNames.signature), bigIntegers });
-  return validateEvent(payload);
+  const event = validateEvent(payload);
+  if (recipientCheck === undefined) return event;
+  const checked = recipientCheck(event, Date.now());
+  if (checked instanceof JobhookError) throw checked;
+  return checked;
 }
 
 /** True for what {@link createVerifier} returns (a KeyRing, a KeyObject or a PEM has no `verify`). */

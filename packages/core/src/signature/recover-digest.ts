@@ -1,4 +1,5 @@
 import { constants, hash, publicDecrypt, timingSafeEqual } from 'node:crypto';
+import { JobhookError } from '../errors.js';
 import type { KeyRing, RingKey } from '../keys/key-ring.js';
 
 /** DER prefix of a PKCS#1 v1.5 DigestInfo for SHA-256 (RFC 8017 §9.2, note 1); the 32-byte hash follows. */
@@ -34,6 +35,22 @@ export function recoverDigests(signature: Buffer, keyRing: KeyRing): RecoveredDi
     }
   }
   return found;
+}
+
+/**
+ * {@link recoverDigests}, refusing a signature that no configured key decodes: the step the receiver
+ * runs before reading a body, and `verifyBody` before parsing one.
+ * @throws JobhookError `ERR_SIGNATURE_INVALID` (401), `detail.cause` `unknown-key`.
+ * @internal
+ */
+export function recoverSignature(signature: Buffer, keyRing: KeyRing): RecoveredDigest[] {
+  const recovered = recoverDigests(signature, keyRing);
+  if (recovered.length === 0) {
+    throw new JobhookError('ERR_SIGNATURE_INVALID', 'the signature was not made by any configured key', {
+      detail: { cause: 'unknown-key', keyIds: keyRing.keys.map((k) => k.id) },
+    });
+  }
+  return recovered;
 }
 
 /**

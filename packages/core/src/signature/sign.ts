@@ -4,7 +4,7 @@ import { TRUSTED_INPUT, parseBodyUnchecked } from '../canonical/parse.js';
 import { isCanonicalProfile, serializeCanonical, type CanonicalProfile } from '../canonical/profiles.js';
 import { PYTHON_COMPACT_DUMPS, PYTHON_DEFAULT_DUMPS, serializeTape } from '../canonical/serialize-tape.js';
 import { valueToJson } from '../canonical/value-json.js';
-import { MIN_RSA_BITS } from '../keys/key-ring.js';
+import { MIN_RSA_BITS, PRIVATE_PEM, PUBLIC_PEM, notPemMessage } from '../keys/key-ring.js';
 import { DEFAULT_HEADER_NAMES, HASH_ALGORITHM, type WebhookHeaderNames } from './headers.js';
 
 /**
@@ -62,10 +62,26 @@ export interface SignedPayload {
  */
 export function loadPrivateKey(input: PrivateKeyInput): KeyObject {
   let key: KeyObject;
-  try {
-    key = input instanceof KeyObject ? input : createPrivateKey(typeof input === 'string' ? input : Buffer.from(input));
-  } catch (cause) {
-    throw new JobhookError('ERR_KEY_INVALID', `not a readable private key: ${(cause as Error).message}`, { cause });
+  if (input instanceof KeyObject) {
+    key = input;
+  } else {
+    const pem = typeof input === 'string' ? input : Buffer.from(input).toString('utf8');
+    if (!pem.includes('-----BEGIN')) throw new JobhookError('ERR_KEY_INVALID', notPemMessage(pem));
+    // OpenSSL's own words for this ("DECODER routines::unsupported") do not say which key is wrong.
+    if (PUBLIC_PEM.test(pem) && !PRIVATE_PEM.test(pem)) {
+      throw new JobhookError(
+        'ERR_KEY_INVALID',
+        'this is a public key; signing needs the private key (the file `jobhook keygen` names private.pem)',
+      );
+    }
+    try {
+      key = createPrivateKey(pem);
+    } catch (cause) {
+      throw new JobhookError('ERR_KEY_INVALID', `not a readable private key: ${(cause as Error).message}`, { cause });
+    }
+  }
+  if (key.type === 'public') {
+    throw new JobhookError('ERR_KEY_INVALID', 'this is a public key; signing needs the private key');
   }
   if (key.type !== 'private' || key.asymmetricKeyType !== 'rsa') {
     throw new JobhookError('ERR_KEY_INVALID', 'signing needs an RSA private key');

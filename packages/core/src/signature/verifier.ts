@@ -10,9 +10,18 @@ import {
 } from '../canonical/parse.js';
 import { digestCanonical, resolveProfiles, serializeCanonicalAs, type CanonicalProfile } from '../canonical/profiles.js';
 import { F_DEL, F_DOC_BIGINT, F_DOC_FLOAT, F_DOC_NONFINITE, F_ESC, F_NONASCII, F_RAWSURR, type ParsedBody } from '../canonical/tape.js';
-import { resolveBigIntegers, toValue, type BigIntegers, type JsonObject } from '../canonical/to-value.js';
+import { createSharedKeyOrders, type SharedKeyOrders } from '../canonical/shared-key-orders.js';
+import { WorkBudget, WorkBudgetExhausted } from '../canonical/work-budget.js';
+import {
+  resolveBigIntegers,
+  toLosslessValue,
+  toValue,
+  type BigIntegers,
+  type JsonObject,
+  type LosslessJsonValue,
+} from '../canonical/to-value.js';
 import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
-import { matchDigest, recoverDigests, type RecoveredDigest } from './recover-digest.js';
+import { matchDigest, recoverSignature, type RecoveredDigest } from './recover-digest.js';
 import { decodeSignatureHex } from './signature-hex.js';
 
 /** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
@@ -54,6 +63,21 @@ export interface VerifyResult {
    * they are built on first access (from the body, which must not have changed since).
    */
   readonly canonical: Buffer;
+  /**
+   * The signed payload with every number exactly as the signed bytes write it (floats as `RawJson`
+   * holding their lexeme, integers of any size exact), built from {@link canonical}: the lossless
+   * value verification vouches for. Use it instead of `toLosslessValue(parseBody(body))`, which
+   * reads the body's own lexemes: a signed `null` can arrive as `NaN` or `1e999`, `0.1` as
+   * `0.10000000000000000555`, a signed `1e+16` as `10000000000000000.0`, and still verify.
+   * Built on each call.
+   *
+   * @example
+   * ```ts
+   * const result = verifier.verify({ body: rawBody, signature });
+   * stringifyJson(result.losslessPayload()) // the numbers as signed, '1.0' stays '1.0'
+   * ```
+   */
+  losslessPayload(): LosslessJsonValue;
 }
 
 /** One body to verify. */
@@ -136,9 +160,7 @@ const LOSSLESS_PROFILES: ReadonlySet<CanonicalProfile> = new Set(['python', 'pyt
  * 1. body length against `maxBodyBytes` (no reading);
  * 2. what each key recovers from the signature (one RSA public operation per key): a signature no
  *    key decodes is refused here, whatever the body;
- * 3. the parse, which bounds every profile's canonical size and refuses a body over `maxCanonicalBytes`;
- * 4. candidate canonical forms, cheapest first, each hashed as it is written and compared with the
- *    recovered hashes: the python profile with numbers as written, then only what can differ.
+ * 3. the rest, {@link verifyRecovered}.
  * `bigIntegers` is how the payload holds integers beyond ±(2^53−1) (see {@link VerifyInput}).
  * @throws JobhookError `ERR_BODY_TOO_LARGE`, `ERR_SIGNATURE_INVALID`, `ERR_CANONICAL_TOO_LARGE`, `ERR_BODY_*`.
  * @internal
@@ -151,25 +173,52 @@ export function verifyBody(
   run: ParseRun,
   bigIntegers: BigIntegers = 'bigint',
 ): VerifyResult {
-  if (body.length > run.maxBodyBytes) {
-    throw new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${run.maxBodyBytes}`, {
-      detail: { bytes: body.length, limit: run.maxBodyBytes },
+  checkBodyLength(body, run.maxBodyBytes);
+  return verifyRecovered(body, recoverSignature(signature, keyRing), profiles, run, bigIntegers);
+}
+
+/** @throws JobhookError `ERR_BODY_TOO_LARGE` for a body over `maxBodyBytes`. */
+function checkBodyLength(body: Uint8Array, maxBodyBytes: number): void {
+  if (body.length > maxBodyBytes) {
+    throw new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${maxBodyBytes}`, {
+      detail: { bytes: body.length, limit: maxBodyBytes },
     });
   }
-  const recovered = recoverDigests(signature, keyRing);
-  if (recovered.length === 0) {
-    throw new JobhookError('ERR_SIGNATURE_INVALID', 'the signature was not made by any configured key', {
-      detail: { cause: 'unknown-key', keyIds: keyRing.keys.map((k) => k.id) },
-    });
-  }
+}
+
+/**
+ * The verify path once the signature is decoded (`recovered`: what each key signed, from
+ * {@link recoverSignature}; the receiver's precheck recovers it before reading the body):
+ * 1. body length against `maxBodyBytes`;
+ * 2. the parse, which bounds every profile's canonical size and refuses a body over `maxCanonicalBytes`;
+ * 3. candidate canonical forms, cheapest first, each hashed as it is written and compared with the
+ *    recovered hashes: the python profile with numbers as written, then only what can differ; each
+ *    object's keys sorted once per sort rule, every byte written charged to a work budget
+ *    ({@link verifyWorkBudget}; exhausted, it answers as a mismatch, cause `work-budget`).
+ * @throws JobhookError `ERR_BODY_TOO_LARGE`, `ERR_SIGNATURE_INVALID`, `ERR_CANONICAL_TOO_LARGE`, `ERR_BODY_*`.
+ * @internal
+ */
+export function verifyRecovered(
+  body: Uint8Array,
+  recovered: readonly RecoveredDigest[],
+  profiles: readonly CanonicalProfile[],
+  run: ParseRun,
+  bigIntegers: BigIntegers = 'bigint',
+): VerifyResult {
+  checkBodyLength(body, run.maxBodyBytes);
   const doc = parseBodyUnchecked(body, run);
-  const found = findSignedCandidate(doc, profiles, recovered);
+  const found = findSignedCandidate(doc, profiles, recovered, new WorkBudget(verifyWorkBudget(doc, profiles.length)));
+  if (found === 'work-budget') {
+    throw new JobhookError('ERR_SIGNATURE_INVALID', 'the signature was made by a configured key, but not over this body', {
+      detail: { cause: 'work-budget', keyIds: recovered.map((r) => r.key.id), profiles: profiles.length },
+    });
+  }
   if (found === undefined) {
     throw new JobhookError('ERR_SIGNATURE_INVALID', 'the signature was made by a configured key, but not over this body', {
       detail: { cause: 'body-mismatch', keyIds: recovered.map((r) => r.key.id), profiles: profiles.length },
     });
   }
-  const { profile, floatMode, digest, match } = found;
+  const { profile, floatMode, digest, match, orders } = found;
   // The signature covers the canonical form, not the body. The python profiles lose nothing, but
   // javascript drops `__proto__` keys and rounds integers to doubles, and orjson writes NaN and
   // Infinity as null: under those the body can hold values no signature covers, so the payload
@@ -181,7 +230,7 @@ export function verifyBody(
   if (LOSSLESS_PROFILES.has(profile) && (doc.features & F_RAWSURR) === 0) {
     payload = toValue(doc, { bigIntegers }) as JsonObject;
   } else {
-    canonical = serializeCanonicalAs(doc, profile, floatMode);
+    canonical = serializeCanonicalAs(doc, profile, floatMode, orders);
     payload = toValue(parseBodyUnchecked(canonical, TRUSTED_INPUT_DEEP), { bigIntegers }) as JsonObject;
   }
   return new VerifiedBody(payload, profile, match.key.id, digest, body, floatMode, canonical);
@@ -203,6 +252,10 @@ class VerifiedBody implements VerifyResult {
     this.signed ??= serializeCanonicalAs(parseBodyUnchecked(this.body, TRUSTED_INPUT_DEEP), this.profile, this.floatMode);
     return this.signed;
   }
+
+  losslessPayload(): LosslessJsonValue {
+    return toLosslessValue(parseBodyUnchecked(this.canonical, TRUSTED_INPUT_DEEP));
+  }
 }
 
 interface SignedCandidate {
@@ -210,7 +263,26 @@ interface SignedCandidate {
   floatMode: FloatMode;
   digest: string;
   match: RecoveredDigest;
+  /** The key orders the candidates found, for writing the matching form again. */
+  orders: SharedKeyOrders;
 }
+
+/**
+ * Bytes of candidate canonical forms one verification may write: {@link WORK_BYTES_PER_BODY_BYTE}
+ * per body byte, or the largest size the body's forms can have once per profile plus once more (the
+ * first profile, the service's, written both as written and exactly), whichever is more, plus
+ * {@link WORK_FLOOR_BYTES}. The vectors and bench payloads need at most 10.7 bytes per body byte
+ * (embeddings: 7 forms) and 5.9 times the largest size, every candidate written.
+ * @internal
+ */
+export function verifyWorkBudget(doc: ParsedBody, profileCount: number): number {
+  return Math.max(WORK_BYTES_PER_BODY_BYTE * doc.bytes.length, (profileCount + 1) * doc.canonicalBound) + WORK_FLOOR_BYTES;
+}
+
+/** Candidate bytes per body byte (see {@link verifyWorkBudget}). @internal */
+export const WORK_BYTES_PER_BODY_BYTE = 24;
+/** Candidate bytes every verification may write, whatever the body's size. @internal */
+export const WORK_FLOOR_BYTES = 256 * 1024;
 
 /** Strings that read the same in every profile: no escapes, no DEL, nothing beyond ASCII. */
 const ASCII_SENSITIVE = F_ESC | F_NONASCII | F_DEL;
@@ -231,15 +303,20 @@ function sameForBody(doc: ParsedBody, a: CanonicalProfile, b: CanonicalProfile):
 /**
  * Tries the profiles in order, each first with numbers as written (no conversion) and, only when
  * that could differ, with exact conversion; a profile that writes this body like one already tried
- * is skipped. Each candidate is hashed as it is written, so memory stays bounded.
+ * is skipped. Each candidate is hashed as it is written, so memory stays bounded; the forms share
+ * each object's key order (sorted by the first form of each rule) and charge `budget`, whose
+ * exhaustion ends the search (`'work-budget'`).
  */
 function findSignedCandidate(
   doc: ParsedBody,
   profiles: readonly CanonicalProfile[],
   recovered: readonly RecoveredDigest[],
-): SignedCandidate | undefined {
+  budget: WorkBudget,
+): SignedCandidate | 'work-budget' | undefined {
   const tried: CanonicalProfile[] = [];
   const digests = new Set<string>();
+  // Each object's key order, sorted by the first form of each sort rule and read by the others.
+  const orders = createSharedKeyOrders(doc);
   for (const profile of profiles) {
     if (tried.some((t) => sameForBody(doc, t, profile))) continue;
     tried.push(profile);
@@ -248,17 +325,18 @@ function findSignedCandidate(
       resetFloatState();
       let digest: string;
       try {
-        digest = digestCanonical(doc, profile, floatMode);
+        digest = digestCanonical(doc, profile, floatMode, orders, budget);
       } catch (err) {
         // The profile's reference serializer would have failed on this value, so it cannot have signed it.
         if (err instanceof JobhookError && err.code === 'ERR_CANONICAL_UNREPRESENTABLE') break;
+        if (err instanceof WorkBudgetExhausted) return 'work-budget';
         throw err;
       }
       const approximated = floatsApproximated();
       if (!digests.has(digest)) {
         digests.add(digest);
         const match = matchDigest(digest, recovered);
-        if (match !== undefined) return { profile, floatMode, digest, match };
+        if (match !== undefined) return { profile, floatMode, digest, match, orders };
       }
       if (!approximated) break; // exact conversion would write the same bytes
     }

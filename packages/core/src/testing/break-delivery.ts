@@ -7,7 +7,7 @@ import { rawJson, valueToJson } from '../canonical/value-json.js';
 import type { DiagnosisCause } from '../diagnosis/causes.js';
 import { decodeSingle, singleBytes } from '../diagnosis/transcoding.js';
 import { DEFAULT_HEADER_NAMES, type WebhookHeaderNames } from '../signature/headers.js';
-import { signPayload, type BodyStyle, type PrivateKeyInput } from '../signature/sign.js';
+import { loadPrivateKey, signPayload, type BodyStyle, type PrivateKeyInput } from '../signature/sign.js';
 
 /** A way a delivery can fail: every diagnosis cause but `verified`. */
 export type BreakCause = Exclude<DiagnosisCause, 'verified'>;
@@ -29,10 +29,30 @@ export const BREAK_VARIANTS: Readonly<Record<BreakCause, readonly string[]>> = O
   ],
   'signature-malformed': ['sha256-prefix', 'base64', 'truncated', 'odd-length', 'colons', 'spaces', 'digest', 'quoted', 'not-hex'],
   'hash-algorithm': ['SHA1', 'SHA512', 'MD5', 'SHA384', 'HMAC-SHA256'],
-  'unknown-key': ['other-key', 'second-other-key', 'key-3072', 'random-bytes'],
+  'unknown-key': ['other-key', 'second-other-key', 'other-size-key', 'random-bytes'],
   'body-malformed': ['truncated', 'html-error-page', 'empty', 'not-utf8', 'trailing-garbage', 'form-encoded', 'top-level-array'],
-  'body-reserialized': ['float-1.0', 'big-integer', 'float-1e16', 'integer-keys', 'float-array', 'negative-float'],
-  'body-transcoded': ['latin1-mojibake', 'cp1252-mojibake', 'double-mojibake', 'nfd', 'nfc', 'reencoded-latin1', 'reencoded-cp1252'],
+  'body-reserialized': [
+    'float-1.0',
+    'big-integer',
+    'float-1e16',
+    'integer-keys',
+    'float-array',
+    'negative-float',
+    'stringify-indent-2',
+    'stringify-tab-newline',
+  ],
+  'body-transcoded': [
+    'latin1-mojibake',
+    'cp1252-mojibake',
+    'double-mojibake',
+    'nfd',
+    'nfc',
+    'reencoded-latin1',
+    'reencoded-cp1252',
+    'nfd-then-redumped',
+    'mojibake-then-redumped',
+    'mojibake-then-nfd',
+  ],
   'body-modified': ['job-id-changed', 'status-changed', 'field-added', 'field-removed', 'string-edited', 'finished-at-edited'],
 });
 
@@ -151,7 +171,10 @@ export function breakDelivery(event: object, cause: BreakCause, options: BreakOp
         const { body, headers, signature } = sign(event);
         return done(body, { ...headers, [names.signature]: randomBytes(signature.length / 2).toString('hex') });
       }
-      const key = variant === 'key-3072' ? otherKey(variant, 3072) : otherKey(variant, 2048);
+      // Another key of the signer's size reaches any receiver as a signature of the right length that
+      // no key decodes (unknown-key); 'other-size-key' is a signature of another length on purpose.
+      const bits = privateKeyBits(options.privateKey);
+      const key = otherKey(`${variant}/${bits}`, variant === 'other-size-key' ? (bits === 2048 ? 3072 : 2048) : bits);
       const { body, headers } = sign(event, bodyStyle, key);
       return done(body, headers);
     }
@@ -184,9 +207,19 @@ export function breakDelivery(event: object, cause: BreakCause, options: BreakOp
         'integer-keys': { '10': 'ten', '2': 'two', ratio: rawJson('2.0') },
         'float-array': { boxes: [rawJson('0.5'), rawJson('3.0'), rawJson('12.0')] },
         'negative-float': { delta: rawJson('-7.0'), ok: true },
+        'stringify-indent-2': { score: rawJson('1.0'), pages: 3 },
+        'stringify-tab-newline': { total: rawJson('250.0') },
       };
       const { body, headers } = sign(withBreak(event, extra[variant]));
-      return done(Buffer.from(JSON.stringify(JSON.parse(body.toString('utf8'))), 'utf8'), headers);
+      // A queue or a log that stored the parsed body: compact, indented, or indented with a final newline.
+      const value: unknown = JSON.parse(body.toString('utf8'));
+      const text =
+        variant === 'stringify-indent-2'
+          ? JSON.stringify(value, null, 2)
+          : variant === 'stringify-tab-newline'
+            ? `${JSON.stringify(value, null, '\t')}\n`
+            : JSON.stringify(value);
+      return done(Buffer.from(text, 'utf8'), headers);
     }
     case 'body-transcoded': {
       const latin1Only = variant === 'reencoded-latin1';
@@ -204,6 +237,11 @@ export function breakDelivery(event: object, cause: BreakCause, options: BreakOp
         nfc: () => Buffer.from(text.normalize('NFC'), 'utf8'),
         'reencoded-latin1': () => singleBytes(text, 'latin1'),
         'reencoded-cp1252': () => singleBytes(text, 'cp1252'),
+        // Two changes in a row: a relay that re-dumps the JSON with Python's defaults (ASCII escapes)
+        // hides the first change's characters behind \\u escapes.
+        'nfd-then-redumped': () => pythonRedump(Buffer.from(text.normalize('NFD'), 'utf8')),
+        'mojibake-then-redumped': () => pythonRedump(latin1Mojibake(body)),
+        'mojibake-then-nfd': () => Buffer.from(decodeSingle(body, 'latin1').normalize('NFD'), 'utf8'),
       };
       return done(changed[variant]!()!, headers);
     }
@@ -224,6 +262,16 @@ export function breakDelivery(event: object, cause: BreakCause, options: BreakOp
       return done(serializeTape(edited, PYTHON_DEFAULT_DUMPS), headers);
     }
   }
+}
+
+/** `json.dumps(json.loads(body))` in Python: its default layout, non-ASCII as `\\u` escapes. */
+function pythonRedump(body: Buffer): Buffer {
+  return serializeTape(parseBodyUnchecked(body, TRUSTED_INPUT), PYTHON_DEFAULT_DUMPS);
+}
+
+/** The modulus length of the signer's key, so a throwaway key of the same size can be made. */
+function privateKeyBits(input: PrivateKeyInput): number {
+  return loadPrivateKey(input).asymmetricKeyDetails?.modulusLength ?? 2048;
 }
 
 /** `event` with `extra` merged into `user_parameters.jobhook_break` (the spec's free-form echo). */

@@ -92,7 +92,7 @@ describe('what each diagnosis says', () => {
       expect(d.detail?.['keyIdsTried']).toEqual(ring.keys.map((k) => k.id));
       expect(d.keyId).toBeUndefined();
     }
-    expect(of('unknown-key/key-3072/')[0]!.detail?.['signatureBits']).toBe(3072);
+    expect(of('unknown-key/other-size-key/')[0]!.detail?.['signatureBits']).toBe(3072);
   });
 
   it('signature-elsewhere: names the header that holds it', () => {
@@ -183,8 +183,28 @@ describe('what each diagnosis says', () => {
       nfc: 'unicode-normalized-from-nfd',
       'reencoded-latin1': 'reencoded-as-latin1',
       'reencoded-cp1252': 'reencoded-as-cp1252',
+      // Composed: the first change hidden behind a re-dump's \u escapes, or two changes in a row.
+      'nfd-then-redumped': 'unicode-normalized-from-nfc',
+      'mojibake-then-redumped': 'utf8-read-as-latin1',
+      'mojibake-then-nfd': 'utf8-read-as-latin1+unicode-normalized-from-nfc',
     });
     for (const d of of('body-transcoded/')) expect(d).toMatchObject({ keyId: ring.keys[0]!.id, profile: 'python' });
+    expect(of('body-transcoded/nfd-then-redumped/')[0]!.message).toContain('and the JSON was re-serialized too');
+    expect(of('body-transcoded/mojibake-then-nfd/')[0]!.message).toMatch(/read as Latin-1 .*, then the text was Unicode-normalized/);
+  });
+
+  it('body-reserialized: an indented JSON.stringify (a queue or a log that stored the parsed body) named with its layout', () => {
+    expect(of('body-reserialized/stringify-indent-2/')[0]!.detail?.['layout']).toBe('JSON.stringify(value, null, 2)');
+    expect(of('body-reserialized/stringify-tab-newline/')[0]!.detail?.['layout']).toBe("JSON.stringify(value, null, '\\t')");
+    expect(of('body-reserialized/float-1.0/')[0]!.detail?.['layout']).toBe('JSON.stringify(value)');
+  });
+
+  it("unknown-key: the throwaway key has the signer's size, so a 3072-bit receiver sees unknown-key, not a malformed signature", () => {
+    const signer = createTestKeyPair(3072);
+    const broken = breakDelivery(buildTestEvent(), 'unknown-key', { privateKey: signer.privateKey });
+    const d = diagnoseDelivery({ headers: broken.headers, body: broken.body }, { publicKeys: signer.publicKeyPem });
+    expect(d.cause).toBe('unknown-key');
+    expect(broken.headers['X-Service-Signature']).toHaveLength(768);
   });
 
   it('body-reserialized: the numbers JavaScript wrote differently, and how to mount the route', () => {

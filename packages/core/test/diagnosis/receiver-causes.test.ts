@@ -3,7 +3,7 @@
  * causes, unknown-key with the key ids tried, body-malformed, body-mismatch with the key that
  * signed), and captureFailures writes refused requests as request files, bounded (the oldest kept, a
  * share of max per cause, writes in flight counted across recounts),
- * redacted and whole, that diagnoseDelivery reads back to the same cause.
+ * header values kept from an allow-list and bodies whole, that diagnoseDelivery reads back to the same cause.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -140,9 +140,9 @@ describe('captureFailures', () => {
         body_b64: string;
         cause: string;
       };
-      expect(record.headers['authorization']).toBe('[redacted]');
-      expect(record.headers['x-api-key']).toBe('[redacted]');
-      expect(record.headers['cookie']).toBe('[redacted]');
+      expect(record.headers['authorization']).toBe('[dropped]');
+      expect(record.headers['x-api-key']).toBe('[dropped]');
+      expect(record.headers['cookie']).toBe('[dropped]');
       expect(JSON.stringify(record)).not.toMatch(/sk_live_secret|k-123|session=abc/);
       return diagnoseDelivery(
         { method: record.method, headers: record.headers, body: Buffer.from(record.body_b64, 'base64') },

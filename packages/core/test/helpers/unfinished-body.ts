@@ -9,6 +9,10 @@ export interface UnfinishedUpload {
   status: number;
   /** The answer's `Connection` header. */
   connection: string | undefined;
+  /** The answer's `Retry-After` header. */
+  retryAfter: string | undefined;
+  /** Milliseconds from sending the head to the answer's head. */
+  answeredAfterMs: number;
   body: { error?: { code: string; message: string } };
   /** Body bytes the client had written when the answer arrived: the first chunk, nothing more. */
   sentWhenAnswered: number;
@@ -23,6 +27,7 @@ export interface UnfinishedUpload {
  */
 export function sendUnfinishedBody(url: string, headers: Record<string, string>): Promise<UnfinishedUpload> {
   const first = Buffer.alloc(1024, 0x20);
+  const start = performance.now();
   return new Promise((resolve, reject) => {
     let sent = 0;
     const req = httpRequest(url, { method: 'POST', headers });
@@ -30,6 +35,7 @@ export function sendUnfinishedBody(url: string, headers: Record<string, string>)
     req.on('socket', (socket) => socket.on('error', () => {}));
     req.on('response', (res) => {
       const sentWhenAnswered = sent;
+      const answeredAfterMs = performance.now() - start;
       const closedByServer = new Promise<void>((done) => res.socket.once('close', () => done()));
       let text = '';
       res.setEncoding('utf8');
@@ -38,6 +44,8 @@ export function sendUnfinishedBody(url: string, headers: Record<string, string>)
         resolve({
           status: res.statusCode ?? 0,
           connection: res.headers.connection,
+          retryAfter: res.headers['retry-after'],
+          answeredAfterMs,
           body: JSON.parse(text),
           sentWhenAnswered,
           closedByServer,
@@ -74,9 +82,26 @@ export const HEAD_REFUSALS: Array<[string, Record<string, string>, number, strin
     'ERR_SIGNATURE_MALFORMED',
   ],
   [
+    '401, a made-up signature of the right length (no configured key decodes it)',
+    { 'content-type': 'application/json', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(256) },
+    401,
+    'ERR_SIGNATURE_INVALID',
+  ],
+  [
     '415, content type not JSON',
     { 'content-type': 'text/plain', 'content-length': '65536', 'x-service-signature': 'ab'.repeat(256) },
     415,
     'ERR_UNSUPPORTED_MEDIA_TYPE',
   ],
 ];
+
+/**
+ * Headers of a body the precheck admits: a real signature of the test key over another body
+ * (replayed), JSON, 64 KiB announced. `sendUnfinishedBody` with them holds the body open.
+ */
+export function admittedHead(signature: string): Record<string, string> {
+  return { 'content-type': 'application/json', 'content-length': '65536', 'x-service-signature': signature };
+}
+
+/** A made-up signature of a 2048-bit key's length: hex, but no key decodes it. */
+export const MADE_UP_SIGNATURE = 'ab'.repeat(256);

@@ -10,8 +10,8 @@ import { buildSignedRequest, createTestKeyPair, signTestEvent } from '../../src/
 
 const keys = createTestKeyPair();
 const URL_ = 'https://receiver.example/webhooks/jobs';
-/** Headers that pass the checks made before the body is read (JSON, a hex signature of the test key's length), so the body is read. */
-const READ_THE_BODY = { 'content-type': 'application/json', 'x-service-signature': 'ab'.repeat(256) };
+/** Headers that pass the checks made before the body is read (JSON, a real signature over another body, which the test key decodes), so the body is read. */
+const READ_THE_BODY = { 'content-type': 'application/json', 'x-service-signature': buildSignedRequest().signature };
 
 function handlerWithLog(options: { maxBodyBytes?: number } = {}) {
   const handled: string[] = [];

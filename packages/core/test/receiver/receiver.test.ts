@@ -9,7 +9,6 @@ import {
   type ReceiverOutcome,
 } from '../../src/index.js';
 import { buildSignedRequest, buildTestEvent, createTestKeyPair, signTestEvent } from '../../src/testing/index.js';
-import { adapterView } from '../../src/adapter/index.js';
 
 const keys = createTestKeyPair();
 const json = (body: string) => JSON.parse(body) as Record<string, unknown>;
@@ -441,11 +440,13 @@ describe('receive pipeline: details', () => {
     ]);
   });
 
-  it('answers reject() for bodies an adapter refused', () => {
+  it('answers an admission refuse() for bodies an adapter refused, and gives back its share of the read budget', () => {
     const { r } = receiver();
-    const res = adapterView(r).reject(new JobhookError('ERR_BODY_TOO_LARGE', 'body over 1048576 bytes'));
+    const { admission } = r.precheck(buildSignedRequest());
+    expect(r.stats().bodyBytesInFlight).toBeGreaterThan(0);
+    const res = admission!.refuse(new JobhookError('ERR_BODY_TOO_LARGE', 'body over 1048576 bytes'));
     expect(res.status).toBe(413);
-    expect(r.stats().rejected).toEqual({ ERR_BODY_TOO_LARGE: 1 });
+    expect(r.stats()).toMatchObject({ received: 1, rejected: { ERR_BODY_TOO_LARGE: 1 }, bodyBytesInFlight: 0 });
   });
 
   it('never rejects, even on a broken request object', async () => {

@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
+  DEFAULT_CLOCK_SKEW_MS,
+  DEFAULT_DONE_TTL_MS,
+  DEFAULT_MAX_EVENT_AGE_MS,
   constructEvent,
   createMemoryStore,
   createReceiver,
@@ -7,13 +10,15 @@ import {
   validateEvent,
   type IdempotencyStore,
   type JsonObject,
+  type LateEventContext,
   type ReceiverOptions,
 } from '../../src/index.js';
 import { parseIsoInstant } from '../../src/events/iso-instant.js';
-import { buildSignedRequest, createTestKeyPair } from '../../src/testing/index.js';
+import { buildSignedRequest, createFakeClock, createTestKeyPair } from '../../src/testing/index.js';
 
 const keys = createTestKeyPair();
-const DAY = 86_400_000;
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 /** `finished_at` as the service writes it (isoformat with +00:00), `ageMs` before the fake now. */
 const finishedAgo = (ageMs: number): string => new Date(NOW - ageMs).toISOString().replace('Z', '+00:00');
@@ -39,19 +44,65 @@ beforeEach(() => {
 afterEach(() => void vi.useRealTimers());
 
 describe('replay window: maxEventAgeMs', () => {
-  it('refuses, by default, an event finished more than the done TTL (7 days) ago: 400 ERR_EVENT_TOO_OLD, no handler', async () => {
-    const { r, handled } = receiver();
-    const replay = await r.handle(deliver('2019-01-01T00:00:00+00:00'));
-    expect(replay.status).toBe(400);
-    expect(errorCode(replay.body)).toBe('ERR_EVENT_TOO_OLD');
-    expect(replay.outcome).toMatchObject({ kind: 'rejected', code: 'ERR_EVENT_TOO_OLD', eventStatus: 'success' });
-    const eightDays = await r.handle(deliver(finishedAgo(8 * DAY)));
-    expect(errorCode(eightDays.body)).toBe('ERR_EVENT_TOO_OLD');
-    const sixDays = await r.handle(deliver(finishedAgo(6 * DAY)));
-    expect(sixDays.status).toBe(200);
-    expect(handled).toHaveLength(1);
-    expect(r.stats().rejected).toEqual({ ERR_EVENT_TOO_OLD: 2 });
-    await r.close();
+  it('a captured 3-day-old delivery replayed after the memory store restarts is refused, 400 ERR_EVENT_TOO_OLD, not handled twice', async () => {
+    /** The attack: a genuine delivery handled when it came, its copy replayed 3 days later, before and after a restart. */
+    async function replayAfterRestart(options: Partial<ReceiverOptions>) {
+      vi.setSystemTime(NOW);
+      const clock = createFakeClock();
+      const ran: string[] = [];
+      const start = () =>
+        createReceiver({
+          publicKeys: keys.publicKeyPem,
+          logger: silentLogger,
+          store: createMemoryStore({ clock }),
+          onEvent: (event) => void ran.push(event.job_id),
+          ...options,
+        });
+      const captured = deliver(finishedAgo(0));
+      const first = start();
+      expect((await first.handle(captured)).status).toBe(200);
+      vi.setSystemTime(NOW + 3 * DAY);
+      clock.advance(3 * DAY);
+      const beforeRestart = await first.handle(captured);
+      await first.close();
+      const restarted = start();
+      const afterRestart = await restarted.handle(captured);
+      await restarted.close();
+      return { beforeRestart: JSON.parse(beforeRestart.body) as unknown, afterRestart: JSON.parse(afterRestart.body) as unknown, ran };
+    }
+    // The window as wide as the done TTL (the former default): the copy is a duplicate, then handled again.
+    const wide = await replayAfterRestart({ maxEventAgeMs: DEFAULT_DONE_TTL_MS });
+    expect(wide.beforeRestart).toMatchObject({ ok: true, duplicate: true });
+    expect(wide.afterRestart).toMatchObject({ ok: true, duplicate: false });
+    expect(wide.ran).toHaveLength(2);
+    // The default window: refused before and after the restart, handled once.
+    const tooOld = { error: { code: 'ERR_EVENT_TOO_OLD', message: expect.any(String) } };
+    const byDefault = await replayAfterRestart({});
+    expect(byDefault.beforeRestart).toEqual(tooOld);
+    expect(byDefault.afterRestart).toEqual(tooOld);
+    expect(byDefault.ran).toHaveLength(1);
+  });
+
+  it('defaults to 6 hours plus 5 min of skew, whatever doneTtlMs, and keeps done marks 7 days', async () => {
+    expect(DEFAULT_MAX_EVENT_AGE_MS).toBe(6 * HOUR);
+    expect(DEFAULT_CLOCK_SKEW_MS).toBe(5 * 60_000);
+    expect(DEFAULT_DONE_TTL_MS).toBe(7 * DAY);
+    // The service's retries of one delivery: 4 attempts of 30 s, 3 backoffs of at most 30 s.
+    const retrySpanMs = 4 * 30_000 + 3 * 30_000;
+    expect(DEFAULT_MAX_EVENT_AGE_MS).toBeGreaterThanOrEqual(50 * retrySpanMs);
+    for (const options of [{}, { doneTtlMs: 30 * DAY }]) {
+      const { r, handled } = receiver(options);
+      expect((await r.handle(deliver(finishedAgo(6 * HOUR + 5 * 60_000)))).status).toBe(200);
+      const late = await r.handle(deliver(finishedAgo(6 * HOUR + 5 * 60_000 + 1)));
+      expect(late.status).toBe(400);
+      expect(JSON.parse(late.body)).toEqual({
+        error: { code: 'ERR_EVENT_TOO_OLD', message: 'the event finished 21900 s ago; events older than 21600 s are refused as replays' },
+      });
+      expect(errorCode((await r.handle(deliver('2019-01-01T00:00:00+00:00'))).body)).toBe('ERR_EVENT_TOO_OLD');
+      expect(handled).toHaveLength(1);
+      expect(r.stats().rejected).toEqual({ ERR_EVENT_TOO_OLD: 2 });
+      await r.close();
+    }
   });
 
   it('allows clockSkewMs (default 5 min) past the window, and not a millisecond more', async () => {
@@ -145,6 +196,9 @@ describe('replay window: maxEventAgeMs', () => {
     const { r } = receiver({ store, doneTtlMs: DAY, maxEventAgeMs: 2 * DAY });
     await r.handle(deliver(finishedAgo(0)));
     expect(ttls).toEqual([2 * DAY + 300_000]);
+    // By default the done mark (7 days) outlives the window (6 h + 5 min) by far.
+    await receiver({ store }).r.handle(deliver(finishedAgo(0)));
+    expect(ttls).toEqual([2 * DAY + 300_000, 7 * DAY]);
   });
 
   it('refuses out-of-range window options, naming them', () => {
@@ -153,6 +207,112 @@ describe('replay window: maxEventAgeMs', () => {
     expect(() => createReceiver({ ...base, maxEventAgeMs: 1.5 })).toThrow(/maxEventAgeMs/);
     expect(() => createReceiver({ ...base, clockSkewMs: -1 })).toThrow(/clockSkewMs must be an integer from 0 to 3600000/);
     expect(() => createReceiver({ ...base, clockSkewMs: 3_600_001 })).toThrow(/clockSkewMs/);
+    const notAFunction = { acceptLateEvent: true } as unknown as Partial<ReceiverOptions>;
+    expect(() => createReceiver({ ...base, ...notAFunction })).toThrow(
+      expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringMatching(/acceptLateEvent must be a function/) }),
+    );
+  });
+});
+
+describe('acceptLateEvent: the rule that admits events past the window', () => {
+  it('is asked only about verified events past the window, with their age; true admits, anything else refuses', async () => {
+    const asked: LateEventContext[] = [];
+    const verdicts: unknown[] = [true, Promise.resolve(true), false, Promise.resolve(false), 1, 'yes', undefined];
+    const { r, handled } = receiver({
+      maxEventAgeMs: HOUR,
+      acceptLateEvent: (_event, ctx) => {
+        asked.push(ctx);
+        return verdicts[asked.length - 1] as boolean;
+      },
+    });
+    // In the window: the rule is not asked.
+    expect((await r.handle(deliver(finishedAgo(HOUR)))).status).toBe(200);
+    expect(asked).toEqual([]);
+    const answers: Array<[number, string | undefined]> = [];
+    for (let i = 0; i < verdicts.length; i++) {
+      const res = await r.handle(deliver(finishedAgo(3 * DAY)));
+      answers.push([res.status, errorCode(res.body)]);
+    }
+    const refused = [400, 'ERR_EVENT_TOO_OLD'];
+    expect(answers).toEqual([[200, undefined], [200, undefined], refused, refused, refused, refused, refused]);
+    expect(handled).toHaveLength(3);
+    expect(asked[0]).toMatchObject({ ageMs: 3 * DAY, maxEventAgeMs: HOUR, profile: 'python', log: silentLogger });
+    expect(asked[0]?.jobId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(asked[0]?.headers).toMatchObject({ 'user-agent': 'jobhook-test' });
+    // Unsigned bytes never reach the rule: a body edited after signing is refused before it.
+    const edited = deliver(finishedAgo(3 * DAY));
+    const res = await r.handle({ ...edited, rawBody: String(edited.rawBody).replace('success', 'fail') });
+    expect(res.status).toBe(401);
+    expect(asked).toHaveLength(verdicts.length);
+  });
+
+  it('a ledger of the jobs submitted and not yet handled admits a late first delivery once, and refuses its replay after a restart', async () => {
+    const awaiting = new Set<string>();
+    const ran: string[] = [];
+    const start = () =>
+      receiver({
+        acceptLateEvent: (_event, { jobId }) => awaiting.has(jobId),
+        onEvent: (_event, { jobId }) => {
+          ran.push(jobId);
+          awaiting.delete(jobId);
+        },
+      }).r;
+    const late = deliver(finishedAgo(2 * DAY));
+    const jobId = late.event.job_id.toLowerCase();
+    awaiting.add(jobId);
+    const first = start();
+    expect((await first.handle(late)).status).toBe(200);
+    // Handled, so out of the ledger: its retry is refused before the claim (400; not retried either way).
+    expect(errorCode((await first.handle(late)).body)).toBe('ERR_EVENT_TOO_OLD');
+    await first.close();
+    const restarted = start();
+    expect(errorCode((await restarted.handle(late)).body)).toBe('ERR_EVENT_TOO_OLD');
+    // A job nobody here submitted is refused however it is signed.
+    expect(errorCode((await restarted.handle(deliver(finishedAgo(2 * DAY)))).body)).toBe('ERR_EVENT_TOO_OLD');
+    expect(ran).toEqual([jobId]);
+  });
+
+  it('a rule that throws or rejects answers 500 ERR_LATE_EVENT_RULE_FAILED (the sender retries) and runs nothing', async () => {
+    let ledgerUp = false;
+    const rules = {
+      throws: () => {
+        if (!ledgerUp) throw new Error('ledger unreachable');
+        return true;
+      },
+      rejects: async () => {
+        if (!ledgerUp) throw new Error('ledger unreachable');
+        return true;
+      },
+    };
+    for (const rule of Object.values(rules)) {
+      ledgerUp = false;
+      const { r, handled } = receiver({ acceptLateEvent: rule });
+      const late = deliver(finishedAgo(DAY));
+      const res = await r.handle(late);
+      expect(res.status).toBe(500);
+      expect(JSON.parse(res.body)).toEqual({
+        error: { code: 'ERR_LATE_EVENT_RULE_FAILED', message: expect.stringMatching(/^acceptLateEvent failed for job /) },
+      });
+      expect(res.body).not.toContain('ledger unreachable');
+      expect(handled).toEqual([]);
+      ledgerUp = true;
+      expect((await r.handle(late)).status).toBe(200);
+      expect(handled).toHaveLength(1);
+    }
+  });
+
+  it('is not asked when maxEventAgeMs is false', async () => {
+    let asked = 0;
+    const { r, handled } = receiver({
+      maxEventAgeMs: false,
+      acceptLateEvent: () => {
+        asked++;
+        return false;
+      },
+    });
+    expect((await r.handle(deliver(finishedAgo(30 * DAY)))).status).toBe(200);
+    expect(asked).toBe(0);
+    expect(handled).toHaveLength(1);
   });
 });
 

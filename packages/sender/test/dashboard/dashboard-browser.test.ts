@@ -1,4 +1,4 @@
-// The web page in a real browser (Debian's Chromium driven by playwright-core), against a sender
+// The web page in a real browser (the npm-shipped Chromium driven by playwright-core), against a sender
 // with the memory and with the Redis job store, and a receiver of the test's own that fails the
 // first delivery attempt (500) and then answers as a jobhook receiver (core's createReceiver).
 import { existsSync, mkdirSync } from 'node:fs';
@@ -7,25 +7,23 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createReceiver } from '@jobhook/core';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { CHROMIUM_LAUNCH } from '../../../../scripts/chromium-launch.mjs';
+import { chromiumLaunchOptions } from '../../../../scripts/chromium-launch.mjs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
 import type { Sender } from '../../src/index.js';
 import { DASHBOARD_CSP, DASHBOARD_DIST } from '../../src/dashboard/serve-dashboard.js';
 import { startTestSender, TOKENS } from '../sender/sender-fixtures.js';
 
-const CHROMIUM = CHROMIUM_LAUNCH.executablePath;
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '../../../../test-artifacts');
 
 let browser: Browser;
 let redis: RedisServer;
 beforeAll(async () => {
   // A missing browser or page build fails here, loudly: never a silent skip.
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium (.ci/run does)`);
   if (!existsSync(join(DASHBOARD_DIST, 'index.html')))
     throw new Error('the page is not built: npm run build:dashboard -w @jobhook/sender (turbo builds it before npm test)');
   mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch(CHROMIUM_LAUNCH);
+  browser = await chromium.launch(await chromiumLaunchOptions());
   redis = await startRedisServer();
 });
 afterAll(async () => {

@@ -1,0 +1,82 @@
+import type { Readable } from 'node:stream';
+import { JobhookError } from '../errors.js';
+
+/**
+ * Reads a Node request body (an `IncomingMessage`, or the stream a framework hands its body
+ * parsers) whole, at most `maxBytes`: it fails as soon as more arrive, without reading the rest.
+ * When `signal` aborts first (the admission's deadline), reading stops and its `reason` is thrown.
+ * On failure the stream is left paused and unread: answer with the connection closed.
+ *
+ * @example
+ * ```ts
+ * const { refusal, admission } = receiver.precheck({ method: req.method, headers: req.headers });
+ * if (admission !== undefined) answer = await admission.receive(await readNodeBody(req, admission.maxBytes, admission.signal));
+ * ```
+ * @throws JobhookError `ERR_BODY_TOO_LARGE` past `maxBytes`; `ERR_BODY_INCOMPLETE` when the stream
+ * fails or closes before its end (client aborted); the signal's reason.
+ */
+export function readNodeBody(stream: Readable, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
+  return new Promise<Uint8Array>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    if (stream.readableEnded) {
+      reject(new JobhookError('ERR_BODY_INCOMPLETE', 'request body incomplete: the stream was already read to its end'));
+      return;
+    }
+    // A request's own Content-Length: Node's parser never hands over more, but another stream may.
+    const declared = declaredLength((stream as { headers?: Record<string, unknown> }).headers);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    const stop = (err: unknown): void => {
+      cleanup();
+      stream.pause();
+      reject(err);
+    };
+    const onData = (chunk: Buffer | string): void => {
+      const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+      total += bytes.length;
+      if (declared !== undefined && total > declared) {
+        stop(new JobhookError('ERR_BODY_INCOMPLETE', `request body incomplete: more bytes than its Content-Length (${declared})`));
+        return;
+      }
+      if (total > maxBytes) {
+        stop(new JobhookError('ERR_BODY_TOO_LARGE', `body larger than the limit of ${maxBytes} bytes`));
+        return;
+      }
+      chunks.push(bytes);
+    };
+    const onEnd = (): void => {
+      if (declared !== undefined && total !== declared) {
+        stop(new JobhookError('ERR_BODY_INCOMPLETE', `request body incomplete: ${total} bytes of a Content-Length of ${declared}`));
+        return;
+      }
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total));
+    };
+    const onError = (err: unknown): void => {
+      const why = err instanceof Error ? err.message : 'the body could not be read';
+      stop(new JobhookError('ERR_BODY_INCOMPLETE', `request body incomplete: ${why}`, { cause: err }));
+    };
+    const onClose = (): void => onError(new Error('the connection closed before the body ended'));
+    const onAbort = (): void => stop(signal!.reason);
+    function cleanup(): void {
+      stream.off('data', onData);
+      stream.off('end', onEnd);
+      stream.off('error', onError);
+      stream.off('close', onClose);
+      signal?.removeEventListener('abort', onAbort);
+    }
+    stream.on('data', onData);
+    stream.on('end', onEnd);
+    stream.on('error', onError);
+    stream.on('close', onClose);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+function declaredLength(headers: Record<string, unknown> | undefined): number | undefined {
+  const value = headers?.['content-length'];
+  return typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : undefined;
+}

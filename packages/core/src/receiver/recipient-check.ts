@@ -1,0 +1,159 @@
+import { JobhookError, type ErrorCode } from '../errors.js';
+import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
+import {
+  DEFAULT_RECIPIENT_TAG_MAX_AGE_MS,
+  RECIPIENT_TAG_KEY,
+  checkRecipientTag,
+  recipientUrlHash,
+  resolveRecipientSecrets,
+  type RecipientTagCause,
+  type RecipientTagCheck,
+} from '../recipient/recipient-tag.js';
+import { DEFAULT_CLOCK_SKEW_MS } from './event-age.js';
+import { createJsonLogger, isLogger, type Logger } from './logger.js';
+import { createRejectionLogLimit } from './rejection-log-limit.js';
+
+/** What a receiver does with a delivery whose recipient tag is missing or wrong. */
+export type RecipientCheckMode = 'enforce' | 'log';
+
+/**
+ * Recipient binding, shared by `createReceiver` (so every adapter) and `constructEvent`. A valid
+ * signature proves the service sent a delivery, not that the job is yours: any organization can
+ * submit a job with your URL as its `webhook_receiver`. With `recipientSecret`, only jobs whose
+ * `user_webhook_parameters` carried a tag made with that secret (`@jobhook/client`'s
+ * `createClient({ recipientSecret })`, or `createRecipientTag` from `@jobhook/core/recipient`)
+ * reach the handler.
+ */
+export interface RecipientOptions {
+  /**
+   * The secret(s) recipient tags are made with: one string, or a list during a rotation (the new
+   * secret first; each is tried, in constant time). At least 16 bytes each. Default none: no check,
+   * `user_parameters` handed on as it came. Use one secret per receiver.
+   */
+  recipientSecret?: string | readonly string[];
+  /**
+   * `'enforce'` (default): a verified delivery without a valid tag is refused, 403
+   * `ERR_RECIPIENT_TAG_MISSING` / `_INVALID` / `_EXPIRED`, before the replay window and the claim, so
+   * the handler never runs. `'log'`: the same check, logged (one warning per cause per minute) and
+   * handled anyway: the rollout mode, while jobs submitted before the tag existed still come.
+   */
+  recipientCheck?: RecipientCheckMode;
+  /**
+   * This receiver's public URL(s), as the submitter sends them in `webhook_receiver`: a tag made for
+   * another URL is refused (`ERR_RECIPIENT_TAG_INVALID`, cause `url`). Default none: the tag's URL is
+   * not checked, and a copied tag is bounded by `recipientTagMaxAgeMs` only.
+   */
+  recipientUrl?: string | readonly string[];
+  /**
+   * Longest age of a tag (from its issue at submission to the delivery's arrival), ms. Default
+   * {@link DEFAULT_RECIPIENT_TAG_MAX_AGE_MS} (6 hours): the job's run time plus the service's
+   * delivery span, with a margin. `clockSkewMs` is added, and bounds tags from the future.
+   */
+  recipientTagMaxAgeMs?: number;
+}
+
+/** The event to hand on (the tag removed), or the refusal. @internal */
+export type RecipientChecker = (event: AsyncJobCompletedEvent, now: number) => AsyncJobCompletedEvent | JobhookError;
+
+const CODE_OF_CAUSE: Record<RecipientTagCause, ErrorCode> = {
+  missing: 'ERR_RECIPIENT_TAG_MISSING',
+  malformed: 'ERR_RECIPIENT_TAG_INVALID',
+  mac: 'ERR_RECIPIENT_TAG_INVALID',
+  url: 'ERR_RECIPIENT_TAG_INVALID',
+  future: 'ERR_RECIPIENT_TAG_INVALID',
+  expired: 'ERR_RECIPIENT_TAG_EXPIRED',
+};
+
+const MESSAGE_OF_CAUSE: Record<RecipientTagCause, string> = {
+  missing: `the job carries no recipient tag (user_parameters.${RECIPIENT_TAG_KEY}): it was not submitted for this receiver`,
+  malformed: 'the recipient tag is malformed',
+  mac: 'the recipient tag was not made with this receiver’s secret',
+  url: 'the recipient tag was made for another webhook URL',
+  future: 'the recipient tag was issued in the future',
+  expired: 'the recipient tag has expired',
+};
+
+/** Rate limits of the rollout mode's warnings, per logger, so `constructEvent` calls share one. */
+const logLimits = new WeakMap<Logger, (cause: string) => number | undefined>();
+let defaultLogger: Logger | undefined;
+
+function fail(owner: string, message: string): never {
+  throw new JobhookError('ERR_OPTION_INVALID', `${owner}: ${message}`);
+}
+
+/**
+ * Checks the recipient options and returns the check, or `undefined` without `recipientSecret`.
+ * `logger` is where the rollout mode warns (default the JSON logger at `warn` on stderr).
+ * @throws JobhookError `ERR_OPTION_INVALID` naming the option.
+ * @internal
+ */
+export function createRecipientCheck(
+  options: RecipientOptions,
+  owner: string,
+  logger?: Logger,
+  clockSkewMs: number = DEFAULT_CLOCK_SKEW_MS,
+): RecipientChecker | undefined {
+  const { recipientSecret, recipientCheck, recipientUrl, recipientTagMaxAgeMs } = options;
+  if (recipientSecret === undefined) {
+    const stray = (['recipientCheck', 'recipientUrl', 'recipientTagMaxAgeMs'] as const).filter((name) => options[name] !== undefined);
+    if (stray.length > 0) fail(owner, `${stray.join(', ')} ${stray.length > 1 ? 'need' : 'needs'} recipientSecret`);
+    return undefined;
+  }
+  const secrets = resolveRecipientSecrets(recipientSecret, owner);
+  const mode = recipientCheck ?? 'enforce';
+  if (mode !== 'enforce' && mode !== 'log') fail(owner, `recipientCheck must be 'enforce' or 'log', got ${JSON.stringify(mode)}`);
+  const maxAgeMs = recipientTagMaxAgeMs ?? DEFAULT_RECIPIENT_TAG_MAX_AGE_MS;
+  if (!Number.isSafeInteger(maxAgeMs) || maxAgeMs < 1) {
+    fail(owner, `recipientTagMaxAgeMs must be a positive whole number of milliseconds, got ${String(maxAgeMs)}`);
+  }
+  let urlHashes: ReadonlySet<string> | undefined;
+  if (recipientUrl !== undefined) {
+    const urls: readonly unknown[] = Array.isArray(recipientUrl) ? recipientUrl : [recipientUrl];
+    if (urls.length === 0 || urls.some((url) => typeof url !== 'string'))
+      fail(owner, 'recipientUrl must be a URL string or a non-empty list of them');
+    urlHashes = new Set(urls.map((url) => recipientUrlHash(url as string, `${owner}: recipientUrl`)));
+  }
+  const check: Omit<RecipientTagCheck, 'now'> = { secrets, maxAgeMs, clockSkewMs, ...(urlHashes === undefined ? {} : { urlHashes }) };
+  let log: Logger | undefined;
+  let allowed: ((cause: string) => number | undefined) | undefined;
+  if (mode === 'log') {
+    if (logger !== undefined && !isLogger(logger)) fail(owner, 'logger must have debug, info, warn and error methods (pino-compatible)');
+    log = logger ?? (defaultLogger ??= createJsonLogger());
+    allowed = logLimits.get(log);
+    if (allowed === undefined) logLimits.set(log, (allowed = createRejectionLogLimit()));
+  }
+
+  return (event, now) => {
+    const params = event.user_parameters;
+    const tag = params === undefined ? undefined : Object.hasOwn(params, RECIPIENT_TAG_KEY) ? params[RECIPIENT_TAG_KEY] : undefined;
+    const result = checkRecipientTag(tag, { ...check, now });
+    if (!result.ok) {
+      const { cause } = result;
+      const code = CODE_OF_CAUSE[cause];
+      const message = `${MESSAGE_OF_CAUSE[cause]} (${cause})`;
+      const detail = { cause, ...(result.nonce === undefined ? {} : { nonce: result.nonce, issuedAt: result.issuedAt }) };
+      if (log === undefined || allowed === undefined) return new JobhookError(code, message, { detail });
+      const suppressed = allowed(cause);
+      if (suppressed !== undefined) {
+        log.warn(
+          { code, ...detail, jobId: event.job_id.toLowerCase(), ...(suppressed > 0 ? { suppressed } : {}) },
+          `jobhook: ${message}; handled anyway (recipientCheck: 'log'); one line per cause per minute`,
+        );
+      }
+    }
+    return withoutTag(event);
+  };
+}
+
+/**
+ * The event without the tag: `user_parameters` is the submitter's own object, absent when the tag
+ * was its only member. Object rest copies own members as data (a `__proto__` key stays a key).
+ */
+function withoutTag(event: AsyncJobCompletedEvent): AsyncJobCompletedEvent {
+  const params = event.user_parameters;
+  if (params === undefined || !Object.hasOwn(params, RECIPIENT_TAG_KEY)) return event;
+  const { [RECIPIENT_TAG_KEY]: _tag, ...own } = params;
+  if (Object.keys(own).length > 0) return { ...event, user_parameters: own };
+  const { user_parameters: _params, ...rest } = event;
+  return rest as AsyncJobCompletedEvent;
+}

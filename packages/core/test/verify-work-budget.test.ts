@@ -1,0 +1,124 @@
+/**
+ * Bounded work for signed bodies: a real signature over another body makes verification write the
+ * body's candidate forms. Each object's keys are sorted once per sort rule and the order shared
+ * (the forms must not change), and a per-request work budget stops what is left (a 401 like a
+ * mismatch, logged with cause `work-budget`), above what every vector needs.
+ */
+import { constants, createHash, sign } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { JobhookError, canonicalize, createReceiver, createVerifier, parseBody, type CanonicalProfile } from '../src/index.js';
+import { CANONICAL_PROFILES, digestCanonical } from '../src/canonical/profiles.js';
+import { createSharedKeyOrders } from '../src/canonical/shared-key-orders.js';
+import { createTestKeyPair } from '../src/testing/index.js';
+import { loadVectors } from './helpers/signature-vectors.js';
+
+const keys = createTestKeyPair();
+
+function rsaSignHex(digest: string): string {
+  return sign('sha256', Buffer.from(digest, 'latin1'), { key: keys.privateKey, padding: constants.RSA_PKCS1_PADDING }).toString('hex');
+}
+const signatureOf = (body: string, profile: CanonicalProfile = 'python') =>
+  rsaSignHex(createHash('sha256').update(canonicalize(body, { profile })).digest('hex'));
+const otherBody = rsaSignHex(createHash('sha256').update('another body').digest('hex'));
+
+function verifyError(verify: () => unknown): JobhookError {
+  try {
+    verify();
+  } catch (err) {
+    if (err instanceof JobhookError) return err;
+    throw err;
+  }
+  throw new Error('verified');
+}
+
+/**
+ * Deep indentation makes each form ~20× the body (under orjson's 255 levels, so every profile can
+ * write it), and 4,000 non-shortest 17-digit floats (more than a pass converts exactly) plus a
+ * non-ASCII key make each Python-family profile write it as written and exactly: seven forms of
+ * ~1.7 MB (12 MB) against a budget of 9 MB (5 × the canonical bound, 4 profiles).
+ */
+const DEPTH = 200;
+const DEEP = `{"é": 1, "x": ${'['.repeat(DEPTH)}${Array(4000).fill('0.10000000000000001').join(',')}${']'.repeat(DEPTH)}}`;
+
+describe('the verification work budget', () => {
+  const verifier = createVerifier({ publicKeys: keys.publicKeyPem });
+
+  it('refuses a body whose candidate forms outgrow it as a mismatch, cause work-budget', () => {
+    const err = verifyError(() => verifier.verify({ body: DEEP, signature: otherBody }));
+    expect(err.code).toBe('ERR_SIGNATURE_INVALID');
+    expect(err.status).toBe(401);
+    expect(err.detail).toMatchObject({ cause: 'work-budget' });
+  });
+
+  it('never stops the first profile: the same body signed by the service verifies', () => {
+    expect(verifier.verify({ body: DEEP, signature: signatureOf(DEEP) }).profile).toBe('python');
+  });
+
+  it('is logged by the receiver with cause work-budget', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const log = (fields: unknown) => void lines.push(fields as Record<string, unknown>);
+    const receiver = createReceiver({
+      publicKeys: keys.publicKeyPem,
+      onEvent: () => {},
+      logger: { debug: log, info: log, warn: log, error: log },
+    });
+    const res = await receiver.handle({
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-service-signature': otherBody },
+      rawBody: Buffer.from(DEEP),
+    });
+    expect(res.status).toBe(401);
+    expect(res.outcome).toMatchObject({ code: 'ERR_SIGNATURE_INVALID' });
+    expect(lines.some((l) => l.cause === 'work-budget' && l.code === 'ERR_SIGNATURE_INVALID')).toBe(true);
+  });
+
+  it('sits above every vector: a signature over another body is a plain mismatch for each', () => {
+    const loaded = loadVectors();
+    if (loaded.error !== null) throw new Error(loaded.error);
+    const all = createVerifier({ publicKeys: keys.publicKeyPem });
+    let checked = 0;
+    for (const c of loaded.cases) {
+      const err = verifyError(() => all.verify({ body: c.body, signature: otherBody }));
+      if (err.code !== 'ERR_SIGNATURE_INVALID') continue; // malformed bodies stop at the parse
+      expect(err.detail, c.id).toMatchObject({ cause: 'body-mismatch' });
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(300);
+  });
+});
+
+describe('key orders shared between candidate forms', () => {
+  // Keys whose code-point and UTF-16 orders differ, array-index keys, duplicates, __proto__, escapes,
+  // in objects above and below the small-object sort, flat and nested.
+  const keysOf = (n: number) =>
+    Array.from(
+      { length: n },
+      (_, i) => ['😀', '\uff61', 'é', '10', '9', '__proto__', 'a\\u00e9', 'z', '\u4e2d'][i % 9]! + (i % 3 ? String(i) : ''),
+    );
+  const object = (n: number, nested: boolean): string =>
+    `{${keysOf(n)
+      .map((k, i) => `"${k}": ${nested && i % 5 === 0 ? object(Math.min(n, 30), false) : i % 4 === 0 ? '0.12345678901234567' : i}`)
+      .join(', ')}}`;
+  const BODIES = [
+    object(10, false),
+    object(40, false),
+    object(40, true),
+    object(200, true),
+    '{"b": 1, "a": 2, "b": 3, "😀": 4, "\uff61": 5}',
+  ];
+
+  it.each(BODIES.map((body, i) => ({ i, body })))('write the same bytes as unshared sorting (body $i)', ({ body }) => {
+    const doc = parseBody(Buffer.from(body));
+    const orders = createSharedKeyOrders(doc);
+    // Twice over: the second round reads every order from the tables.
+    for (let round = 0; round < 2; round++) {
+      for (const profile of CANONICAL_PROFILES) {
+        for (const mode of ['as-written', 'exact'] as const) {
+          expect(digestCanonical(doc, profile, mode, orders), `${profile} ${mode} round ${round}`).toBe(
+            digestCanonical(parseBody(Buffer.from(body)), profile, mode),
+          );
+        }
+      }
+    }
+  });
+});
