@@ -34,7 +34,7 @@ export interface JobKeys {
 export interface OpenedJob {
   locked: unknown;
   isolation: unknown;
-  /** The job's row; undefined when there is none, or when the lock was not taken (no read then). */
+  /** The job's row; undefined when there is none (or, with some runners, when the lock was not taken). */
   row: JobRow | undefined;
 }
 
