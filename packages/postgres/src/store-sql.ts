@@ -1,4 +1,3 @@
-import pg from 'pg';
 import type { TableName } from './table-name.js';
 
 /** The version `migrate()` writes as the table's comment; a later schema change reads it to migrate. */
@@ -48,14 +47,17 @@ const fromNow = (param: string): string => `${NOW} + ${param}::float8 * interval
 const MS_LEFT = `greatest(1, ceil(extract(epoch from (j.expires_at - ${NOW})) * 1000))::float8 AS ms_left`;
 
 /**
- * `value` as an SQL string literal, for a statement sent without parameters: pg's `escapeLiteral`
- * (quotes doubled; backslashes doubled in an `E''` literal, so it holds whatever
- * `standard_conforming_strings` says). A NUL would end the query text on the wire: refused (the store
- * refuses such a job id first, as PostgreSQL's text cannot hold it).
+ * `value` as an SQL text expression for a statement sent without parameters, spelt in hex digits
+ * only: no quote or backslash for anything to end the literal with, whatever the session's
+ * `standard_conforming_strings` or `client_encoding` (pg writes UTF-8; a session set to SJIS or BIG5
+ * reads a UTF-8 continuation byte as the first of a two-byte character, which swallows the next
+ * byte: one of the backslashes an escaped literal doubles). The server decodes the same UTF-8 bytes
+ * pg sends for a parameter. `COLLATE "default"`: `convert_from`'s result takes the "C" collation of
+ * its `name` argument, and the primary key's index, in the column's collation, would not serve a
+ * comparison in another one.
  */
 function textLiteral(value: string): string {
-  if (value.includes('\0')) throw new TypeError('a NUL character cannot be written into SQL text');
-  return pg.escapeLiteral(value);
+  return `convert_from(decode('${Buffer.from(value, 'utf8').toString('hex')}', 'hex'), 'UTF8') COLLATE "default"`;
 }
 
 /** A whole number, checked again where it is written into SQL text. */
