@@ -1,6 +1,7 @@
 import type { Pool, PoolClient, QueryResult } from 'pg';
 import type { JobRow, JobRunner } from './job-transaction.js';
 import { pgExecutor, type TransactionRunner } from './sql-executor.js';
+import { sqlState } from './store-errors.js';
 import type { StoreSql } from './store-sql.js';
 
 /**
@@ -27,33 +28,79 @@ export function poolTransaction(pool: Pool, connectTimeoutMs: number): Transacti
   };
 }
 
+/** SQLSTATEs of a prepared statement missing (26000) or already there (42P05) on a connection. */
+const PREPARED_GONE = new Set(['26000', '42P05']);
+
+/**
+ * The connections (pg clients: the same object across checkouts of one connection) and the store
+ * statements prepared on each, shared by the stores of a process: two stores of one table and pool
+ * prepare once.
+ */
+const preparedOn = new WeakMap<object, Set<string>>();
+
 /**
  * The store's own {@link JobRunner} on a client of `pool`: two round trips for a job it runs,
  * `BEGIN; try-lock; read` then `done mark; COMMIT`, each one query of several statements without
  * parameters (pg sends a query without values as one simple-protocol message, and the server runs and
  * answers each statement in turn). Pipelining parameterized statements is no option here: pg sends a
  * query only after the previous one's answer, unless the pool's owner made its clients with
- * `pipeline: true` (an option of recent pg 8 releases; the peer range starts at 8.11). The values are written into the text as
- * literals (see textLiteral). A job it does not run (done, in flight) costs `BEGIN; try-lock; read`
- * then `COMMIT`.
+ * `pipeline: true` (an option of recent pg 8 releases; the peer range starts at 8.11). The values are
+ * written into the text as literals (see textLiteral). A job it does not run (done, in flight) costs
+ * `BEGIN; try-lock; read` then `COMMIT`.
+ *
+ * The statements run as server-side prepared statements (`EXECUTE`), prepared by one more round trip
+ * the first time a connection runs a job: parsing and planning them was most of the database's work
+ * per job. A connection that lost them (`DISCARD ALL`, PgBouncer in transaction mode, where the next
+ * transaction may run on another server connection) answers 26000: the job goes on with the plain
+ * statements, and so does the store from then on.
  */
 export function poolJobs(pool: Pool, connectTimeoutMs: number, sql: StoreSql): JobRunner<PoolClient> {
+  let usePrepared = true;
+  /** Prepares the statements on `client` unless done; false when the store no longer uses them. */
+  const prepare = async (client: PoolClient): Promise<boolean> => {
+    if (!usePrepared) return false;
+    const prepared = preparedOn.get(client) ?? new Set<string>();
+    preparedOn.set(client, prepared);
+    if (prepared.has(sql.prepared.prepare)) return true;
+    try {
+      await client.query(sql.prepared.prepare);
+    } catch (err) {
+      // 42P05: prepared by something this process does not know of (another copy of this module).
+      if (!PREPARED_GONE.has(sqlState(err) ?? '')) throw err;
+      usePrepared = false;
+      return false;
+    }
+    prepared.add(sql.prepared.prepare);
+    return true;
+  };
   return (job, body) => {
     // From the BEGIN sent until the COMMIT answered: a failure in between needs a ROLLBACK.
     let open = false;
+    let batches = sql as Pick<StoreSql, 'openBatch' | 'finishBatch'>;
     return onPoolClient(
       pool,
       connectTimeoutMs,
       async (client) => {
         const result = await body(client, {
           async open() {
+            if (await prepare(client)) batches = sql.prepared;
             open = true;
-            const results = (await client.query(sql.openBatch(job.lockKey, job.jobId))) as unknown as QueryResult[];
+            let results: QueryResult[];
+            try {
+              results = (await client.query(batches.openBatch(job.lockKey, job.jobId))) as unknown as QueryResult[];
+            } catch (err) {
+              if (batches === sql || !PREPARED_GONE.has(sqlState(err) ?? '')) throw err;
+              await client.query('ROLLBACK');
+              usePrepared = false;
+              preparedOn.get(client)?.delete(sql.prepared.prepare);
+              batches = sql;
+              results = (await client.query(batches.openBatch(job.lockKey, job.jobId))) as unknown as QueryResult[];
+            }
             const lock = results[1]?.rows[0];
             return { locked: lock?.['locked'], isolation: lock?.['isolation'], row: results[2]?.rows[0] as JobRow | undefined };
           },
           async markDone() {
-            await client.query(sql.finishBatch(job.jobId, job.doneTtlMs));
+            await client.query(batches.finishBatch(job.jobId, job.doneTtlMs));
             open = false;
           },
         });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { TableName } from './table-name.js';
 
 /** The version `migrate()` writes as the table's comment; a later schema change reads it to migrate. */
@@ -36,6 +37,15 @@ export interface StoreSql {
   openBatch(lockKey: string, jobId: string): string;
   /** Without parameters: {@link markDone}, then `COMMIT` (two results). */
   finishBatch(jobId: string, ttlMs: number): string;
+  /**
+   * The same two batches on server-side prepared statements (no parse or plan per job): `prepare`
+   * creates them on a connection (names unique to the table and the statements' text).
+   */
+  prepared: {
+    prepare: string;
+    openBatch(lockKey: string, jobId: string): string;
+    finishBatch(jobId: string, ttlMs: number): string;
+  };
   /** `[limit]` → `{ deleted }`: deletes up to `limit` expired rows, skipping rows a transaction holds. */
   sweep: string;
 }
@@ -76,6 +86,12 @@ export function storeSql(table: TableName): StoreSql {
   const markDone = (jobId: string, ttlMs: string): string =>
     `INSERT INTO ${t} (job_id, token, done, expires_at) VALUES (${jobId}, NULL, true, ${fromNow(ttlMs)})
       ON CONFLICT (job_id) DO UPDATE SET token = NULL, done = true, expires_at = EXCLUDED.expires_at`;
+  // The same name means the same table and statements, on any connection of any process.
+  const id = createHash('sha256')
+    .update(`${t}\n${tryLock('$1')}\n${read('$1')}\n${markDone('$1', '$2')}`)
+    .digest('hex')
+    .slice(0, 16);
+  const [lockName, readName, markName] = ['lock', 'read', 'mark'].map((step) => `jobhook_${id}_${step}`);
   return {
     migrate: [
       ...(table.schemaSql === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS ${table.schemaSql}`]),
@@ -112,6 +128,11 @@ export function storeSql(table: TableName): StoreSql {
     // The read stays a statement of its own after the lock's: see JobStatements.open (job-transaction.ts).
     openBatch: (lockKey, jobId) => `BEGIN; ${tryLock(textLiteral(lockKey))}; ${read(textLiteral(jobId))}`,
     finishBatch: (jobId, ttlMs) => `${markDone(textLiteral(jobId), integerLiteral(ttlMs))}; COMMIT`,
+    prepared: {
+      prepare: `PREPARE ${lockName}(text) AS ${tryLock('$1')}; PREPARE ${readName}(text) AS ${read('$1')}; PREPARE ${markName}(text, float8) AS ${markDone('$1', '$2')}`,
+      openBatch: (lockKey, jobId) => `BEGIN; EXECUTE ${lockName}(${textLiteral(lockKey)}); EXECUTE ${readName}(${textLiteral(jobId)})`,
+      finishBatch: (jobId, ttlMs) => `EXECUTE ${markName}(${textLiteral(jobId)}, ${integerLiteral(ttlMs)}); COMMIT`,
+    },
     sweep: `WITH expired AS (
         SELECT job_id FROM ${t} WHERE expires_at <= ${NOW} LIMIT $1 FOR UPDATE SKIP LOCKED
       ), gone AS (

@@ -55,10 +55,25 @@ async function storeTrips(sent: string[], deliver: () => Promise<unknown>): Prom
   return sent.slice(from).filter((text) => !text.startsWith(HANDLER));
 }
 
+/** Runs `connections` jobs at once, so that many connections of the pool have the store's statements prepared. */
+async function warm(store: PostgresStore<pg.PoolClient>, connections: number): Promise<void> {
+  let arrived = 0;
+  let all!: () => void;
+  const together = new Promise<void>((resolve) => (all = resolve));
+  const meet = async (): Promise<void> => {
+    if (++arrived === connections) all();
+    await together;
+  };
+  await Promise.all(Array.from({ length: connections }, () => store.runInTransaction(randomUUID(), { doneTtlMs: 60_000 }, meet)));
+}
+
 describe('round trips per job', () => {
   it("the store's own runner: 2 per job handled and 2 per duplicate, the handler's statements on top", async () => {
-    const { pool, sent } = countingPool();
+    const { pool, sent } = countingPool({ max: 1 });
     const { store, results, rows } = await setup(pool);
+    // The first job on a connection prepares the store's statements there: one round trip, once.
+    const prepares = await storeTrips(sent, () => warm(store, 1));
+    expect(prepares.map((text) => text.slice(0, 8))).toEqual(['PREPARE ', 'BEGIN; E', 'EXECUTE ']);
     const receiver = createReceiver({
       publicKeys: keys.publicKeyPem,
       store,
@@ -71,7 +86,7 @@ describe('round trips per job', () => {
       const trips = await storeTrips(sent, async () => expect(summary(await receiver.handle(request))).toEqual([200, 'handled']));
       expect(trips).toHaveLength(2);
       expect(trips.length).toBeLessThanOrEqual(3);
-      expect([trips[0]!.startsWith('BEGIN; SELECT pg_try_advisory_xact_lock'), trips[1]!.endsWith('; COMMIT')]).toEqual([true, true]);
+      expect([trips[0]!.startsWith('BEGIN; EXECUTE jobhook_'), trips[1]!.endsWith('; COMMIT')]).toEqual([true, true]);
     }
     for (const request of requests) {
       const trips = await storeTrips(sent, async () => expect(summary(await receiver.handle(request))).toEqual([200, 'duplicate']));
@@ -83,8 +98,9 @@ describe('round trips per job', () => {
   });
 
   it('a delivery of a job whose transaction is open: 2 (the lock not taken, then COMMIT); the lock is the one a runner of your own takes', async () => {
-    const { pool, sent } = countingPool();
+    const { pool, sent } = countingPool({ max: 2 });
     const { store } = await setup(pool);
+    await warm(store, 2);
     const jobId = randomUUID();
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -113,6 +129,30 @@ describe('round trips per job', () => {
       { state: 'committed' },
     ]);
     expect(trips.map((text) => text.slice(0, 6))).toEqual(['BEGIN;', 'COMMIT']);
+  });
+
+  it('a connection that lost the prepared statements (DISCARD ALL, PgBouncer in transaction mode): the job runs on plain statements, and so do the next', async () => {
+    const { pool, sent } = countingPool({ max: 1 });
+    const { store, results, rows } = await setup(pool);
+    await warm(store, 1);
+    const discard = await pool.connect();
+    await discard.query('DISCARD ALL');
+    discard.release();
+    const ids = [randomUUID(), randomUUID()];
+    const work = (jobId: string) => async (db: pg.PoolClient) => {
+      await db.query(`${HANDLER} INSERT INTO ${results} (job_id) VALUES ($1)`, [jobId]);
+    };
+    let answer: unknown;
+    const fellBack = await storeTrips(sent, async () => {
+      answer = await store.runInTransaction(ids[0]!, { doneTtlMs: 60_000 }, work(ids[0]!));
+    });
+    const next = await storeTrips(sent, () => store.runInTransaction(ids[1]!, { doneTtlMs: 60_000 }, work(ids[1]!)));
+    expect([answer, fellBack.map((text) => text.slice(0, 14)), next.map((text) => text.slice(0, 14))]).toEqual([
+      { state: 'committed' },
+      ['BEGIN; EXECUTE', 'ROLLBACK', 'BEGIN; SELECT ', 'INSERT INTO "j'],
+      ['BEGIN; SELECT ', 'INSERT INTO "j'],
+    ]);
+    expect(await rows()).toEqual(ids);
   });
 
   it("a runner of your own: its BEGIN and COMMIT around the store's try-lock, read and done mark, 5 per job handled", async () => {
