@@ -29,7 +29,7 @@ const HANDLER_MARK = '/* handler */';
 const TARGET = 0.8;
 
 export const NOTES = [
-  'handle = receiver.handle() of a signed 1 KB webhook with a new job_id: verify (RSA-2048), parse, then the store: Redis claim + complete (2 round trips); PostgreSQL `BEGIN; try-lock; read` then `done mark; COMMIT` (2 round trips on one connection, one WAL flush).',
+  'handle = receiver.handle() of a signed 1 KB webhook with a new job_id: verify (RSA-2048), parse, then the store: Redis claim + complete (2 round trips); PostgreSQL `BEGIN; try-lock; read` then `done mark; COMMIT`, prepared statements (2 round trips on one connection, one more the first time a connection runs a job; one WAL flush).',
   `round trips per job: counted on ${COUNTED_JOBS} handled jobs before the timed runs, PostgreSQL as the queries its pg clients sent (a client sends its next query once the previous one is answered), Redis as the commands its ioredis client sent.`,
   "+ insert = the handler inserts one row (job_id, status) into job_results: with Redis through a pg pool (autocommit: its own WAL flush), with PostgreSQL through ctx.db (in the job's transaction: no extra flush).",
   `16 in flight = the sender's default delivery concurrency; the pg pools have ${IN_FLIGHT} connections.`,
