@@ -7,14 +7,14 @@ import {
   checkJobId,
   checkMs,
   checkToken,
-  describeValue,
   MAX_TIMER_MS,
   MAX_TOKEN_LENGTH,
   optionError,
   readOption,
 } from '@jobhook/core/internal';
-import pg, { type Pool, type PoolClient } from 'pg';
-import { poolTransaction } from './pool-transaction.js';
+import type { PoolClient } from 'pg';
+import { resolvePool } from './resolve-pool.js';
+import { poolJobs, poolTransaction } from './pool-transaction.js';
 import {
   DEFAULT_OPERATION_TIMEOUT_MS,
   DEFAULT_SWEEP_BATCH,
@@ -25,7 +25,7 @@ import {
   type PostgresStoreMethods,
   type PostgresStoreOptions,
 } from './postgres-store-options.js';
-import { runJobTransaction } from './job-transaction.js';
+import { type JobRunner, runJobTransaction, runnerJobs } from './job-transaction.js';
 import { pgExecutor, type TransactionRunner } from './sql-executor.js';
 import { closedError, unavailable, withTimeout, type StoreOperation } from './store-errors.js';
 import { storeSql } from './store-sql.js';
@@ -93,10 +93,12 @@ export function createPostgresStore<Db>(
   if (sweepEvery !== false) checkMs(WHERE, 'sweepIntervalMs', sweepEvery, { max: MAX_TIMER_MS });
   if (options.transactional !== undefined) checkBoolean(WHERE, 'transactional', options.transactional);
   if (options.transaction !== undefined) checkFunction(WHERE, 'transaction', options.transaction, 'a function (a TransactionRunner)');
-  const { pool, owned } = resolvePool(connection, timeoutMs);
+  const { pool, owned } = resolvePool(connection, timeoutMs, WHERE);
   const sql = storeSql(table);
   const direct = pgExecutor(pool);
-  const runner = (options.transaction ?? poolTransaction(pool, timeoutMs)) as TransactionRunner<Db>;
+  // A runner of the caller's owns BEGIN and COMMIT, and takes one parameterized statement at a time;
+  // on the store's own pool the statements go in batches around them (see poolJobs).
+  const jobs = (options.transaction === undefined ? poolJobs(pool, timeoutMs, sql) : runnerJobs(options.transaction, sql)) as JobRunner<Db>;
 
   let closing: Promise<void> | undefined;
   const checkOpen = (operation: StoreOperation): void => {
@@ -112,7 +114,7 @@ export function createPostgresStore<Db>(
 
   async function claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
     checkOpen('claim');
-    checkJobId('postgresStore.claim', jobId);
+    checkStoreJobId('postgresStore.claim', jobId);
     const leaseMs = checkMs('postgresStore.claim', 'leaseMs', readOption('postgresStore.claim', claimOptions, 'leaseMs'));
     const token = randomUUID();
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
@@ -171,20 +173,20 @@ export function createPostgresStore<Db>(
     claim,
     async complete(jobId, token, completeOptions) {
       checkOpen('complete');
-      checkJobId('postgresStore.complete', jobId);
+      checkStoreJobId('postgresStore.complete', jobId);
       checkToken('postgresStore.complete', token);
       const ttlMs = checkMs('postgresStore.complete', 'ttlMs', readOption('postgresStore.complete', completeOptions, 'ttlMs'));
       return plausibleToken(token) && fenced('complete', sql.complete, [jobId, token, ttlMs]);
     },
     async release(jobId, token) {
       checkOpen('release');
-      checkJobId('postgresStore.release', jobId);
+      checkStoreJobId('postgresStore.release', jobId);
       checkToken('postgresStore.release', token);
       return plausibleToken(token) && fenced('release', sql.release, [jobId, token]);
     },
     async extend(jobId, token, extendOptions) {
       checkOpen('extend');
-      checkJobId('postgresStore.extend', jobId);
+      checkStoreJobId('postgresStore.extend', jobId);
       checkToken('postgresStore.extend', token);
       const leaseMs = checkMs('postgresStore.extend', 'leaseMs', readOption('postgresStore.extend', extendOptions, 'leaseMs'));
       return plausibleToken(token) && fenced('extend', sql.extend, [jobId, token, leaseMs]);
@@ -214,46 +216,22 @@ export function createPostgresStore<Db>(
     ...methods,
     async runInTransaction(jobId, transactionOptions, work) {
       checkOpen('transaction');
-      checkJobId('postgresStore.runInTransaction', jobId);
+      checkStoreJobId('postgresStore.runInTransaction', jobId);
       const doneTtlMs = checkMs(
         'postgresStore.runInTransaction',
         'doneTtlMs',
         readOption('postgresStore.runInTransaction', transactionOptions, 'doneTtlMs'),
       );
-      return runJobTransaction({ sql, runner, lockKey, timeoutMs }, jobId, doneTtlMs, work);
+      return runJobTransaction({ jobs, lockKey, timeoutMs }, jobId, doneTtlMs, work);
     },
   };
   return Object.freeze(store);
 }
 
-/** The pool to use, and whether the store made it (and so ends it on close). */
-function resolvePool(connection: PostgresConnection, timeoutMs: number): { pool: Pool; owned: boolean } {
-  const pool = readOption(WHERE, connection, 'pool');
-  const connectionString = (connection as { connectionString?: unknown }).connectionString;
-  if (pool !== undefined) {
-    if (!isPool(pool)) throw optionError(WHERE, `pool must be a pg Pool, got ${describeValue(pool)}`);
-    return { pool, owned: false };
-  }
-  if (typeof connectionString !== 'string' || !/^postgres(ql)?:\/\//.test(connectionString)) {
-    throw optionError(
-      WHERE,
-      `give { pool } (a pg Pool) or { connectionString } (a postgres:// URL), got ${describeValue(connectionString ?? connection)}`,
-    );
-  }
-  const owned = new pg.Pool({ connectionString, connectionTimeoutMillis: timeoutMs });
-  // An idle client whose server went away emits 'error' on the pool: without a listener that
-  // would end the process. The next query reconnects, or fails with ERR_STORE_UNAVAILABLE.
-  owned.on('error', () => undefined);
-  return { pool: owned, owned: true };
-}
-
-function isPool(value: unknown): value is Pool {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Pool).connect === 'function' &&
-    typeof (value as Pool).query === 'function'
-  );
+/** A job id the table can hold: what every store takes, but no NUL (PostgreSQL's text cannot hold one). */
+function checkStoreJobId(where: string, jobId: unknown): asserts jobId is string {
+  if (checkJobId(where, jobId).includes('\0'))
+    throw optionError(where, 'jobId must not contain a NUL character: PostgreSQL text cannot hold one');
 }
 
 /** A token this store could have issued; any other cannot match, so no round trip is needed. */

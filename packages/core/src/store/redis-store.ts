@@ -1,5 +1,5 @@
 /**
- * `@jobhook/core/redis`: the Redis idempotency store. A subpath of its own so that the main entry
+ * `@jobhook/core/redis`: the Redis idempotency store and expected-jobs ledger. A subpath of its own so that the main entry
  * never loads `ioredis` (an optional peer dependency).
  * @packageDocumentation
  */
@@ -20,6 +20,7 @@ import { createStoreClient, isRedisClient, quitRedisClient } from '../internal/r
 import type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
 
 export type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
+export { createRedisLedger, DEFAULT_REDIS_LEDGER_PREFIX, type RedisLedgerOptions } from '../ledger/redis-ledger.js';
 
 /** Default of {@link RedisStoreOptions.keyPrefix}. */
 export const DEFAULT_REDIS_KEY_PREFIX = 'jobhook:';

@@ -168,7 +168,11 @@ describe('options', () => {
     ['bodyTimeoutMs 0', { bodyTimeoutMs: 0 }, /bodyTimeoutMs must be an integer from 1/],
     ['bodyTimeoutMs 1.5', { bodyTimeoutMs: 1.5 }, /bodyTimeoutMs must be an integer from 1/],
     ['bodyTimeoutMs beyond a timer', { bodyTimeoutMs: 2 ** 31 }, /bodyTimeoutMs must be an integer from 1 to 2147483647/],
-    ['maxBodyBytesInFlight "64MB"', { maxBodyBytesInFlight: '64MB' as unknown as number }, /maxBodyBytesInFlight must be a positive integer/],
+    [
+      'maxBodyBytesInFlight "64MB"',
+      { maxBodyBytesInFlight: '64MB' as unknown as number },
+      /maxBodyBytesInFlight must be a positive integer/,
+    ],
     [
       'maxBodyBytesInFlight under maxBodyBytes',
       { maxBodyBytes: 2 * MIB, maxBodyBytesInFlight: MIB },
