@@ -13,6 +13,10 @@ import { REPO_ROOT } from '../helpers/chaos-cluster.js';
 /** The entries checked, by README. `@jobhook/core/internal` is not public and has no table. */
 const ENTRIES: Record<string, { readme: string; load: () => Promise<object> }> = {
   '@jobhook/core': { readme: 'packages/core/README.md', load: () => import('@jobhook/core') },
+  '@jobhook/core/sign': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/sign') },
+  '@jobhook/core/json': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/json') },
+  '@jobhook/core/canonical': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/canonical') },
+  '@jobhook/core/diagnosis': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/diagnosis') },
   '@jobhook/core/redis': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/redis') },
   '@jobhook/core/testing': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/testing') },
   '@jobhook/core/adapter': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/adapter') },

@@ -221,6 +221,15 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_LEASE_MS = 20_000;
 
 /**
+ * Default `handlerTimeoutMs`: 25 s, under the service's 30 s per delivery attempt (spec §8), so the
+ * sender gets its 503 before it gives up on the attempt.
+ */
+export const DEFAULT_HANDLER_TIMEOUT_MS = 25_000;
+
+/** Default `retryAfterSeconds`: 30, the spec's longest backoff between retries. */
+export const DEFAULT_RETRY_AFTER_SECONDS = 30;
+
+/**
  * Default `bodyTimeoutMs`: 5 s. The service gives up on a delivery attempt after 30 s (spec §8) and
  * the handler gets at most `handlerTimeoutMs` (25 s) of them before the sender is answered: a body
  * must be in within the 5 s left for that answer to reach the sender in time. A body of 1 MiB
@@ -283,8 +292,8 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
   const {
     leaseMs = DEFAULT_LEASE_MS,
     doneTtlMs = DEFAULT_DONE_TTL_MS,
-    handlerTimeoutMs = 25_000,
-    retryAfterSeconds = 30,
+    handlerTimeoutMs = DEFAULT_HANDLER_TIMEOUT_MS,
+    retryAfterSeconds = DEFAULT_RETRY_AFTER_SECONDS,
     clockSkewMs = DEFAULT_CLOCK_SKEW_MS,
     logger = createJsonLogger(),
   } = options;
