@@ -3,7 +3,7 @@
  * entry holds what a receiver needs; the other audiences have their own entries: signing
  * (`@jobhook/core/sign`), exact JSON (`/json`), canonical forms (`/canonical`), why a delivery fails
  * (`/diagnosis`), the recipient tag (`/recipient`), stores (`/redis`), the adapter kit (`/adapter`),
- * metrics (`/metrics`), test helpers (`/testing`).
+ * metrics (`/metrics`), the expected-jobs ledger (`/ledger`), test helpers (`/testing`).
  * @packageDocumentation
  */
 export { JobhookError, isJobhookError, type ErrorCode, type JobhookErrorOptions } from './errors.js';
@@ -37,6 +37,7 @@ export { RECEIVER_DEFAULTS, type ReceiverDefaults } from './receiver/receiver-de
 // Types only from here on: what the options, events and results above are made of.
 export type { EventHandler, HandlerContext, ReceiverOptions } from './receiver/receiver-options.js';
 export type { OutcomeKind, ReceiverOutcome, ReceiverStats, VerifiedWebhook } from './receiver/receiver-outcome.js';
+export type { PolledJob, PolledOutcome } from './receiver/polled-job.js';
 export type { LateEventContext, LateEventRule } from './receiver/event-age.js';
 export type { RequestHeaders } from './receiver/request-headers.js';
 export type { ClaimResult, Clock, IdempotencyStore, TransactionalStore, TransactionResult } from './store/idempotency-store.js';
