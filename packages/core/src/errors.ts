@@ -91,6 +91,12 @@ export const ERROR_STATUS = {
    */
   ERR_RECEIVER_BUSY: 503,
   /**
+   * The receiver already runs `maxConcurrentHandlers` handlers: this verified delivery was refused
+   * before its claim (no lease is taken, nothing ran). 503 + `Retry-After` at once, never queued,
+   * and never a 4xx, which the sender would not retry.
+   */
+  ERR_HANDLERS_BUSY: 503,
+  /**
    * The reference sender refuses a webhook receiver URL: not https (unless insecure receivers are
    * allowed), userinfo, or a host that is or resolves to a loopback, private, link-local, reserved...
    * address (server-side request forgery guard).

@@ -19,6 +19,7 @@ import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, 
 import { refusalCause, type RefusalCauseFields } from '../diagnosis/refusal-cause.js';
 import { createFailureCapture, type FailedRequest } from '../diagnosis/failure-capture.js';
 import { createRecipientCheck } from './recipient-check.js';
+import { createHandlerSlots } from './handler-slots.js';
 
 export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
@@ -57,7 +58,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const { onSuccess, onFail, onEvent, onOutcome } = options;
   const recipientCheck = createRecipientCheck(options, 'createReceiver', log, resolved.eventAge?.clockSkewMs ?? options.clockSkewMs);
   const budget = createBodyBudget(resolved.maxBodyBytesInFlight);
-  const stats: Omit<ReceiverStats, 'bodyBytesInFlight'> = {
+  // Backpressure: handlers running at once (handler-slots.ts).
+  const slots = createHandlerSlots(resolved.maxConcurrentHandlers);
+  const stats: Omit<ReceiverStats, 'bodyBytesInFlight' | 'handlersRunning'> = {
     received: 0,
     verified: 0,
     handled: 0,
@@ -66,6 +69,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     handlerFailures: 0,
     handlerTimeouts: 0,
     storeUnavailable: 0,
+    handlersBusy: 0,
     rejected: {},
   };
 
@@ -96,14 +100,14 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       log.info(outcome, `jobhook: webhook ${kind}`);
     } else if (kind === 'handler-timeout') {
       log.warn(outcome, `jobhook: webhook ${kind}; the handler goes on`);
-    } else if (kind === 'rejected') {
+    } else if (kind === 'rejected' || kind === 'handlers-busy') {
       const code = outcome.code ?? kind;
       const suppressed = rejectionLogAllowed(code);
       if (suppressed === undefined) return;
       // Whole: our messages are bounded, and the header values they quote are cut where they are quoted.
       const reason = error?.message ?? '';
       // A 500 refusal is our setup or our bug: its error (the cause's stack, or ours) is what to debug.
-      // A 503 one (busy, a body too slow) is load anyone can make: a warning.
+      // A 503 one (busy, a body too slow, every handler slot taken) is load: a warning.
       const failed = status === 500;
       const err = failed ? (error?.cause ?? error) : error?.cause;
       const fields = { ...outcome, reason, ...cause, ...(suppressed > 0 ? { suppressed } : {}), ...(err === undefined ? {} : { err }) };
@@ -183,7 +187,11 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const transactional = isTransactionalStore(store);
 
   /** claim → handler → complete | release, the lease renewed meanwhile (stores without transactions). */
-  async function claimAndRun(event: AsyncJobCompletedEvent, context: Omit<HandlerContext<unknown>, 'signal'>): Promise<TransactionEnd> {
+  async function claimAndRun(
+    event: AsyncJobCompletedEvent,
+    context: Omit<HandlerContext<unknown>, 'signal'>,
+    run: typeof runHandlers,
+  ): Promise<TransactionEnd> {
     const claim = await store.claim(context.jobId, { leaseMs: resolved.leaseMs });
     if (claim.state === 'done') return { kind: 'duplicate' };
     if (claim.state === 'in-flight') return { kind: 'in-flight', retryAfterMs: claim.retryAfterMs };
@@ -191,7 +199,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       event,
       token: claim.token,
       store,
-      run: runHandlers,
+      run,
       context,
       leaseMs: resolved.leaseMs,
       doneTtlMs: resolved.doneTtlMs,
@@ -283,18 +291,22 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       const tooOld = age instanceof Promise ? await age : age;
       if (tooOld !== undefined) return errorAnswer(started, 'rejected', tooOld, known);
     }
+    // Backpressure: a handler slot before the claim, or 503 at once (no lease taken, nothing queued).
+    const slot = slots.tryAcquire();
+    if (slot === undefined) return handlersBusy(started, known);
+    const run = slot.track(runHandlers);
     let end: TransactionEnd;
     try {
       end = transactional
         ? await runInTransaction({
             event,
             store,
-            run: runHandlers,
+            run,
             context,
             doneTtlMs: resolved.doneTtlMs,
             handlerTimeoutMs: resolved.handlerTimeoutMs,
           })
-        : await claimAndRun(event, { ...context, db: undefined });
+        : await claimAndRun(event, { ...context, db: undefined }, run);
     } catch (err) {
       stats.storeUnavailable++;
       const error =
@@ -302,6 +314,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
           ? err
           : new JobhookError('ERR_STORE_UNAVAILABLE', 'the idempotency store failed', { cause: err });
       return errorAnswer(started, 'store-unavailable', error, known, retryAfter);
+    } finally {
+      // The slot comes back now, or when a handler still running past its timeout settles.
+      slot.done();
     }
     if (end.kind === 'duplicate') {
       stats.duplicates++;
@@ -330,6 +345,16 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       cause: end.error,
     });
     return errorAnswer(started, 'handler-failed', error, known);
+  }
+
+  /** The answer when every handler slot is taken: the sender retries, nothing was claimed. */
+  function handlersBusy(started: number, known: Partial<ReceiverOutcome> & { event: AsyncJobCompletedEvent }): ReceiverResponse {
+    stats.handlersBusy++;
+    const error = new JobhookError(
+      'ERR_HANDLERS_BUSY',
+      `the receiver is running ${slots.capacity} handlers (maxConcurrentHandlers); retry later`,
+    );
+    return errorAnswer(started, 'handlers-busy', error, known, retryAfter);
   }
 
   /** A bug or a non-jobhook throw (a bad headers object, ...): answered 500 rather than crashing the server. */
@@ -413,7 +438,12 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   return Object.freeze({
     handle,
     precheck,
-    stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected }, bodyBytesInFlight: budget.reserved }),
+    stats: (): ReceiverStats => ({
+      ...stats,
+      rejected: { ...stats.rejected },
+      bodyBytesInFlight: budget.reserved,
+      handlersRunning: slots.running,
+    }),
     store,
     async close(): Promise<void> {
       if (ownsStore) await store.close();
