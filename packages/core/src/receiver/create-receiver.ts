@@ -20,6 +20,7 @@ import { refusalCause, type RefusalCauseFields } from '../diagnosis/refusal-caus
 import { createFailureCapture, type FailedRequest } from '../diagnosis/failure-capture.js';
 import { createRecipientCheck } from './recipient-check.js';
 import { createHandlerSlots } from './handler-slots.js';
+import { createDeliveryTracing } from '../tracing/delivery-tracing.js';
 
 export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
@@ -60,6 +61,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const budget = createBodyBudget(resolved.maxBodyBytesInFlight);
   // Backpressure: handlers running at once (handler-slots.ts).
   const slots = createHandlerSlots(resolved.maxConcurrentHandlers);
+  // Traces: spans around the entry points and the handler run (tracing/), identities without a tracer.
+  const tracing = createDeliveryTracing(resolved.tracer);
   const stats: Omit<ReceiverStats, 'bodyBytesInFlight' | 'handlersRunning'> = {
     received: 0,
     verified: 0,
@@ -294,7 +297,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     // Backpressure: a handler slot before the claim, or 503 at once (no lease taken, nothing queued).
     const slot = slots.tryAcquire();
     if (slot === undefined) return handlersBusy(started, known);
-    const run = slot.track(runHandlers);
+    const run = slot.track(tracing.handler(runHandlers));
     let end: TransactionEnd;
     try {
       end = transactional
@@ -436,8 +439,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   }
 
   return Object.freeze({
-    handle,
-    precheck,
+    handle: tracing.handle(handle),
+    precheck: tracing.precheck(precheck),
     stats: (): ReceiverStats => ({
       ...stats,
       rejected: { ...stats.rejected },

@@ -13,6 +13,8 @@ import { createJsonLogger, isLogger, type Logger } from './logger.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';
 import type { RequestHeaders } from './request-headers.js';
 import type { RecipientOptions } from './recipient-check.js';
+import { checkTracer } from '../tracing/delivery-tracing.js';
+import type { TracerLike } from '../tracing/tracer-like.js';
 
 /**
  * What a handler gets besides the event. `Db` is the transaction a {@link TransactionalStore} hands
@@ -188,6 +190,20 @@ export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
   /** Called once per request with what happened; errors it throws are logged, not raised. */
   onOutcome?: (outcome: ReceiverOutcome) => void;
   /**
+   * An OpenTelemetry `Tracer` (`trace.getTracer('jobhook')` from `@opentelemetry/api`, an optional
+   * peer dependency jobhook itself never imports): a `jobhook.webhook` span per delivery with the
+   * job id, outcome, statuses, profile and error code as attributes, and a `jobhook.handler` span
+   * around your handlers, which run in its context, so the spans they start are its children.
+   * Default: none, no spans and no cost. See `@jobhook/core/tracing` for the names.
+   *
+   * @example
+   * ```ts
+   * import { trace } from '@opentelemetry/api';
+   * createReceiver({ publicKeys, onEvent, tracer: trace.getTracer('jobhook') });
+   * ```
+   */
+  tracer?: TracerLike;
+  /**
    * Opt-in: write each request refused for a signature or body cause to `dir`, as a request file
    * `jobhook doctor --request` diagnoses. The files hold customer payloads. At most `max` files
    * (default 100; the oldest are kept). Header values are kept only for the service's own headers,
@@ -219,6 +235,8 @@ export interface ResolvedReceiverOptions {
   logger: Logger;
   /** Where refused requests are written, or `undefined` (the default: nowhere). */
   captureFailures: ResolvedCaptureFailures | undefined;
+  /** Where spans go, or `undefined` (the default: no spans). */
+  tracer: TracerLike | undefined;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -373,5 +391,6 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     bigIntegers,
     logger,
     captureFailures,
+    tracer: checkTracer(options.tracer, fail),
   };
 }
