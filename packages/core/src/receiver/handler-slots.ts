@@ -40,9 +40,8 @@ export function createHandlerSlots(capacity: number): HandlerSlots {
         running--;
       };
       return {
-        track:
-          (run) =>
-          async (...args) => {
+        track: (run) =>
+          async function runInSlot(...args) {
             handlers++;
             try {
               await run(...args);
