@@ -10,7 +10,8 @@ import {
   optionError,
   readOption,
 } from '@jobhook/core/internal';
-import pg, { type Pool, type PoolClient } from 'pg';
+import type { PoolClient } from 'pg';
+import { resolvePool } from './resolve-pool.js';
 import { poolTransaction } from './pool-transaction.js';
 import {
   DEFAULT_OPERATION_TIMEOUT_MS,
@@ -97,7 +98,7 @@ export function createPostgresStore<Db>(
   if (options.transaction !== undefined && typeof options.transaction !== 'function') {
     throw optionError(WHERE, `transaction must be a function (a TransactionRunner), got ${describeValue(options.transaction)}`);
   }
-  const { pool, owned } = resolvePool(connection, timeoutMs);
+  const { pool, owned } = resolvePool(connection, timeoutMs, WHERE);
   const sql = storeSql(table);
   const direct = pgExecutor(pool);
   const runner = (options.transaction ?? poolTransaction(pool, timeoutMs)) as TransactionRunner<Db>;
@@ -223,36 +224,6 @@ export function createPostgresStore<Db>(
     },
   };
   return Object.freeze(store);
-}
-
-/** The pool to use, and whether the store made it (and so ends it on close). */
-function resolvePool(connection: PostgresConnection, timeoutMs: number): { pool: Pool; owned: boolean } {
-  const pool = readOption(connection, 'pool', WHERE);
-  const connectionString = (connection as { connectionString?: unknown }).connectionString;
-  if (pool !== undefined) {
-    if (!isPool(pool)) throw optionError(WHERE, `pool must be a pg Pool, got ${describeValue(pool)}`);
-    return { pool, owned: false };
-  }
-  if (typeof connectionString !== 'string' || !/^postgres(ql)?:\/\//.test(connectionString)) {
-    throw optionError(
-      WHERE,
-      `give { pool } (a pg Pool) or { connectionString } (a postgres:// URL), got ${describeValue(connectionString ?? connection)}`,
-    );
-  }
-  const owned = new pg.Pool({ connectionString, connectionTimeoutMillis: timeoutMs });
-  // An idle client whose server went away emits 'error' on the pool: without a listener that
-  // would end the process. The next query reconnects, or fails with ERR_STORE_UNAVAILABLE.
-  owned.on('error', () => undefined);
-  return { pool: owned, owned: true };
-}
-
-function isPool(value: unknown): value is Pool {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Pool).connect === 'function' &&
-    typeof (value as Pool).query === 'function'
-  );
 }
 
 /** A token this store could have issued; any other cannot match, so no round trip is needed. */

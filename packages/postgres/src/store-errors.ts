@@ -1,12 +1,28 @@
 import { JobhookError } from '@jobhook/core';
 
 /** What the store was doing when PostgreSQL failed it. */
-export type StoreOperation = 'claim' | 'complete' | 'release' | 'extend' | 'transaction' | 'sweep' | 'migrate';
+export type StoreOperation = 'claim' | 'complete' | 'release' | 'extend' | 'transaction' | 'sweep' | 'migrate' | LedgerOperation;
+
+/** What the ledger was doing when PostgreSQL failed it. */
+export type LedgerOperation = 'begin' | 'attach' | 'discard' | 'settle' | 'lease' | 'reschedule' | 'abandon' | 'count' | 'migrate ledger';
+
+const LEDGER_OPERATIONS: ReadonlySet<string> = new Set<LedgerOperation>([
+  'begin',
+  'attach',
+  'discard',
+  'settle',
+  'lease',
+  'reschedule',
+  'abandon',
+  'count',
+  'migrate ledger',
+]);
 
 /** `ERR_STORE_UNAVAILABLE` (503) for a failed database call, with the pg error as `cause`. */
 export function unavailable(operation: StoreOperation, cause: unknown, jobId?: string): JobhookError {
   const reason = cause instanceof Error ? cause.message : String(cause);
-  return new JobhookError('ERR_STORE_UNAVAILABLE', `idempotency store unavailable: PostgreSQL ${operation} failed: ${reason}`, {
+  const what = LEDGER_OPERATIONS.has(operation) ? 'expected-jobs ledger' : 'idempotency store';
+  return new JobhookError('ERR_STORE_UNAVAILABLE', `${what} unavailable: PostgreSQL ${operation} failed: ${reason}`, {
     cause,
     detail: jobId === undefined ? { operation } : { operation, jobId },
   });

@@ -18,9 +18,14 @@ import { createBodyBudget } from './body-budget.js';
 import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 import { refusalCause, type RefusalCauseFields } from '../diagnosis/refusal-cause.js';
 import { createFailureCapture, type FailedRequest } from '../diagnosis/failure-capture.js';
+import type { LosslessJsonValue } from '../canonical/to-value.js';
+import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
 import { createRecipientCheck } from './recipient-check.js';
 import { createHandlerSlots } from './handler-slots.js';
 import { createDeliveryTracing } from '../tracing/delivery-tracing.js';
+
+/** How a job's run ended: the store's end, or no handler slot free (nothing claimed). */
+type JobEnd = TransactionEnd | { kind: 'handlers-busy' };
 
 export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
@@ -56,7 +61,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const profiles = resolveProfiles(options.profiles, 'createReceiver');
   const ownsStore = options.store === undefined;
   const store = options.store ?? createMemoryStore();
-  const { onSuccess, onFail, onEvent, onOutcome } = options;
+  const { onSuccess, onFail, onEvent, onOutcome, ledger } = options;
   const recipientCheck = createRecipientCheck(options, 'createReceiver', log, resolved.eventAge?.clockSkewMs ?? options.clockSkewMs);
   const budget = createBodyBudget(resolved.maxBodyBytesInFlight);
   // Backpressure: handlers running at once (handler-slots.ts).
@@ -212,6 +217,83 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   }
 
   /**
+   * The claim and the handlers, as a webhook and a poll share them: in the store's transaction, or
+   * claim → handler → complete | release. A handled or duplicate job is then settled in the ledger.
+   * `handlers-busy` when every handler slot is taken: then nothing was claimed.
+   */
+  async function runJob(event: AsyncJobCompletedEvent, context: Omit<HandlerContext<unknown>, 'signal' | 'db'>): Promise<JobEnd> {
+    // Backpressure: a handler slot before the claim, or busy at once (no lease taken, nothing queued).
+    const slot = slots.tryAcquire();
+    if (slot === undefined) return { kind: 'handlers-busy' };
+    const run = slot.track(tracing.handler(runHandlers));
+    let end: TransactionEnd;
+    try {
+      end = transactional
+        ? await runInTransaction({
+            event,
+            store,
+            run,
+            context,
+            doneTtlMs: resolved.doneTtlMs,
+            handlerTimeoutMs: resolved.handlerTimeoutMs,
+          })
+        : await claimAndRun(event, { ...context, db: undefined }, run);
+    } finally {
+      // The slot comes back now, or when a handler still running past its timeout settles.
+      slot.done();
+    }
+    if ((end.kind === 'done' || end.kind === 'duplicate') && ledger !== undefined) {
+      await ledger.settle(context.jobId).catch((err: unknown) => {
+        log.warn(
+          { jobId: context.jobId, err },
+          'jobhook: could not settle the job in the ledger; the reconciler will poll it once and settle it',
+        );
+      });
+    }
+    return end;
+  }
+
+  async function handlePolled(job: PolledJob): Promise<PolledOutcome> {
+    let event: AsyncJobCompletedEvent;
+    try {
+      event = polledEvent(job, resolved.bigIntegers);
+    } catch (error) {
+      return { kind: 'rejected', error };
+    }
+    const jobId = event.job_id.toLowerCase();
+    // No signature covers a poll answer: its lossless form is the answer as the client read it.
+    const context = {
+      jobId,
+      source: 'poll' as const,
+      profile: null,
+      keyId: null,
+      headers: {},
+      log,
+      losslessPayload: () => job as LosslessJsonValue,
+    };
+    let end: JobEnd;
+    try {
+      end = await runJob(event, context);
+    } catch (error) {
+      return { kind: 'store-unavailable', jobId, error };
+    }
+    switch (end.kind) {
+      case 'handlers-busy':
+        return { kind: 'handlers-busy', jobId };
+      case 'done':
+        return { kind: 'handled', jobId };
+      case 'duplicate':
+        return { kind: 'duplicate', jobId };
+      case 'in-flight':
+        return { kind: 'in-flight', jobId, retryAfterMs: end.retryAfterMs };
+      case 'timeout':
+        return { kind: 'handler-timeout', jobId };
+      case 'failed':
+        return { kind: 'handler-failed', jobId, error: end.error };
+    }
+  }
+
+  /**
    * The head checks, cheapest first, then the RSA recovery: a refusal, or what the configured keys
    * signed. `body` when already read (`handle`): its length is checked with the declared one, before
    * the RSA operation, and it goes into captures.
@@ -283,6 +365,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     const known = { jobId, eventStatus: event.status, profile: verified.profile, keyId: verified.keyId, event };
     const context = {
       jobId,
+      source: 'webhook' as const,
       profile: verified.profile,
       keyId: verified.keyId,
       headers,
@@ -294,22 +377,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       const tooOld = age instanceof Promise ? await age : age;
       if (tooOld !== undefined) return errorAnswer(started, 'rejected', tooOld, known);
     }
-    // Backpressure: a handler slot before the claim, or 503 at once (no lease taken, nothing queued).
-    const slot = slots.tryAcquire();
-    if (slot === undefined) return handlersBusy(started, known);
-    const run = slot.track(tracing.handler(runHandlers));
-    let end: TransactionEnd;
+    let end: JobEnd;
     try {
-      end = transactional
-        ? await runInTransaction({
-            event,
-            store,
-            run,
-            context,
-            doneTtlMs: resolved.doneTtlMs,
-            handlerTimeoutMs: resolved.handlerTimeoutMs,
-          })
-        : await claimAndRun(event, { ...context, db: undefined }, run);
+      end = await runJob(event, context);
     } catch (err) {
       stats.storeUnavailable++;
       const error =
@@ -317,10 +387,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
           ? err
           : new JobhookError('ERR_STORE_UNAVAILABLE', 'the idempotency store failed', { cause: err });
       return errorAnswer(started, 'store-unavailable', error, known, retryAfter);
-    } finally {
-      // The slot comes back now, or when a handler still running past its timeout settles.
-      slot.done();
     }
+    if (end.kind === 'handlers-busy') return handlersBusy(started, known);
     if (end.kind === 'duplicate') {
       stats.duplicates++;
       return answer(started, 'duplicate', 200, { ok: true, job_id: jobId, duplicate: true }, known);
@@ -440,6 +508,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
 
   return Object.freeze({
     handle: tracing.handle(handle),
+    handlePolled: tracing.polled(handlePolled),
     precheck: tracing.precheck(precheck),
     stats: (): ReceiverStats => ({
       ...stats,

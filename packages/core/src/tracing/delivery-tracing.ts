@@ -17,6 +17,18 @@ const HTTP_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PA
  */
 const FAILED_KINDS: ReadonlySet<string> = new Set(['handler-failed', 'handler-timeout', 'store-unavailable']);
 
+/**
+ * The code a webhook of the same outcome is answered with, for a poll's `jobhook.error.code`: the
+ * same outcome reads the same whichever way the result came.
+ */
+const POLL_CODES: Readonly<Record<string, string>> = {
+  'in-flight': 'ERR_JOB_IN_FLIGHT',
+  'handler-failed': 'ERR_HANDLER_FAILED',
+  'handler-timeout': 'ERR_HANDLER_TIMEOUT',
+  'store-unavailable': 'ERR_STORE_UNAVAILABLE',
+  'handlers-busy': 'ERR_HANDLERS_BUSY',
+};
+
 /** What a polled result's handling answers (`receiver.handlePolled`), as far as its span needs. @internal */
 export interface PolledOutcomeLike {
   kind: string;
@@ -169,7 +181,7 @@ export function createDeliveryTracing(tracer: TracerLike | undefined): DeliveryT
         const outcome = await inner(job);
         span.setAttribute(ATTR.outcome, outcome.kind);
         set(span, ATTR.jobId, outcome.jobId);
-        const code = outcome.error instanceof JobhookError ? outcome.error.code : undefined;
+        const code = POLL_CODES[outcome.kind] ?? (outcome.error instanceof JobhookError ? outcome.error.code : undefined);
         set(span, ATTR.errorCode, code);
         if (FAILED_KINDS.has(outcome.kind)) {
           if (outcome.error !== undefined) describeError(span, outcome.error);

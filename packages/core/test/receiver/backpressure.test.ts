@@ -3,7 +3,7 @@
  * slots for real; a delivery past the bound is answered 503 ERR_HANDLERS_BUSY + Retry-After at
  * once, before its claim (no lease, no transaction), and every slot comes back whatever the
  * handler's end: success, throw, a duplicate, a store failure, and a timeout once the handler
- * finally settles.
+ * finally settles. Polled results (receiver.handlePolled) share the same slots.
  */
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
@@ -226,6 +226,31 @@ describe('maxConcurrentHandlers: a bound on handlers running at once', () => {
     handlers.release(a.event.job_id);
     expect((await first).status).toBe(200);
     expect(receiver.stats().handlersRunning).toBe(0);
+  });
+
+  it('polled results share the slots: a busy poll claims nothing and is told handlers-busy; a poll holding a slot makes a webhook wait', async () => {
+    const handlers = blockingHandlers();
+    const store = createMemoryStore();
+    const { receiver } = receiverWith({ onEvent: handlers.onEvent, store, maxConcurrentHandlers: 1 });
+    const webhook = buildSignedRequest();
+    const first = receiver.handle(webhook);
+    await handlers.entered(webhook.event.job_id);
+    const polledId = buildSignedRequest().event.job_id;
+    const poll = { job_id: polledId, status: 'success', output: { text: 'hello' } };
+    expect(await receiver.handlePolled(poll)).toEqual({ kind: 'handlers-busy', jobId: polledId });
+    const claim = await store.claim(polledId, { leaseMs: 1000 });
+    expect(claim.state).toBe('claimed');
+    if (claim.state === 'claimed') await store.release(polledId, claim.token);
+    handlers.release(webhook.event.job_id);
+    expect((await first).status).toBe(200);
+
+    const polled = receiver.handlePolled(poll);
+    await handlers.entered(polledId);
+    const refused = await receiver.handle(buildSignedRequest());
+    expect([refused.status, refused.outcome.kind]).toEqual([503, 'handlers-busy']);
+    handlers.release(polledId);
+    expect(await polled).toEqual({ kind: 'handled', jobId: polledId });
+    expect(receiver.stats()).toMatchObject({ handlersRunning: 0, handlersBusy: 1 });
   });
 
   it('through an adapter: the answer on the wire is 503 with Retry-After', async () => {

@@ -3,7 +3,7 @@
  * AsyncLocalStorage context manager (what NodeSDK sets up): one jobhook.webhook span per delivery,
  * through receiver.handle and through an adapter (precheck, then the admission), with its
  * attributes; jobhook.handler under it and the handler's own spans under that; statuses for
- * failures, refusals, a busy receiver and a timeout; the poll hook's jobhook.poll span; and no span
+ * failures, refusals, a busy receiver and a timeout; receiver.handlePolled's jobhook.poll span; and no span
  * at all without a tracer, even with a global provider registered.
  */
 import { context, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
@@ -12,14 +12,13 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   createFetchHandler,
+  createMemoryStore,
   createReceiver,
-  JobhookError,
   silentLogger,
   type HandlerContext,
   type ReceiverOptions,
 } from '../../src/index.js';
 import { buildSignedRequest, createTestKeyPair } from '../../src/testing/index.js';
-import { createDeliveryTracing } from '../../src/tracing/delivery-tracing.js';
 import { SPAN_ATTRIBUTES, SPAN_NAMES } from '../../src/tracing/index.js';
 
 const keys = createTestKeyPair();
@@ -210,37 +209,37 @@ describe('traces: a span per delivery, the handler under it', () => {
     expect(handler.status.code).toBe(SpanStatusCode.UNSET);
   });
 
-  it('the poll hook: jobhook.poll with source poll, the handler’s spans under it, failures ERROR', async () => {
-    const tracing = createDeliveryTracing(tracer);
+  it('receiver.handlePolled: jobhook.poll with source poll, the handler’s spans under it; a store failure ERROR', async () => {
     const jobId = buildSignedRequest().event.job_id;
-    // What receiver.handlePolled does: the claim, then the (traced) handler run, then an outcome.
-    const run = tracing.handler(userHandler as (event: unknown, ctx: { jobId: string }) => Promise<void>);
-    const handlePolled = tracing.polled(async (job: { job_id: string; status: string }) => {
-      await run(job, { jobId: job.job_id.toLowerCase() });
-      return { kind: 'handled', jobId: job.job_id.toLowerCase() };
-    });
-    await handlePolled({ job_id: jobId.toUpperCase(), status: 'success' });
-    const poll = one(SPAN_NAMES.poll);
-    expect(poll.attributes).toEqual({
+    const poll = { job_id: jobId.toUpperCase(), status: 'success', output: { text: 'hello' } };
+    expect(await traced().handlePolled(poll)).toEqual({ kind: 'handled', jobId });
+    const span = one(SPAN_NAMES.poll);
+    expect(span.attributes).toEqual({
       'jobhook.source': 'poll',
       'jobhook.job.id': jobId,
       'jobhook.job.status': 'success',
       'jobhook.outcome': 'handled',
     });
-    expect(parentOf(one(SPAN_NAMES.handler))).toBe(idOf(poll));
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+    expect(parentOf(span)).toBeUndefined();
+    expect(parentOf(one(SPAN_NAMES.handler))).toBe(idOf(span));
     expect(parentOf(one('app.save-result'))).toBe(idOf(one(SPAN_NAMES.handler)));
     exporter.reset();
 
-    const storeDown = tracing.polled(async () => ({
-      kind: 'store-unavailable',
-      jobId,
-      error: new JobhookError('ERR_STORE_UNAVAILABLE', 'the idempotency store failed'),
-    }));
-    await storeDown({ job_id: jobId, status: 'fail' });
+    const store = createMemoryStore();
+    const storeDown = traced({ store: { ...store, claim: () => Promise.reject(new Error('ECONNREFUSED')) } });
+    expect((await storeDown.handlePolled({ ...poll, status: 'fail', output: undefined, error: { message: 'no' } })).kind).toBe(
+      'store-unavailable',
+    );
     const failed = one(SPAN_NAMES.poll);
     expect(failed.status).toEqual({ code: SpanStatusCode.ERROR, message: 'ERR_STORE_UNAVAILABLE' });
-    expect(failed.attributes).toMatchObject({ 'jobhook.error.code': 'ERR_STORE_UNAVAILABLE', 'error.type': 'ERR_STORE_UNAVAILABLE' });
-    expect(failed.events.map((e) => e.name)).toEqual(['exception']);
+    expect(failed.attributes).toMatchObject({
+      'jobhook.job.status': 'fail',
+      'jobhook.error.code': 'ERR_STORE_UNAVAILABLE',
+      'error.type': 'ERR_STORE_UNAVAILABLE',
+    });
+    expect(failed.events.map((e) => [e.name, e.attributes?.['exception.message']])).toEqual([['exception', 'ECONNREFUSED']]);
+    expect(named(SPAN_NAMES.handler)).toEqual([]);
   });
 
   it('without a tracer: no span, even with a global tracer provider registered', async () => {
