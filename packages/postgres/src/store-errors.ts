@@ -79,7 +79,7 @@ export function abortedByWork(err: unknown): Error | undefined {
 }
 
 /** The SQLSTATE of a pg error, or of the error it wraps (query builders wrap pg's). */
-function sqlState(err: unknown): string | undefined {
+export function sqlState(err: unknown): string | undefined {
   for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;

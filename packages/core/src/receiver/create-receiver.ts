@@ -21,6 +21,7 @@ import { createFailureCapture, type FailedRequest } from '../diagnosis/failure-c
 import type { LosslessJsonValue } from '../canonical/to-value.js';
 import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
 import { createRecipientCheck } from './recipient-check.js';
+import { backgroundTimeout } from './background-timeout.js';
 import { createHandlerSlots } from './handler-slots.js';
 import { createDeliveryTracing } from '../tracing/delivery-tracing.js';
 
@@ -459,14 +460,13 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       clearTimeout(timer);
       budget.release(reserved);
     };
-    const timer = setTimeout(() => {
+    // An open connection keeps the process alive, not the deadline of its body.
+    const timer = backgroundTimeout(() => {
       settle();
       deadline.abort(
         new JobhookError('ERR_BODY_TIMEOUT', `the body did not arrive within ${bodyTimeoutMs} ms (bodyTimeoutMs); retry later`),
       );
     }, bodyTimeoutMs);
-    // An open connection keeps the process alive, not the deadline of its body.
-    timer.unref();
     return {
       maxBytes: reserved,
       signal: deadline.signal,
