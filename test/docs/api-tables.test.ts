@@ -23,6 +23,7 @@ const ENTRIES: Record<string, { readme: string; load: () => Promise<object> }> =
   '@jobhook/core/metrics': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/metrics') },
   '@jobhook/core/ledger': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/ledger') },
   '@jobhook/core/recipient': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/recipient') },
+  '@jobhook/core/tracing': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/tracing') },
   '@jobhook/express': { readme: 'packages/express/README.md', load: () => import('@jobhook/express') },
   '@jobhook/koa': { readme: 'packages/koa/README.md', load: () => import('@jobhook/koa') },
   '@jobhook/fastify': { readme: 'packages/fastify/README.md', load: () => import('@jobhook/fastify') },

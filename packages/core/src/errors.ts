@@ -92,6 +92,12 @@ export const ERROR_STATUS = {
    * read. 503 + `Retry-After`, so the sender retries; never a 4xx, which it would not retry.
    */
   ERR_RECEIVER_BUSY: 503,
+  /**
+   * The receiver already runs `maxConcurrentHandlers` handlers: this verified delivery was refused
+   * before its claim (no lease is taken, nothing ran). 503 + `Retry-After` at once, never queued,
+   * and never a 4xx, which the sender would not retry.
+   */
+  ERR_HANDLERS_BUSY: 503,
   /** An unexpected failure inside jobhook (a bug): answered 500 so the sender retries, and logged. */
   ERR_INTERNAL: 500,
   /** A key given to jobhook is unusable (not RSA, under 2048 bits, not a PEM, ...). Thrown at construction. */
