@@ -1,5 +1,5 @@
 import { JobhookError } from '../errors.js';
-import { floatsApproximated, resetFloatState, type FloatMode } from '../canonical/float-format.js';
+import { FloatPass, type FloatMode } from '../canonical/float-format.js';
 import {
   MAX_MAX_DEPTH,
   TRUSTED_INPUT,
@@ -322,23 +322,22 @@ function findSignedCandidate(
     tried.push(profile);
     const modes: readonly FloatMode[] = profile === 'javascript' ? ['exact'] : ['as-written', 'exact'];
     for (const floatMode of modes) {
-      resetFloatState();
+      const pass = new FloatPass();
       let digest: string;
       try {
-        digest = digestCanonical(doc, profile, floatMode, orders, budget);
+        digest = digestCanonical(doc, profile, floatMode, orders, budget, pass);
       } catch (err) {
         // The profile's reference serializer would have failed on this value, so it cannot have signed it.
         if (err instanceof JobhookError && err.code === 'ERR_CANONICAL_UNREPRESENTABLE') break;
         if (err instanceof WorkBudgetExhausted) return 'work-budget';
         throw err;
       }
-      const approximated = floatsApproximated();
       if (!digests.has(digest)) {
         digests.add(digest);
         const match = matchDigest(digest, recovered);
         if (match !== undefined) return { profile, floatMode, digest, match, orders };
       }
-      if (!approximated) break; // exact conversion would write the same bytes
+      if (!pass.approximated) break; // exact conversion would write the same bytes
     }
   }
   return undefined;
