@@ -1,4 +1,4 @@
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { hash } from 'node:crypto';
 import { pythonFloatRepr } from './float-format.js';
 import type { JsonObject } from './to-value.js';
@@ -44,7 +44,8 @@ export function nativePythonCandidate(body: Uint8Array, maxDepth: number, maxCan
   } catch {
     return undefined;
   }
-  const copier = new SortedCopier(marked);
+  // An ASCII body without \uD…–\uF… escapes has no UTF-16 unit from U+D800 up in any key.
+  const copier = new SortedCopier(marked, !isAscii(buf) || HIGH_UNIT_ESCAPE.test(text));
   const sorted = copier.object(payload as Record<string, unknown>);
   if (copier.doubtful || copier.markers !== scan.edits.length / 3) return undefined;
   let canonical = JSON.stringify(sorted, null, 2);
@@ -67,6 +68,9 @@ export const NATIVE_ALWAYS_BYTES = 16 * 1024;
 /** Past {@link NATIVE_ALWAYS_BYTES}: at most this many tokens plus one per {@link SPARSE_BYTES_PER_TOKEN} bytes read. */
 const SPARSE_TOKENS = 256;
 const SPARSE_BYTES_PER_TOKEN = 256;
+
+/** An escape of a UTF-16 unit from U+D800 up (or a backslash before such text: then keys are checked one by one). */
+const HIGH_UNIT_ESCAPE = /\\u[d-fD-F]/;
 
 /** A marker in the output: `"\u0000` + the `repr` text + `"`. */
 const MARKER_IN_OUTPUT = /"\\u0000([^"]*)"/g;
@@ -295,7 +299,11 @@ class SortedCopier {
   /** Markers met (a duplicate key can drop one: then the counts differ and the exact path decides). */
   markers = 0;
 
-  constructor(private readonly marked: boolean) {}
+  constructor(
+    private readonly marked: boolean,
+    /** Whether a key can hold a unit from U+D800 up (then each key is looked at). */
+    private readonly highUnits: boolean,
+  ) {}
 
   object(o: Record<string, unknown>): Record<string, unknown> {
     const keys = Object.keys(o);
@@ -343,7 +351,7 @@ class SortedCopier {
     const c0 = key.charCodeAt(0);
     if (isDigit(c0)) return isArrayIndex(key);
     if (key === '__proto__') return true;
-    for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) >= 0xd800) return true;
+    if (this.highUnits) for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) >= 0xd800) return true;
     return false;
   }
 }
