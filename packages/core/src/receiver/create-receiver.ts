@@ -18,7 +18,10 @@ import { createBodyBudget } from './body-budget.js';
 import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 import { refusalCause, type RefusalCauseFields } from '../diagnosis/refusal-cause.js';
 import { createFailureCapture, type FailedRequest } from '../diagnosis/failure-capture.js';
+import type { LosslessJsonValue } from '../canonical/to-value.js';
+import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
 import { createRecipientCheck } from './recipient-check.js';
+import { backgroundTimeout } from './background-timeout.js';
 
 export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
@@ -54,7 +57,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const profiles = resolveProfiles(options.profiles, 'createReceiver');
   const ownsStore = options.store === undefined;
   const store = options.store ?? createMemoryStore();
-  const { onSuccess, onFail, onEvent, onOutcome } = options;
+  const { onSuccess, onFail, onEvent, onOutcome, ledger } = options;
   const recipientCheck = createRecipientCheck(options, 'createReceiver', log, resolved.eventAge?.clockSkewMs ?? options.clockSkewMs);
   const budget = createBodyBudget(resolved.maxBodyBytesInFlight);
   const stats: Omit<ReceiverStats, 'bodyBytesInFlight'> = {
@@ -201,6 +204,70 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   }
 
   /**
+   * The claim and the handlers, as a webhook and a poll share them: in the store's transaction, or
+   * claim → handler → complete | release. A handled or duplicate job is then settled in the ledger.
+   */
+  async function runJob(event: AsyncJobCompletedEvent, context: Omit<HandlerContext<unknown>, 'signal' | 'db'>): Promise<TransactionEnd> {
+    const end = transactional
+      ? await runInTransaction({
+          event,
+          store,
+          run: runHandlers,
+          context,
+          doneTtlMs: resolved.doneTtlMs,
+          handlerTimeoutMs: resolved.handlerTimeoutMs,
+        })
+      : await claimAndRun(event, { ...context, db: undefined });
+    if ((end.kind === 'done' || end.kind === 'duplicate') && ledger !== undefined) {
+      await ledger.settle(context.jobId).catch((err: unknown) => {
+        log.warn(
+          { jobId: context.jobId, err },
+          'jobhook: could not settle the job in the ledger; the reconciler will poll it once and settle it',
+        );
+      });
+    }
+    return end;
+  }
+
+  async function handlePolled(job: PolledJob): Promise<PolledOutcome> {
+    let event: AsyncJobCompletedEvent;
+    try {
+      event = polledEvent(job, resolved.bigIntegers);
+    } catch (error) {
+      return { kind: 'rejected', error };
+    }
+    const jobId = event.job_id.toLowerCase();
+    // No signature covers a poll answer: its lossless form is the answer as the client read it.
+    const context = {
+      jobId,
+      source: 'poll' as const,
+      profile: null,
+      keyId: null,
+      headers: {},
+      log,
+      losslessPayload: () => job as LosslessJsonValue,
+    };
+    let end: TransactionEnd;
+    try {
+      end = await runJob(event, context);
+    } catch (error) {
+      return { kind: 'store-unavailable', jobId, error };
+    }
+    switch (end.kind) {
+      case 'done':
+        return { kind: 'handled', jobId };
+      case 'duplicate':
+        return { kind: 'duplicate', jobId };
+      case 'in-flight':
+        return { kind: 'in-flight', jobId, retryAfterMs: end.retryAfterMs };
+      case 'timeout':
+        return { kind: 'handler-timeout', jobId };
+      case 'failed':
+        return { kind: 'handler-failed', jobId, error: end.error };
+    }
+  }
+
+  /**
    * The head checks, cheapest first, then the RSA recovery: a refusal, or what the configured keys
    * signed. `body` when already read (`handle`): its length is checked with the declared one, before
    * the RSA operation, and it goes into captures.
@@ -272,6 +339,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     const known = { jobId, eventStatus: event.status, profile: verified.profile, keyId: verified.keyId, event };
     const context = {
       jobId,
+      source: 'webhook' as const,
       profile: verified.profile,
       keyId: verified.keyId,
       headers,
@@ -285,16 +353,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     }
     let end: TransactionEnd;
     try {
-      end = transactional
-        ? await runInTransaction({
-            event,
-            store,
-            run: runHandlers,
-            context,
-            doneTtlMs: resolved.doneTtlMs,
-            handlerTimeoutMs: resolved.handlerTimeoutMs,
-          })
-        : await claimAndRun(event, { ...context, db: undefined });
+      end = await runJob(event, context);
     } catch (err) {
       stats.storeUnavailable++;
       const error =
@@ -363,14 +422,13 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       clearTimeout(timer);
       budget.release(reserved);
     };
-    const timer = setTimeout(() => {
+    // An open connection keeps the process alive, not the deadline of its body.
+    const timer = backgroundTimeout(() => {
       settle();
       deadline.abort(
         new JobhookError('ERR_BODY_TIMEOUT', `the body did not arrive within ${bodyTimeoutMs} ms (bodyTimeoutMs); retry later`),
       );
     }, bodyTimeoutMs);
-    // An open connection keeps the process alive, not the deadline of its body.
-    timer.unref();
     return {
       maxBytes: reserved,
       signal: deadline.signal,
@@ -412,6 +470,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
 
   return Object.freeze({
     handle,
+    handlePolled,
     precheck,
     stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected }, bodyBytesInFlight: budget.reserved }),
     store,

@@ -44,3 +44,28 @@ export function parseJobCursor(cursor: string): number | undefined {
   const position = Number(cursor);
   return Number.isSafeInteger(position) ? position : undefined;
 }
+
+/** Job statuses, in the order counts list them. */
+export const JOB_STATUSES: readonly JobStatus[] = ['processing', 'success', 'fail'];
+/** Delivery states and `none` (no `webhook_receiver`), in the order counts list them. */
+export const JOB_DELIVERIES: readonly (DeliveryState | 'none')[] = ['pending', 'delivered', 'rejected', 'failed', 'none'];
+
+/**
+ * How many of an organization's jobs the store holds, all of them (not a page): by status and by
+ * delivery state (`none` for jobs without a receiver). Each job is in one status and one delivery
+ * state, so each group sums to `jobs`.
+ */
+export interface JobCounts {
+  jobs: number;
+  status: Record<JobStatus, number>;
+  delivery: Record<DeliveryState | 'none', number>;
+}
+
+/** Counts of no job. @internal */
+export function emptyJobCounts(): JobCounts {
+  return {
+    jobs: 0,
+    status: { processing: 0, success: 0, fail: 0 },
+    delivery: { pending: 0, delivered: 0, rejected: 0, failed: 0, none: 0 },
+  };
+}

@@ -1,5 +1,5 @@
 import type { AttemptRecord, DeliveryLog, DeliveryState } from '@jobhook/delivery';
-import type { JobListQuery, JobPage } from './job-list.js';
+import type { JobCounts, JobListQuery, JobPage } from './job-list.js';
 
 export type { DeliveryState };
 
@@ -117,6 +117,13 @@ export interface JobStore extends DeliveryLog<JobRecord> {
    * leave the index with them.
    */
   listJobs(organizationId: string, query: JobListQuery): Promise<JobPage>;
+  /**
+   * How many of `organizationId`'s jobs the store holds, by status and delivery state: the jobs
+   * {@link listJobs} would walk through, counted without reading them. Kept up to date at each
+   * change of a job (counters in memory, per-state sorted sets in Redis), so the cost of a call does
+   * not grow with the organization's jobs.
+   */
+  countJobs(organizationId: string): Promise<JobCounts>;
   close(): Promise<void>;
 }
 
