@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { JobhookError, stringifyJson } from '@jobhook/core';
+import { JobhookError } from '@jobhook/core';
 import { checkJobId, checkMs, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
+import { stringifyJson } from '@jobhook/core/json';
 import { createRecipientTag, withRecipientTag } from '@jobhook/core/recipient';
 import type { FinishedJob, JobDeliveries, JobView, RedeliverAnswer, SubmitJobRequest, SubmittedJob } from './job-types.js';
 import { pollUntilFinished, resolvePollOptions, type PollOptions } from './poll-job.js';

@@ -1,7 +1,8 @@
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import { JobhookError, loadPrivateKey } from '@jobhook/core';
+import { JobhookError } from '@jobhook/core';
 import { checkInteger, describeValue, optionError } from '@jobhook/core/internal';
+import { loadPrivateKey } from '@jobhook/core/sign';
 import {
   createBullmqWorkQueue,
   createDeliverer,

@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
-import { silentLogger, type BodyStyle, type Logger, type PrivateKeyInput, type WebhookHeaderNames } from '@jobhook/core';
+import { silentLogger, type Logger, type WebhookHeaderNames } from '@jobhook/core';
+import type { BodyStyle, PrivateKeyInput } from '@jobhook/core/sign';
 import {
   checkBoolean,
   checkFunction,

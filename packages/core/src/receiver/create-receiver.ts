@@ -22,6 +22,11 @@ import type { LosslessJsonValue } from '../canonical/to-value.js';
 import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
 import { createRecipientCheck } from './recipient-check.js';
 import { backgroundTimeout } from './background-timeout.js';
+import { createHandlerSlots } from './handler-slots.js';
+import { createDeliveryTracing } from '../tracing/delivery-tracing.js';
+
+/** How a job's run ended: the store's end, or no handler slot free (nothing claimed). */
+type JobEnd = TransactionEnd | { kind: 'handlers-busy' };
 
 export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
@@ -60,7 +65,11 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const { onSuccess, onFail, onEvent, onOutcome, ledger } = options;
   const recipientCheck = createRecipientCheck(options, 'createReceiver', log, resolved.eventAge?.clockSkewMs ?? options.clockSkewMs);
   const budget = createBodyBudget(resolved.maxBodyBytesInFlight);
-  const stats: Omit<ReceiverStats, 'bodyBytesInFlight'> = {
+  // Backpressure: handlers running at once (handler-slots.ts).
+  const slots = createHandlerSlots(resolved.maxConcurrentHandlers);
+  // Traces: spans around the entry points and the handler run (tracing/), identities without a tracer.
+  const tracing = createDeliveryTracing(resolved.tracer);
+  const stats: Omit<ReceiverStats, 'bodyBytesInFlight' | 'handlersRunning'> = {
     received: 0,
     verified: 0,
     handled: 0,
@@ -69,6 +78,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     handlerFailures: 0,
     handlerTimeouts: 0,
     storeUnavailable: 0,
+    handlersBusy: 0,
     rejected: {},
   };
 
@@ -99,14 +109,14 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       log.info(outcome, `jobhook: webhook ${kind}`);
     } else if (kind === 'handler-timeout') {
       log.warn(outcome, `jobhook: webhook ${kind}; the handler goes on`);
-    } else if (kind === 'rejected') {
+    } else if (kind === 'rejected' || kind === 'handlers-busy') {
       const code = outcome.code ?? kind;
       const suppressed = rejectionLogAllowed(code);
       if (suppressed === undefined) return;
       // Whole: our messages are bounded, and the header values they quote are cut where they are quoted.
       const reason = error?.message ?? '';
       // A 500 refusal is our setup or our bug: its error (the cause's stack, or ours) is what to debug.
-      // A 503 one (busy, a body too slow) is load anyone can make: a warning.
+      // A 503 one (busy, a body too slow, every handler slot taken) is load: a warning.
       const failed = status === 500;
       const err = failed ? (error?.cause ?? error) : error?.cause;
       const fields = { ...outcome, reason, ...cause, ...(suppressed > 0 ? { suppressed } : {}), ...(err === undefined ? {} : { err }) };
@@ -186,7 +196,11 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const transactional = isTransactionalStore(store);
 
   /** claim → handler → complete | release, the lease renewed meanwhile (stores without transactions). */
-  async function claimAndRun(event: AsyncJobCompletedEvent, context: Omit<HandlerContext<unknown>, 'signal'>): Promise<TransactionEnd> {
+  async function claimAndRun(
+    event: AsyncJobCompletedEvent,
+    context: Omit<HandlerContext<unknown>, 'signal'>,
+    run: typeof runHandlers,
+  ): Promise<TransactionEnd> {
     const claim = await store.claim(context.jobId, { leaseMs: resolved.leaseMs });
     if (claim.state === 'done') return { kind: 'duplicate' };
     if (claim.state === 'in-flight') return { kind: 'in-flight', retryAfterMs: claim.retryAfterMs };
@@ -194,7 +208,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       event,
       token: claim.token,
       store,
-      run: runHandlers,
+      run,
       context,
       leaseMs: resolved.leaseMs,
       doneTtlMs: resolved.doneTtlMs,
@@ -206,18 +220,29 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   /**
    * The claim and the handlers, as a webhook and a poll share them: in the store's transaction, or
    * claim → handler → complete | release. A handled or duplicate job is then settled in the ledger.
+   * `handlers-busy` when every handler slot is taken: then nothing was claimed.
    */
-  async function runJob(event: AsyncJobCompletedEvent, context: Omit<HandlerContext<unknown>, 'signal' | 'db'>): Promise<TransactionEnd> {
-    const end = transactional
-      ? await runInTransaction({
-          event,
-          store,
-          run: runHandlers,
-          context,
-          doneTtlMs: resolved.doneTtlMs,
-          handlerTimeoutMs: resolved.handlerTimeoutMs,
-        })
-      : await claimAndRun(event, { ...context, db: undefined });
+  async function runJob(event: AsyncJobCompletedEvent, context: Omit<HandlerContext<unknown>, 'signal' | 'db'>): Promise<JobEnd> {
+    // Backpressure: a handler slot before the claim, or busy at once (no lease taken, nothing queued).
+    const slot = slots.tryAcquire();
+    if (slot === undefined) return { kind: 'handlers-busy' };
+    const run = slot.track(tracing.handler(runHandlers));
+    let end: TransactionEnd;
+    try {
+      end = transactional
+        ? await runInTransaction({
+            event,
+            store,
+            run,
+            context,
+            doneTtlMs: resolved.doneTtlMs,
+            handlerTimeoutMs: resolved.handlerTimeoutMs,
+          })
+        : await claimAndRun(event, { ...context, db: undefined }, run);
+    } finally {
+      // The slot comes back now, or when a handler still running past its timeout settles.
+      slot.done();
+    }
     if ((end.kind === 'done' || end.kind === 'duplicate') && ledger !== undefined) {
       await ledger.settle(context.jobId).catch((err: unknown) => {
         log.warn(
@@ -247,13 +272,15 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       log,
       losslessPayload: () => job as LosslessJsonValue,
     };
-    let end: TransactionEnd;
+    let end: JobEnd;
     try {
       end = await runJob(event, context);
     } catch (error) {
       return { kind: 'store-unavailable', jobId, error };
     }
     switch (end.kind) {
+      case 'handlers-busy':
+        return { kind: 'handlers-busy', jobId };
       case 'done':
         return { kind: 'handled', jobId };
       case 'duplicate':
@@ -351,7 +378,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       const tooOld = age instanceof Promise ? await age : age;
       if (tooOld !== undefined) return errorAnswer(started, 'rejected', tooOld, known);
     }
-    let end: TransactionEnd;
+    let end: JobEnd;
     try {
       end = await runJob(event, context);
     } catch (err) {
@@ -362,6 +389,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
           : new JobhookError('ERR_STORE_UNAVAILABLE', 'the idempotency store failed', { cause: err });
       return errorAnswer(started, 'store-unavailable', error, known, retryAfter);
     }
+    if (end.kind === 'handlers-busy') return handlersBusy(started, known);
     if (end.kind === 'duplicate') {
       stats.duplicates++;
       return answer(started, 'duplicate', 200, { ok: true, job_id: jobId, duplicate: true }, known);
@@ -389,6 +417,16 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       cause: end.error,
     });
     return errorAnswer(started, 'handler-failed', error, known);
+  }
+
+  /** The answer when every handler slot is taken: the sender retries, nothing was claimed. */
+  function handlersBusy(started: number, known: Partial<ReceiverOutcome> & { event: AsyncJobCompletedEvent }): ReceiverResponse {
+    stats.handlersBusy++;
+    const error = new JobhookError(
+      'ERR_HANDLERS_BUSY',
+      `the receiver is running ${slots.capacity} handlers (maxConcurrentHandlers); retry later`,
+    );
+    return errorAnswer(started, 'handlers-busy', error, known, retryAfter);
   }
 
   /** A bug or a non-jobhook throw (a bad headers object, ...): answered 500 rather than crashing the server. */
@@ -469,10 +507,15 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   }
 
   return Object.freeze({
-    handle,
-    handlePolled,
-    precheck,
-    stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected }, bodyBytesInFlight: budget.reserved }),
+    handle: tracing.handle(handle),
+    handlePolled: tracing.polled(handlePolled),
+    precheck: tracing.precheck(precheck),
+    stats: (): ReceiverStats => ({
+      ...stats,
+      rejected: { ...stats.rejected },
+      bodyBytesInFlight: budget.reserved,
+      handlersRunning: slots.running,
+    }),
     store,
     async close(): Promise<void> {
       if (ownsStore) await store.close();
