@@ -100,8 +100,8 @@ export {
   type ReceiverOptions,
 } from './receiver/receiver-options.js';
 export type { OutcomeKind, ReceiverOutcome, ReceiverStats, VerifiedWebhook } from './receiver/receiver-outcome.js';
-export type { RequestHeaders } from './receiver/request-headers.js';
-export { createJsonLogger, silentLogger, type JsonLoggerOptions, type LogLevel, type Logger } from './receiver/logger.js';
+export type { RequestHeaders } from './http/request-headers.js';
+export { createJsonLogger, silentLogger, type JsonLoggerOptions, type LogLevel, type Logger } from './log/logger.js';
 export {
   DEFAULT_CLOCK_SKEW_MS,
   DEFAULT_MAX_EVENT_AGE_MS,

@@ -1,6 +1,5 @@
 import { createKeyRing, diagnoseDelivery, type DiagnoseOptions, type Diagnosis, type WebhookHeaderNames } from '@jobhook/core';
-import { defineCommand, toProfile } from '../command.js';
-import { UsageError } from '../errors.js';
+import { defineCommand, toProfile, UsageError } from '../command.js';
 import { jsonLine, readFileArg, readInput, write, type CliIo } from '../io.js';
 import { doctorBatch } from './doctor-batch.js';
 import { readDoctorRequest } from './doctor-request.js';

@@ -9,16 +9,16 @@ import { isTransactionalStore } from '../store/idempotency-store.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { resolveReceiverOptions, type HandlerContext, type ReceiverOptions } from './receiver-options.js';
 import type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver-outcome.js';
-import { firstHeader, isJsonContentType, quoteHeader } from './request-headers.js';
+import { firstHeader, isJsonContentType, quoteHeader } from '../http/request-headers.js';
 import { runClaimedJob } from './run-claimed-job.js';
 import { runInTransaction, type TransactionEnd } from './run-in-transaction.js';
 import { checkEventAge } from './event-age.js';
-import { createRejectionLogLimit } from './rejection-log-limit.js';
+import { createRejectionLogLimit } from '../log/rejection-log-limit.js';
 import { createBodyBudget } from './body-budget.js';
 import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 import { refusalCause, type RefusalCauseFields } from '../diagnosis/refusal-cause.js';
 import { createFailureCapture, type FailedRequest } from '../diagnosis/failure-capture.js';
-import { createRecipientCheck } from './recipient-check.js';
+import { createRecipientCheck } from '../recipient/recipient-check.js';
 
 export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 

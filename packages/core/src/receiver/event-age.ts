@@ -2,11 +2,10 @@ import type { CanonicalProfile } from '../canonical/profiles.js';
 import { JobhookError } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import { parseIsoInstant } from '../events/iso-instant.js';
-import type { Logger } from './logger.js';
-import type { RequestHeaders } from './request-headers.js';
+import type { Logger } from '../log/logger.js';
+import type { RequestHeaders } from '../http/request-headers.js';
 
-/** Default of `clockSkewMs`: 5 minutes, what NTP-synced hosts stay well within. */
-export const DEFAULT_CLOCK_SKEW_MS = 5 * 60_000;
+export { DEFAULT_CLOCK_SKEW_MS } from '../events/clock-skew.js';
 
 /**
  * Default of `maxEventAgeMs`: 6 hours. The service gives one delivery at most 4 attempts of 30 s

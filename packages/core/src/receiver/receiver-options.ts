@@ -9,10 +9,10 @@ import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/header
 import { resolveCaptureFailures, type CaptureFailuresOptions, type ResolvedCaptureFailures } from '../diagnosis/failure-capture.js';
 import type { IdempotencyStore, TransactionalStore } from '../store/idempotency-store.js';
 import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_EVENT_AGE_MS, type EventAgeLimit, type LateEventRule } from './event-age.js';
-import { createJsonLogger, isLogger, type Logger } from './logger.js';
+import { createJsonLogger, isLogger, type Logger } from '../log/logger.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';
-import type { RequestHeaders } from './request-headers.js';
-import type { RecipientOptions } from './recipient-check.js';
+import type { RequestHeaders } from '../http/request-headers.js';
+import type { RecipientOptions } from '../recipient/recipient-check.js';
 
 /**
  * What a handler gets besides the event. `Db` is the transaction a {@link TransactionalStore} hands

@@ -2,7 +2,7 @@ import type { JobhookError } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import type { ReceiverOutcome, ReceiverStats } from './receiver-outcome.js';
-import type { RequestHeaders } from './request-headers.js';
+import type { RequestHeaders } from '../http/request-headers.js';
 
 /** A request before its body is read. */
 export interface RequestHead {

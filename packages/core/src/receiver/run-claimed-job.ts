@@ -1,6 +1,6 @@
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../log/logger.js';
 import { timeoutReason, withLazySignal } from './handler-signal.js';
 import type { HandlerContext } from './receiver-options.js';
 import { backgroundTimeout } from './background-timeout.js';

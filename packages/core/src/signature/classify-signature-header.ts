@@ -1,6 +1,6 @@
 import type { KeyRing } from '../keys/key-ring.js';
-import { firstHeader, readHeader, type RequestHeaders } from '../receiver/request-headers.js';
-import { listHeaders } from '../diagnosis/header-list.js';
+import { firstHeader, readHeader, type RequestHeaders } from '../http/request-headers.js';
+import { listHeaders } from '../http/header-list.js';
 import type { ErrorCode } from '../errors.js';
 import { HASH_ALGORITHM, type WebhookHeaderNames } from './headers.js';
 

@@ -4,12 +4,12 @@ import type { CanonicalProfile } from '../canonical/profiles.js';
 import { resolveBigIntegers, type BigIntegers } from '../canonical/to-value.js';
 import { validateEvent, type AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import { isKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
-import { readHeader, type RequestHeaders } from '../receiver/request-headers.js';
+import { readHeader, type RequestHeaders } from '../http/request-headers.js';
 import { resolveHeaderNames, type WebhookHeaderNames } from './headers.js';
 import { readSignatureHeader } from './read-signature-header.js';
 import { createVerifier, type Verifier } from './verifier.js';
-import { createRecipientCheck, type RecipientOptions } from '../receiver/recipient-check.js';
-import type { Logger } from '../receiver/logger.js';
+import { createRecipientCheck, type RecipientOptions } from '../recipient/recipient-check.js';
+import type { Logger } from '../log/logger.js';
 
 /** Options of {@link constructEvent}. */
 export interface ConstructEventOptions extends ParseOptions, RecipientOptions {

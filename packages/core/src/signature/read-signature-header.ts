@@ -1,6 +1,6 @@
 import { JobhookError } from '../errors.js';
 import type { KeyRing } from '../keys/key-ring.js';
-import type { RequestHeaders } from '../receiver/request-headers.js';
+import type { RequestHeaders } from '../http/request-headers.js';
 import { checkSignatureHeaders, HEADER_CAUSE_CODE } from './classify-signature-header.js';
 import type { WebhookHeaderNames } from './headers.js';
 

@@ -1,5 +1,4 @@
 import type { AttemptRecord, DeliveryLog, DeliveryState } from '@jobhook/delivery';
-import type { JobListQuery, JobPage } from './job-list.js';
 
 export type { DeliveryState };
 
@@ -133,4 +132,27 @@ export function canStartRound(job: JobRecord, round: number): boolean {
     job.delivery !== 'pending' &&
     job.deliveryRound === round - 1
   );
+}
+
+/** Which of an organization's jobs a list asks for, and where it goes on from. */
+export interface JobListQuery {
+  /** Most jobs in the page, 1 to `MAX_JOB_PAGE` (job-list.ts). */
+  limit: number;
+  /** `nextCursor` of the previous page: the page starts after it. Absent: the newest job. */
+  cursor?: string;
+  /** Only jobs in this status. */
+  status?: JobStatus;
+  /** Only jobs in this delivery state; `none`: jobs without a `webhook_receiver`. */
+  delivery?: DeliveryState | 'none';
+}
+
+/** One page of an organization's jobs, newest first. */
+export interface JobPage {
+  jobs: JobRecord[];
+  /**
+   * Where the next page starts, or null when the index has no older job. A filtered page may hold
+   * fewer than `limit` jobs (even none) and still have a cursor: each page scans a bounded part of the
+   * index (`MAX_SCANNED_PER_PAGE`, job-list.ts), so a filter matching few jobs cannot make one request read them all.
+   */
+  nextCursor: string | null;
 }

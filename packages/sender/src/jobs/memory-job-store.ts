@@ -2,8 +2,8 @@ import { JobhookError } from '@jobhook/core';
 import { MAX_TIMER_MS } from '@jobhook/core/internal';
 import type { AttemptRecord } from '@jobhook/delivery';
 import { LRUCache } from 'lru-cache';
-import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
-import { matchesJobQuery, MAX_SCANNED_PER_PAGE, parseJobCursor, type JobPage } from './job-list.js';
+import { canStartRound, type DeliveryState, type JobPage, type JobRecord, type JobResult, type JobStore } from './job-record.js';
+import { matchesJobQuery, MAX_SCANNED_PER_PAGE, parseJobCursor } from './job-list.js';
 import { createOrgJobIndex } from './org-job-index.js';
 
 /** Limits of {@link createMemoryJobStore}. */

@@ -2,8 +2,8 @@ import { JobhookError } from '@jobhook/core';
 import type { Cluster, Redis } from 'ioredis';
 import type { AttemptRecord } from '@jobhook/delivery';
 import { checkJobId, quitRedis, redisCall, redisFromOption } from '@jobhook/delivery/internal';
-import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
-import { matchesJobQuery, MAX_SCANNED_PER_PAGE, type JobPage } from './job-list.js';
+import { canStartRound, type DeliveryState, type JobPage, type JobRecord, type JobResult, type JobStore } from './job-record.js';
+import { matchesJobQuery, MAX_SCANNED_PER_PAGE } from './job-list.js';
 
 /** Options of {@link createRedisJobStore}. */
 export interface RedisJobStoreOptions {
