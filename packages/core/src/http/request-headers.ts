@@ -4,28 +4,59 @@
  */
 export type RequestHeaders = Readonly<Record<string, string | readonly string[] | undefined>> | { get(name: string): string | null };
 
+/** A header's value as adapters give it: repeated headers come as an array. */
+export type HeaderValue = string | readonly string[] | undefined;
+
 /**
  * Reads one header case-insensitively; repeated headers come back as an array.
  * @internal
  */
-export function readHeader(headers: RequestHeaders, name: string): string | readonly string[] | undefined {
+export function readHeader(headers: RequestHeaders, name: string): HeaderValue {
+  return readHeaders(headers, [name.toLowerCase()])[0];
+}
+
+/**
+ * Reads several headers, each once: `lowerNames` must be lower case (callers compute them once, not
+ * per request). A fetch `Headers` answers `get`; a record is looked up by the lower-case name (Node's
+ * `IncomingHttpHeaders` holds nothing else), and only when some name is missing are its keys walked,
+ * once for all of them, for a record that spells names in another case.
+ * @internal
+ */
+export function readHeaders(headers: RequestHeaders, lowerNames: readonly string[]): HeaderValue[] {
+  const values: HeaderValue[] = new Array(lowerNames.length);
   if (typeof (headers as { get?: unknown }).get === 'function') {
-    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+    const fetchHeaders = headers as { get(name: string): string | null };
+    for (let i = 0; i < lowerNames.length; i++) values[i] = fetchHeaders.get(lowerNames[i]!) ?? undefined;
+    return values;
   }
-  const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
-  const lower = name.toLowerCase();
-  const direct = record[lower];
-  if (direct !== undefined) return direct;
+  const record = headers as Readonly<Record<string, HeaderValue>>;
+  let missing = 0;
+  for (let i = 0; i < lowerNames.length; i++) {
+    const value = record[lowerNames[i]!];
+    values[i] = value;
+    if (value === undefined) missing++;
+  }
+  if (missing === 0) return values;
   for (const key of Object.keys(record)) {
-    if (key.toLowerCase() === lower) return record[key];
+    const at = lowerNames.indexOf(key.toLowerCase());
+    if (at !== -1 && values[at] === undefined) values[at] = record[key];
   }
-  return undefined;
+  return values;
+}
+
+/** The first value of a header, for headers that must appear once. @internal */
+export function firstValue(value: HeaderValue): string | undefined {
+  return typeof value === 'string' ? value : value?.[0];
 }
 
 /** The first value of a header, for headers that must appear once. @internal */
 export function firstHeader(headers: RequestHeaders, name: string): string | undefined {
-  const value = readHeader(headers, name);
-  return typeof value === 'string' ? value : value?.[0];
+  return firstValue(readHeader(headers, name));
+}
+
+/** A `Content-Length` value as a number of bytes, when it reads as one. @internal */
+export function contentLength(value: string | undefined): number | undefined {
+  return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
 }
 
 /**
@@ -35,6 +66,8 @@ export function firstHeader(headers: RequestHeaders, name: string): string | und
  */
 export function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false;
+  // What the service sends (spec §6.1), answered without splitting.
+  if (value === 'application/json') return true;
   const [type = '', ...params] = value.split(';');
   const mediaType = type.trim().toLowerCase();
   if (mediaType !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(mediaType)) return false;
