@@ -108,6 +108,7 @@ export {
   type LateEventContext,
   type LateEventRule,
 } from './receiver/event-age.js';
+export { createBodyBudget, type BodyBudget } from './receiver/body-budget.js';
 export type { ReceiverOrOptions } from './adapter/resolve-receiver.js';
 export type { AdapterOptions } from './adapter/adapter-options.js';
 export { createFetchHandler, type FetchWebhookHandler } from './adapter/fetch-handler.js';

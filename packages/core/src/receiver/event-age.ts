@@ -66,7 +66,8 @@ export type EventAgeRequest = Omit<LateEventContext, 'ageMs' | 'maxEventAgeMs'>;
  * before `now`, unless `acceptLateEvent` admits it: a captured delivery replayed after its `job_id`
  * may have left the store. The refusal is 4xx, so the sender does not retry it. `undefined` lets the
  * event on. Synchronous unless the rule runs, so fresh deliveries wait on no promise.
- * `event.finished_at` is that of an event `validateEvent` accepted, so an ISO 8601 instant.
+ * `event.finished_at` is that of an event `validateEvent` accepted, so an ISO 8601 instant;
+ * `finishedMs` is the instant it names, when the caller read it already (`checkEventShape`).
  * @internal
  */
 export function checkEventAge(
@@ -74,9 +75,10 @@ export function checkEventAge(
   request: EventAgeRequest,
   now: number,
   limit: EventAgeLimit,
+  finishedMs: number | undefined = parseIsoInstant(event.finished_at),
 ): JobhookError | undefined | Promise<JobhookError | undefined> {
   const finishedAt = event.finished_at;
-  const finished = parseIsoInstant(finishedAt);
+  const finished = finishedMs;
   if (finished === undefined) throw new JobhookError('ERR_INTERNAL', 'checkEventAge: finished_at was not checked by validateEvent');
   const ageMs = now - finished;
   const { maxEventAgeMs, acceptLateEvent } = limit;

@@ -13,6 +13,7 @@ import { createJsonLogger, isLogger, type Logger } from '../log/logger.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';
 import type { RequestHeaders } from '../http/request-headers.js';
 import type { RecipientOptions } from '../recipient/recipient-check.js';
+import { createBodyBudget, isBodyBudget, processBodyBudget, type BodyBudget } from './body-budget.js';
 
 /**
  * What a handler gets besides the event. `Db` is the transaction a {@link TransactionalStore} hands
@@ -127,15 +128,16 @@ export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
   /** Bodies above this are refused with 413. Default 1 MiB. */
   maxBodyBytes?: number;
   /**
-   * Bytes of request bodies the adapters read at once, across this receiver's requests. A body is
-   * read only behind a signature a configured key decodes, and first reserves its declared
-   * `Content-Length` (or `maxBodyBytes` when it declares none); one that would pass this bound is
-   * answered 503 `ERR_RECEIVER_BUSY` with `Retry-After`, unread, and the connection closed. It bounds
-   * what bodies behind replayed real signatures hold in memory. Default {@link DEFAULT_MAX_BODY_BYTES_IN_FLIGHT}
-   * (64 MiB), or `maxBodyBytes` when that is larger; never less than `maxBodyBytes`.
-   * Share one receiver between routes to share the bound.
+   * Bytes of request bodies the adapters read at once. A body is read only behind a signature a
+   * configured key decodes, and first reserves its declared `Content-Length` (or `maxBodyBytes` when
+   * it declares none); one that would pass the bound is answered 503 `ERR_RECEIVER_BUSY` with
+   * `Retry-After`, unread, and the connection closed. It bounds what bodies behind replayed real
+   * signatures hold in memory. Default: one budget of `DEFAULT_MAX_BODY_BYTES_IN_FLIGHT` (64 MiB)
+   * shared by every receiver of the process that is given none (`processBodyBudget()`); a body larger
+   * than it reserves all of it. A number gives this receiver a budget of its own (at least
+   * `maxBodyBytes`); a budget from `createBodyBudget` is shared by the receivers given it.
    */
-  maxBodyBytesInFlight?: number;
+  maxBodyBytesInFlight?: number | BodyBudget;
   /**
    * Longest time from a request's head to its body's last byte, when an adapter reads the body: a
    * trickled or stalled upload is answered 503 `ERR_BODY_TIMEOUT` with `Retry-After` and its
@@ -195,8 +197,8 @@ export interface ResolvedReceiverOptions {
   /** Body, depth and canonical-size limits. */
   limits: ResolvedParseOptions;
   handlerTimeoutMs: number;
-  /** Bytes of bodies read at once (`maxBodyBytesInFlight`). */
-  maxBodyBytesInFlight: number;
+  /** The bytes of bodies read at once (`maxBodyBytesInFlight`): the process's budget, or this receiver's. */
+  bodyBudget: BodyBudget;
   bodyTimeoutMs: number;
   retryAfterSeconds: number;
   headerNames: WebhookHeaderNames;
@@ -227,12 +229,6 @@ export const DEFAULT_LEASE_MS = 20_000;
  * needs about 200 KB/s for it, far below any link the service sends from.
  */
 export const DEFAULT_BODY_TIMEOUT_MS = 5_000;
-
-/**
- * Default `maxBodyBytesInFlight`: 64 MiB, 64 bodies of the default 1 MiB limit read at once. Real
- * deliveries are far smaller and read in milliseconds; only held uploads fill it.
- */
-export const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 
 /**
  * Default time a handled `job_id` is remembered: 7 days, far past the replay window
@@ -323,13 +319,16 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
       ? doneTtlMs
       : Math.min(Math.max(doneTtlMs, eventAge.maxEventAgeMs + eventAge.clockSkewMs), Number.MAX_SAFE_INTEGER);
   const captureFailures = resolveCaptureFailures(options.captureFailures, 'createReceiver');
-  const {
-    maxBodyBytesInFlight = Math.max(DEFAULT_MAX_BODY_BYTES_IN_FLIGHT, limits.maxBodyBytes),
-    bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
-  } = options;
-  positiveInteger('maxBodyBytesInFlight', maxBodyBytesInFlight);
-  if (maxBodyBytesInFlight < limits.maxBodyBytes) {
-    fail(`maxBodyBytesInFlight (${maxBodyBytesInFlight}) must not be less than maxBodyBytes (${limits.maxBodyBytes})`);
+  const { maxBodyBytesInFlight, bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS } = options;
+  let bodyBudget: BodyBudget;
+  if (maxBodyBytesInFlight === undefined) {
+    bodyBudget = processBodyBudget();
+  } else {
+    if (!isBodyBudget(maxBodyBytesInFlight)) positiveInteger('maxBodyBytesInFlight', maxBodyBytesInFlight as number);
+    bodyBudget = isBodyBudget(maxBodyBytesInFlight) ? maxBodyBytesInFlight : createBodyBudget(maxBodyBytesInFlight);
+    if (bodyBudget.capacity < limits.maxBodyBytes) {
+      fail(`maxBodyBytesInFlight (${bodyBudget.capacity}) must not be less than maxBodyBytes (${limits.maxBodyBytes})`);
+    }
   }
   positiveInteger('bodyTimeoutMs', bodyTimeoutMs, MAX_TIMER_MS);
   return {
@@ -338,7 +337,7 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     eventAge,
     limits,
     handlerTimeoutMs,
-    maxBodyBytesInFlight,
+    bodyBudget,
     bodyTimeoutMs,
     retryAfterSeconds,
     headerNames,

@@ -41,6 +41,11 @@ export interface Admission {
   /** Most bytes the body may have: its declared `Content-Length`, or `maxBodyBytes` when it declares none. */
   readonly maxBytes: number;
   /**
+   * The request's `Content-Length`, as the precheck read it (undefined when it declares none): a
+   * body reader holds the body to it without reading the header again.
+   */
+  readonly declaredBytes: number | undefined;
+  /**
    * Aborted `bodyTimeoutMs` after the precheck, with an `ERR_BODY_TIMEOUT` error as its `reason`:
    * stop reading, answer `refuse(signal.reason)` and close the connection.
    */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { JobhookError } from '../errors.js';
-import type { ClaimResult, Clock, IdempotencyStore } from './idempotency-store.js';
+import { SYNC_CLAIMS, type ClaimResult, type Clock, type IdempotencyStore, type SyncClaims } from './idempotency-store.js';
 import { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from './store-checks.js';
 
 /** Default of {@link MemoryStoreOptions.max}. */
@@ -115,11 +115,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
     return lease !== undefined && lease.token === token ? lease : undefined;
   }
 
-  return Object.freeze({
-    async claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
+  // The claims themselves, arguments taken as checked: the public methods check them first, the
+  // receiver (through SYNC_CLAIMS) checked its options once and validated each job id.
+  const claims: SyncClaims = {
+    claim(jobId, leaseMs) {
       checkOpen('claim');
-      checkJobId(jobId, 'memoryStore.claim');
-      const leaseMs = checkMs(readOption(claimOptions, 'leaseMs', 'memoryStore.claim'), 'leaseMs', 'memoryStore.claim');
       const at = now();
       if (isDone(jobId, at)) return DONE;
       const lease = liveLease(jobId, at);
@@ -129,26 +129,42 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
       leases.set(jobId, { token, expiresAt: at + leaseMs });
       return { state: 'claimed', token };
     },
-
-    async complete(jobId: string, token: string, completeOptions: { ttlMs: number }): Promise<boolean> {
+    complete(jobId, token, ttlMs) {
       checkOpen('complete');
-      checkJobId(jobId, 'memoryStore.complete');
-      checkToken(token, 'memoryStore.complete');
-      const ttlMs = checkMs(readOption(completeOptions, 'ttlMs', 'memoryStore.complete'), 'ttlMs', 'memoryStore.complete');
       const at = now();
       if (heldLease(jobId, token, at) === undefined) return false;
       leases.delete(jobId);
       done.set(jobId, at + ttlMs);
       return true;
     },
+    release(jobId, token) {
+      checkOpen('release');
+      if (heldLease(jobId, token, now()) === undefined) return false;
+      leases.delete(jobId);
+      return true;
+    },
+  };
+
+  const store: IdempotencyStore = {
+    async claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
+      checkOpen('claim');
+      checkJobId(jobId, 'memoryStore.claim');
+      return claims.claim(jobId, checkMs(readOption(claimOptions, 'leaseMs', 'memoryStore.claim'), 'leaseMs', 'memoryStore.claim'));
+    },
+
+    async complete(jobId: string, token: string, completeOptions: { ttlMs: number }): Promise<boolean> {
+      checkOpen('complete');
+      checkJobId(jobId, 'memoryStore.complete');
+      checkToken(token, 'memoryStore.complete');
+      const ttlMs = checkMs(readOption(completeOptions, 'ttlMs', 'memoryStore.complete'), 'ttlMs', 'memoryStore.complete');
+      return claims.complete(jobId, token, ttlMs);
+    },
 
     async release(jobId: string, token: string): Promise<boolean> {
       checkOpen('release');
       checkJobId(jobId, 'memoryStore.release');
       checkToken(token, 'memoryStore.release');
-      if (heldLease(jobId, token, now()) === undefined) return false;
-      leases.delete(jobId);
-      return true;
+      return claims.release(jobId, token);
     },
 
     async extend(jobId: string, token: string, extendOptions: { leaseMs: number }): Promise<boolean> {
@@ -168,5 +184,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
       leases.clear();
       done.clear();
     },
-  });
+  };
+  Object.defineProperty(store, SYNC_CLAIMS, { value: Object.freeze(claims), enumerable: false });
+  return Object.freeze(store);
 }
