@@ -84,6 +84,7 @@ try {
   await detail.getByTestId('webhook-body').waitFor();
   await detail.getByTestId('redeliver').click();
   await page.locator('[data-testid=attempt-row]').nth(2).waitFor();
+  await page.locator(`[data-testid=job-row][data-job-id="${retried.job_id}"]`).getByText('delivered (round 1)').waitFor();
   await page.getByTestId('receiver-url').fill(hook('/ok'));
   await page.screenshot({ path: out });
   console.log(`wrote ${out}`);

@@ -7,7 +7,7 @@
 // signature vectors.
 // Exit 0 when every check holds, 1 otherwise; nothing is left running either way. With --keep-open
 // the service (and its web page) and the receiver stay up after the checks until Ctrl-C.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -108,14 +108,32 @@ setTimeout(() => {
 
 async function runDemo() {
   report.title(1, 'Start the reference service and the Fastify example receiver');
+  // The signing key first: the receiver needs its public half, and the service the receiver's URL
+  // (its page's test-job form starts with it), so the receiver starts before the service.
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
+  running.tmpDir = mkdtempSync(join(tmpdir(), 'jobhook-demo-'));
+  const publicKeyPath = join(running.tmpDir, 'service.public.pem');
+  writeFileSync(publicKeyPath, publicKey.export({ type: 'spki', format: 'pem' }));
+  const receiver = (running.receiver = startReceiverChild({
+    serverPath: join(repoRoot, 'examples/fastify-receiver/server.mjs'),
+    publicKeyPath,
+    recipientSecret: RECIPIENT_SECRET,
+  }));
+  const { url: receiverUrl } = await receiver.ready;
+  const tap = (running.tap = await startWireTap({ targetUrl: receiverUrl }));
+  const hook = `${tap.url}/webhooks/jobs`;
+
   const sender = (running.sender = await createSender({
     accounts: {
       organizations: [organization('you', 'you@example.com', TOKEN_YOU), organization('another-customer', 'eve@example.org', TOKEN_OTHER)],
     },
+    privateKey,
     allowInsecureReceivers: true,
     receiverAllowlist: ['127.0.0.0/8'],
     retryBaseMs: RETRY_BASE_MS,
     attemptTimeoutMs: ATTEMPT_TIMEOUT_MS,
+    // The page's "Submit a test job" form starts with the receiver (through the tap).
+    dashboardReceiver: hook,
   }));
   const baseUrl = (running.baseUrl = await sender.listen({ port: 0, host: '127.0.0.1' }));
   report.done(
@@ -126,27 +144,18 @@ async function runDemo() {
   report.info(
     `demo timings: first retry after ~${RETRY_BASE_MS} ms (service: 1 s), ${ATTEMPT_TIMEOUT_MS / 1000} s per attempt (service: 30 s)`,
   );
-
-  running.tmpDir = mkdtempSync(join(tmpdir(), 'jobhook-demo-'));
-  const publicKeyPath = join(running.tmpDir, 'service.public.pem');
-  writeFileSync(publicKeyPath, sender.publicKeyPem);
-  const receiver = (running.receiver = startReceiverChild({
-    serverPath: join(repoRoot, 'examples/fastify-receiver/server.mjs'),
-    publicKeyPath,
-    recipientSecret: RECIPIENT_SECRET,
-  }));
-  const { url: receiverUrl } = await receiver.ready;
   report.done(`Fastify example receiver (examples/fastify-receiver/server.mjs), pid ${receiver.pid}, at ${receiverUrl}`);
-  report.info(`JOBHOOK_PUBLIC_KEY=${publicKeyPath} (sender.publicKeyPem); LOG_LEVEL=info, so it logs each webhook's outcome and profile`);
+  report.info(
+    `JOBHOOK_PUBLIC_KEY=${publicKeyPath} (the service's public key); LOG_LEVEL=info, so it logs each webhook's outcome and profile`,
+  );
   report.info('JOBHOOK_RECIPIENT_SECRET=<32 random bytes>: it handles only jobs whose submission carried a tag made with it');
-  const tap = (running.tap = await startWireTap({ targetUrl: receiverUrl }));
   report.done(`wire tap at ${tap.url} between the two: keeps each delivery's bytes; its ${OUTAGE_ONCE_PATH} path answers 503 once`);
+  report.info(`dashboardReceiver: ${hook} (the page's test-job form starts with it)`);
 
   report.title(2, 'Submit jobs with @jobhook/client');
   running.apiKey = TOKEN_YOU;
   // recipientSecret: every submission with a webhook_receiver carries a recipient tag in user_webhook_parameters.
   const client = createClient({ baseUrl, apiKey: TOKEN_YOU, recipientSecret: RECIPIENT_SECRET });
-  const hook = `${tap.url}/webhooks/jobs`;
   // Sent exactly: 1.0 stays 1.0 (rawJson), 2**70 stays an integer (bigint), unicode as is.
   const params = {
     order: 'A-17',
@@ -393,7 +402,7 @@ async function stayOpen() {
   console.log('  (jobs submitted from the page carry no recipient tag: the receiver refuses them, 403 ERR_RECIPIENT_TAG_MISSING)');
   if (running.tap !== undefined)
     console.log(
-      `  receiver URL:  ${running.tap.url}/webhooks/jobs  (the Fastify receiver behind the wire tap: use it in "Submit a test job")`,
+      `  receiver URL:  ${running.tap.url}/webhooks/jobs  (the Fastify receiver behind the wire tap: "Submit a test job" starts with it)`,
     );
   await waiting;
   console.log('stopping the receiver and the service');

@@ -17,6 +17,7 @@ const ENTRIES: Record<string, { readme: string; load: () => Promise<object> }> =
   '@jobhook/core/testing': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/testing') },
   '@jobhook/core/adapter': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/adapter') },
   '@jobhook/core/metrics': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/metrics') },
+  '@jobhook/core/ledger': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/ledger') },
   '@jobhook/core/recipient': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/recipient') },
   '@jobhook/express': { readme: 'packages/express/README.md', load: () => import('@jobhook/express') },
   '@jobhook/koa': { readme: 'packages/koa/README.md', load: () => import('@jobhook/koa') },

@@ -18,7 +18,7 @@ describe('demo --keep-open', () => {
     const opened = new Promise<string>((resolveOpen, reject) => {
       child.stdout.on('data', (c: Buffer) => {
         stdout += c.toString('utf8');
-        if (/inference key: +\S+/.test(stdout)) resolveOpen(stdout);
+        if (/receiver URL: +\S+/.test(stdout)) resolveOpen(stdout);
       });
       void exited.then((code) => reject(new Error(`the demo exited ${code} without staying open:\n${stdout}`)));
     });
@@ -26,9 +26,13 @@ describe('demo --keep-open', () => {
     const page = /dashboard: +(http:\/\/\S+\/dashboard\/)/.exec(banner)![1]!;
     const key = /inference key: +(\S+)/.exec(banner)![1]!;
 
+    const receiverUrl = /receiver URL: +(http:\/\/\S+)/.exec(banner)![1]!;
     const html = await fetch(page);
     expect(html.status).toBe(200);
-    expect(await html.text()).toContain('/dashboard/main.js');
+    const text = await html.text();
+    expect(text).toContain('/dashboard/main.js');
+    // The page's test-job form starts with the demo's receiver (dashboardReceiver).
+    expect(text).toContain(`<body data-receiver="${receiverUrl}">`);
     // The demo's jobs are there for the page to show, with the key it printed.
     const list = await fetch(new URL('/v3/universal-ai/async?delivery=delivered', page), { headers: { authorization: `Bearer ${key}` } });
     expect(list.status).toBe(200);

@@ -57,4 +57,17 @@ describe('jobhook serve and the dashboard', () => {
     });
     expect(code).toBe(0);
   });
+
+  it('--dashboard-receiver URL: the page carries it for its test-job form; a bad URL exits 2 naming the flag', async () => {
+    const code = await withServe(['--dashboard-receiver', 'http://127.0.0.1:3000/webhooks/jobs'], async (banner) => {
+      const page = /dashboard:\s+(http:\/\/\S+)/.exec(banner)![1]!;
+      expect(await (await fetch(page)).text()).toContain('<body data-receiver="http://127.0.0.1:3000/webhooks/jobs">');
+    });
+    expect(code).toBe(0);
+    const bad = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--dashboard-receiver', 'ftp://x.test/'], { cwd: REPO });
+    let stderr = '';
+    bad.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+    expect(await new Promise((r) => bad.on('exit', r))).toBe(2);
+    expect(stderr).toContain('--dashboard-receiver must be an http:// or https:// URL');
+  });
 });

@@ -5,6 +5,8 @@ import type { FinishedJob, JobDeliveries, JobView, RedeliverAnswer, SubmitJobReq
 import { checkMs, pollUntilFinished, resolvePollOptions, type PollOptions } from './poll-job.js';
 import { requestJson, type HttpContext } from './request-json.js';
 import { ServiceApiError } from './service-api-error.js';
+import { isJobLedger, type JobLedger } from '@jobhook/core/ledger';
+import { DEFAULT_RESULT_DEADLINE_MS, submitWithLedger, type LedgerSubmitOptions } from './submit-with-ledger.js';
 
 /** Default of {@link ClientOptions.timeoutMs}. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -32,6 +34,24 @@ export interface ClientOptions {
    * Default none: nothing is added.
    */
   recipientSecret?: string;
+  /**
+   * The expected-jobs ledger (`createMemoryLedger`, `createRedisLedger`, `createPostgresLedger`):
+   * every `submitJob` with a `webhook_receiver` writes a pending entry before the request and its
+   * job id when the service answers (see {@link submitWithLedger}), so a reconciler can poll the jobs
+   * whose result never arrives. With `recipientSecret`, the entry's key is the tag's nonce. Default: none.
+   */
+  ledger?: JobLedger;
+  /** With `ledger`: how long after its submission a job without a handled result is polled, ms. Default 600,000 (10 minutes). */
+  resultDeadlineMs?: number;
+}
+
+/** Per-call options of `submitJob`. */
+export interface SubmitOptions extends CallOptions {
+  /**
+   * With a ledger: the submission key of its entry. Default the recipient tag's nonce (with
+   * `recipientSecret`), else a random UUID (see {@link LedgerSubmitOptions.key}).
+   */
+  submissionKey?: string;
 }
 
 /** Per-call options of the one-request methods. */
@@ -51,7 +71,7 @@ export interface Client {
    * closing brace); parameters that already hold `jobhook_recipient` are refused with
    * `ERR_RECIPIENT_KEY_TAKEN` before anything is sent.
    */
-  submitJob(request: SubmitJobRequest, options?: CallOptions): Promise<SubmittedJob>;
+  submitJob(request: SubmitJobRequest, options?: SubmitOptions): Promise<SubmittedJob>;
   /** Reads a job once (`GET /v3/universal-ai/async/{job_id}`), whatever its status. */
   getJob(jobId: string, options?: CallOptions): Promise<JobView>;
   /**
@@ -103,6 +123,10 @@ export function createClient(options: ClientOptions): Client {
       );
     }
   }
+  const { ledger, resultDeadlineMs = DEFAULT_RESULT_DEADLINE_MS } = options;
+  if (ledger !== undefined && !isJobLedger(ledger))
+    optionError(owner, 'ledger must be a JobLedger (createMemoryLedger, createRedisLedger, ...)');
+  checkMs(owner, 'resultDeadlineMs', resultDeadlineMs);
   const userAgent = options.userAgent ?? `jobhook-client/${packageVersion()}`;
   if (typeof userAgent !== 'string' || userAgent === '' || /[\r\n]/.test(userAgent)) {
     optionError(owner, 'userAgent must be a non-empty single-line string');
@@ -125,17 +149,24 @@ export function createClient(options: ClientOptions): Client {
   return Object.freeze({
     baseUrl,
 
-    async submitJob(request: SubmitJobRequest, callOptions: CallOptions = {}): Promise<SubmittedJob> {
-      const body = submissionJson(recipientSecret === undefined ? request : tagged(request, recipientSecret));
-      const { status, body: answer } = await requestJson(http, {
-        method: 'POST',
-        path: JOBS_PATH,
-        body,
-        timeoutMs,
-        signal: callOptions.signal,
-      });
-      if (typeof answer['job_id'] !== 'string') throw invalidAnswer(`POST ${JOBS_PATH}`, status, 'job_id');
-      return answer as SubmittedJob;
+    async submitJob(request: SubmitJobRequest, callOptions: SubmitOptions = {}): Promise<SubmittedJob> {
+      const withTag = recipientSecret === undefined ? undefined : tagged(request, recipientSecret);
+      const body = submissionJson(withTag?.request ?? request);
+      const submit = async (): Promise<SubmittedJob> => {
+        const { status, body: answer } = await requestJson(http, {
+          method: 'POST',
+          path: JOBS_PATH,
+          body,
+          timeoutMs,
+          signal: callOptions.signal,
+        });
+        if (typeof answer['job_id'] !== 'string') throw invalidAnswer(`POST ${JOBS_PATH}`, status, 'job_id');
+        return answer as SubmittedJob;
+      };
+      // Only a job with a webhook is expected back; one without is polled by its submitter.
+      if (ledger === undefined || request.webhook_receiver === undefined) return submit();
+      const key = callOptions.submissionKey ?? withTag?.nonce;
+      return submitWithLedger(ledger, submit, { resultDeadlineMs, ...(key === undefined ? {} : { key }) });
     },
 
     getJob(jobId: string, callOptions: CallOptions = {}): Promise<JobView> {
@@ -193,11 +224,12 @@ function jobPath(method: string, jobId: unknown): string {
 }
 
 /** The request with a fresh recipient tag in `user_webhook_parameters` when it names a `webhook_receiver`. */
-function tagged(request: SubmitJobRequest, secret: string): SubmitJobRequest {
-  if (typeof request !== 'object' || request === null || typeof request.webhook_receiver !== 'string') return request;
+/** The request with its recipient tag, and the tag's nonce (the ledger entry's key); `undefined` without a webhook. */
+function tagged(request: SubmitJobRequest, secret: string): { request: SubmitJobRequest; nonce: string } | undefined {
+  if (typeof request !== 'object' || request === null || typeof request.webhook_receiver !== 'string') return undefined;
   try {
     const tag = createRecipientTag({ secret, webhookReceiver: request.webhook_receiver });
-    return { ...request, user_webhook_parameters: withRecipientTag(request.user_webhook_parameters, tag) };
+    return { request: { ...request, user_webhook_parameters: withRecipientTag(request.user_webhook_parameters, tag) }, nonce: tag.nonce };
   } catch (err) {
     if (err instanceof JobhookError) throw new JobhookError(err.code, `submitJob: ${err.message}`, { cause: err });
     throw err;

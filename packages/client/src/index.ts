@@ -3,7 +3,28 @@
  * as the fallback, each job handled once).
  * @packageDocumentation
  */
-export { createClient, DEFAULT_REQUEST_TIMEOUT_MS, type CallOptions, type Client, type ClientOptions } from './create-client.js';
+export {
+  createClient,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  type CallOptions,
+  type Client,
+  type ClientOptions,
+  type SubmitOptions,
+} from './create-client.js';
+export { DEFAULT_RESULT_DEADLINE_MS, submitWithLedger, type LedgerSubmitOptions } from './submit-with-ledger.js';
+export {
+  createReconciler,
+  DEFAULT_MAX_POLL_BACKOFF_MS,
+  DEFAULT_MAX_POLLS_PER_SECOND,
+  DEFAULT_POLL_BACKOFF_MS,
+  DEFAULT_RECONCILE_BATCH,
+  DEFAULT_RECONCILE_HORIZON_MS,
+  DEFAULT_RECONCILE_INTERVAL_MS,
+  DEFAULT_UNATTACHED_GRACE_MS,
+  type Reconciler,
+  type ReconcilerOptions,
+  type ReconcileSummary,
+} from './reconciler.js';
 export {
   DEFAULT_MAX_POLL_INTERVAL_MS,
   DEFAULT_POLL_INTERVAL_MS,

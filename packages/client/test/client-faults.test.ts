@@ -284,9 +284,12 @@ describe('options', () => {
 
   it('gives up on an answer larger than 64 MiB instead of buffering it, with or without Content-Length', async () => {
     const huge = `{"detail":"${'x'.repeat(64 * 1024 * 1024)}"}`;
+    // The shared client's 2 s timeout would make this a race with the clock: 64 MiB over loopback
+    // takes longer than that on a busy machine. The limit, not the timeout, must end the read.
+    const patient = createClient({ baseUrl: service.url, apiKey: GOOD_KEY, timeoutMs: 600_000 });
     for (const headers of [{}, { 'transfer-encoding': 'chunked' }]) {
       service.faults.push({ status: 200, headers, body: huge });
-      const err = await rejection(client.getJob('big'));
+      const err = await rejection(patient.getJob('big'));
       expect([err.code, err.status]).toEqual(['ERR_RESPONSE_INVALID', 200]);
       expect(err.message).toContain('larger than 67108864 bytes');
     }

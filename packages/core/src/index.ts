@@ -100,6 +100,7 @@ export {
   type ReceiverOptions,
 } from './receiver/receiver-options.js';
 export type { OutcomeKind, ReceiverOutcome, ReceiverStats, VerifiedWebhook } from './receiver/receiver-outcome.js';
+export type { PolledJob, PolledOutcome } from './receiver/polled-job.js';
 export type { RequestHeaders } from './http/request-headers.js';
 export { createJsonLogger, silentLogger, type JsonLoggerOptions, type LogLevel, type Logger } from './log/logger.js';
 export {

@@ -10,8 +10,9 @@ import {
   optionError,
   readOption,
 } from '@jobhook/core/internal';
-import pg, { type Pool, type PoolClient } from 'pg';
-import { poolTransaction } from './pool-transaction.js';
+import type { PoolClient } from 'pg';
+import { resolvePool } from './resolve-pool.js';
+import { poolJobs, poolTransaction } from './pool-transaction.js';
 import {
   DEFAULT_OPERATION_TIMEOUT_MS,
   DEFAULT_SWEEP_BATCH,
@@ -22,7 +23,7 @@ import {
   type PostgresStoreMethods,
   type PostgresStoreOptions,
 } from './postgres-store-options.js';
-import { runJobTransaction } from './job-transaction.js';
+import { type JobRunner, runJobTransaction, runnerJobs } from './job-transaction.js';
 import { pgExecutor, type TransactionRunner } from './sql-executor.js';
 import { closedError, unavailable, withTimeout, type StoreOperation } from './store-errors.js';
 import { storeSql } from './store-sql.js';
@@ -97,10 +98,12 @@ export function createPostgresStore<Db>(
   if (options.transaction !== undefined && typeof options.transaction !== 'function') {
     throw optionError(WHERE, `transaction must be a function (a TransactionRunner), got ${describeValue(options.transaction)}`);
   }
-  const { pool, owned } = resolvePool(connection, timeoutMs);
+  const { pool, owned } = resolvePool(connection, timeoutMs, WHERE);
   const sql = storeSql(table);
   const direct = pgExecutor(pool);
-  const runner = (options.transaction ?? poolTransaction(pool, timeoutMs)) as TransactionRunner<Db>;
+  // A runner of the caller's owns BEGIN and COMMIT, and takes one parameterized statement at a time;
+  // on the store's own pool the statements go in batches around them (see poolJobs).
+  const jobs = (options.transaction === undefined ? poolJobs(pool, timeoutMs, sql) : runnerJobs(options.transaction, sql)) as JobRunner<Db>;
 
   let closing: Promise<void> | undefined;
   const checkOpen = (operation: StoreOperation): void => {
@@ -116,7 +119,7 @@ export function createPostgresStore<Db>(
 
   async function claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
     checkOpen('claim');
-    checkJobId(jobId, 'postgresStore.claim');
+    checkStoreJobId(jobId, 'postgresStore.claim');
     const leaseMs = checkMs(readOption(claimOptions, 'leaseMs', 'postgresStore.claim'), 'leaseMs', 'postgresStore.claim');
     const token = randomUUID();
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
@@ -170,20 +173,20 @@ export function createPostgresStore<Db>(
     claim,
     async complete(jobId, token, completeOptions) {
       checkOpen('complete');
-      checkJobId(jobId, 'postgresStore.complete');
+      checkStoreJobId(jobId, 'postgresStore.complete');
       checkToken(token, 'postgresStore.complete');
       const ttlMs = checkMs(readOption(completeOptions, 'ttlMs', 'postgresStore.complete'), 'ttlMs', 'postgresStore.complete');
       return plausibleToken(token) && fenced('complete', sql.complete, [jobId, token, ttlMs]);
     },
     async release(jobId, token) {
       checkOpen('release');
-      checkJobId(jobId, 'postgresStore.release');
+      checkStoreJobId(jobId, 'postgresStore.release');
       checkToken(token, 'postgresStore.release');
       return plausibleToken(token) && fenced('release', sql.release, [jobId, token]);
     },
     async extend(jobId, token, extendOptions) {
       checkOpen('extend');
-      checkJobId(jobId, 'postgresStore.extend');
+      checkStoreJobId(jobId, 'postgresStore.extend');
       checkToken(token, 'postgresStore.extend');
       const leaseMs = checkMs(readOption(extendOptions, 'leaseMs', 'postgresStore.extend'), 'leaseMs', 'postgresStore.extend');
       return plausibleToken(token) && fenced('extend', sql.extend, [jobId, token, leaseMs]);
@@ -213,46 +216,22 @@ export function createPostgresStore<Db>(
     ...methods,
     async runInTransaction(jobId, transactionOptions, work) {
       checkOpen('transaction');
-      checkJobId(jobId, 'postgresStore.runInTransaction');
+      checkStoreJobId(jobId, 'postgresStore.runInTransaction');
       const doneTtlMs = checkMs(
         readOption(transactionOptions, 'doneTtlMs', 'postgresStore.runInTransaction'),
         'doneTtlMs',
         'postgresStore.runInTransaction',
       );
-      return runJobTransaction({ sql, runner, lockKey, timeoutMs }, jobId, doneTtlMs, work);
+      return runJobTransaction({ jobs, lockKey, timeoutMs }, jobId, doneTtlMs, work);
     },
   };
   return Object.freeze(store);
 }
 
-/** The pool to use, and whether the store made it (and so ends it on close). */
-function resolvePool(connection: PostgresConnection, timeoutMs: number): { pool: Pool; owned: boolean } {
-  const pool = readOption(connection, 'pool', WHERE);
-  const connectionString = (connection as { connectionString?: unknown }).connectionString;
-  if (pool !== undefined) {
-    if (!isPool(pool)) throw optionError(WHERE, `pool must be a pg Pool, got ${describeValue(pool)}`);
-    return { pool, owned: false };
-  }
-  if (typeof connectionString !== 'string' || !/^postgres(ql)?:\/\//.test(connectionString)) {
-    throw optionError(
-      WHERE,
-      `give { pool } (a pg Pool) or { connectionString } (a postgres:// URL), got ${describeValue(connectionString ?? connection)}`,
-    );
-  }
-  const owned = new pg.Pool({ connectionString, connectionTimeoutMillis: timeoutMs });
-  // An idle client whose server went away emits 'error' on the pool: without a listener that
-  // would end the process. The next query reconnects, or fails with ERR_STORE_UNAVAILABLE.
-  owned.on('error', () => undefined);
-  return { pool: owned, owned: true };
-}
-
-function isPool(value: unknown): value is Pool {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Pool).connect === 'function' &&
-    typeof (value as Pool).query === 'function'
-  );
+/** A job id the table can hold: what every store takes, but no NUL (PostgreSQL's text cannot hold one). */
+function checkStoreJobId(jobId: unknown, where: string): asserts jobId is string {
+  checkJobId(jobId, where);
+  if (jobId.includes('\0')) throw optionError(where, 'jobId must not contain a NUL character: PostgreSQL text cannot hold one');
 }
 
 /** A token this store could have issued; any other cannot match, so no round trip is needed. */

@@ -1,5 +1,5 @@
 /**
- * `@jobhook/postgres`: the PostgreSQL idempotency store. In transactional mode the receiver runs
+ * `@jobhook/postgres`: the PostgreSQL idempotency store and expected-jobs ledger. In transactional mode the receiver runs
  * each handler inside the store's transaction (`ctx.db`), and the job's done mark commits with the
  * handler's writes: exactly-once effects across crashes.
  * @packageDocumentation
@@ -19,3 +19,11 @@ export {
 export { pgExecutor, type SqlExecutor, type TransactionRunner } from './sql-executor.js';
 export { DEFAULT_TABLE } from './table-name.js';
 export { SCHEMA_VERSION } from './store-sql.js';
+export {
+  createPostgresLedger,
+  DEFAULT_LEDGER_TABLE,
+  type LedgerWriteOptions,
+  type PostgresLedger,
+  type PostgresLedgerOptions,
+} from './create-postgres-ledger.js';
+export { LEDGER_SCHEMA_VERSION } from './ledger-sql.js';

@@ -1,5 +1,5 @@
 import type { TransactionResult } from '@jobhook/core';
-import type { SqlExecutor, TransactionRunner } from './sql-executor.js';
+import type { TransactionRunner } from './sql-executor.js';
 import { abortedByWork, unavailable } from './store-errors.js';
 import type { StoreSql } from './store-sql.js';
 
@@ -15,17 +15,74 @@ export const TRANSACTION_RETRY_AFTER_MS = 30_000;
 const READ_COMMITTED = 'read committed';
 
 /** One row of the read statement. */
-interface JobRow {
+export interface JobRow {
   done: boolean | null;
   claimed: boolean | null;
   live: boolean | null;
   ms_left: number | null;
 }
 
+/** What the store writes and locks for one job. */
+export interface JobKeys {
+  jobId: string;
+  /** The advisory lock key of the job (table and job id). */
+  lockKey: string;
+  doneTtlMs: number;
+}
+
+/** What the try-lock and the read after it answered. */
+export interface OpenedJob {
+  locked: unknown;
+  isolation: unknown;
+  /** The job's row; undefined when there is none (or, with some runners, when the lock was not taken). */
+  row: JobRow | undefined;
+}
+
+/** The store's statements in the open transaction of one job. */
+export interface JobStatements {
+  /**
+   * Try-locks the job, then reads its row in a later statement. Under READ COMMITTED each statement
+   * takes a new snapshot when it starts, so the read's includes the commit of the transaction that
+   * held the lock before (PostgreSQL releases a transaction's locks only once its commit is visible).
+   * One statement doing both would read with a snapshot taken before the lock was granted.
+   */
+  open(): Promise<OpenedJob>;
+  /** Writes the done mark; the store's own runner sends its `COMMIT` in the same round trip. */
+  markDone(): Promise<void>;
+}
+
+/**
+ * Opens a transaction for one job, calls `body` with what handlers get as `ctx.db` and the store's
+ * statements on that transaction, commits when `body` resolves (unless the done mark committed
+ * already) and rolls back when it rejects (rejecting with its error).
+ */
+export type JobRunner<Db> = <T>(job: JobKeys, body: (db: Db, statements: JobStatements) => Promise<T>) => Promise<T>;
+
+/**
+ * A {@link JobRunner} over a {@link TransactionRunner} of any library: its `BEGIN` and `COMMIT`, and
+ * the store's three parameterized statements through `executeSql` (the read only once the lock is taken).
+ */
+export function runnerJobs<Db>(runner: TransactionRunner<Db>, sql: StoreSql): JobRunner<Db> {
+  return (job, body) =>
+    runner((db, tx) =>
+      body(db, {
+        async open() {
+          const [lock] = (await tx.executeSql(sql.tryLock, [job.lockKey])).rows;
+          const opened: OpenedJob = { locked: lock?.['locked'], isolation: lock?.['isolation'], row: undefined };
+          if (opened.locked !== true || !isReadCommitted(opened.isolation)) return opened;
+          const [row] = (await tx.executeSql(sql.read, [job.jobId])).rows;
+          return { ...opened, row: row as unknown as JobRow | undefined };
+        },
+        async markDone() {
+          await tx.executeSql(sql.markDone, [job.jobId, job.doneTtlMs]);
+        },
+      }),
+    );
+}
+
 /** What running a job in a transaction needs from the store. */
 export interface JobTransactionContext<Db> {
-  sql: StoreSql;
-  runner: TransactionRunner<Db>;
+  jobs: JobRunner<Db>;
   /** The advisory lock key of a job (table and job id). */
   lockKey: (jobId: string) => string;
   /** Longest wait for the store's parts: up to the handler, and from its end to the commit. */
@@ -33,9 +90,9 @@ export interface JobTransactionContext<Db> {
 }
 
 /**
- * `runInTransaction` of the store: in one transaction of `runner`, try-locks the job (never waits),
+ * `runInTransaction` of the store: in one transaction of `jobs`, try-locks the job (never waits),
  * answers `done` or `in-flight` from its row, else runs `work(db)` and writes the done mark before
- * the runner commits. `work` rejecting rolls everything back (`rolled-back`, with its error), as does
+ * the transaction commits. `work` rejecting rolls everything back (`rolled-back`, with its error), as does
  * a transaction the handler's statements aborted (SQLSTATE 25P02, 40001, 40P01 at the done mark or
  * the commit). Any other failure (connect, lock, done mark, `COMMIT`) rejects with
  * `ERR_STORE_UNAVAILABLE`: nothing of the handler's work was kept, or (a commit that answered after
@@ -51,18 +108,14 @@ export async function runJobTransaction<Db>(
   doneTtlMs: number,
   work: (db: Db) => Promise<void>,
 ): Promise<TransactionResult> {
-  const { sql, runner, lockKey, timeoutMs } = context;
+  const { jobs, lockKey, timeoutMs } = context;
   const failed: { threw: boolean; error?: unknown } = { threw: false };
   const bound = phaseBound(timeoutMs, jobId);
-  const body = async (db: Db, tx: SqlExecutor): Promise<TransactionResult> => {
+  const body = async (db: Db, statements: JobStatements): Promise<TransactionResult> => {
     bound.check();
-    const [lock] = (await tx.executeSql(sql.tryLock, [lockKey(jobId)])).rows;
-    checkIsolation(lock?.['isolation']);
-    if (lock?.['locked'] !== true) return { state: 'in-flight', retryAfterMs: TRANSACTION_RETRY_AFTER_MS };
-    // A statement after the lock's: under READ COMMITTED its snapshot includes the done mark of the
-    // transaction that held the lock (checked above: another level would have taken the snapshot
-    // at the transaction's first statement, before the lock).
-    const [row] = (await tx.executeSql(sql.read, [jobId])).rows as unknown as JobRow[];
+    const { locked, isolation, row } = await statements.open();
+    checkIsolation(isolation);
+    if (locked !== true) return { state: 'in-flight', retryAfterMs: TRANSACTION_RETRY_AFTER_MS };
     if (row?.live === true) {
       if (row.done === true) return { state: 'done' };
       if (row.claimed === true) return { state: 'in-flight', retryAfterMs: row.ms_left ?? 1 };
@@ -77,11 +130,11 @@ export async function runJobTransaction<Db>(
       throw error;
     }
     bound.start('the done mark and COMMIT');
-    await tx.executeSql(sql.markDone, [jobId, doneTtlMs]);
+    await statements.markDone();
     return { state: 'committed' };
   };
   bound.start('the connection, lock and read');
-  const running = runner(body).catch((err: unknown): TransactionResult => {
+  const running = jobs({ jobId, lockKey: lockKey(jobId), doneTtlMs }, body).catch((err: unknown): TransactionResult => {
     if (failed.threw) return { state: 'rolled-back', error: failed.error };
     const aborted = abortedByWork(err);
     if (aborted !== undefined) return { state: 'rolled-back', error: aborted };
@@ -94,10 +147,14 @@ export async function runJobTransaction<Db>(
   }
 }
 
+/** PostgreSQL runs READ UNCOMMITTED as READ COMMITTED. */
+function isReadCommitted(isolation: unknown): boolean {
+  return isolation === READ_COMMITTED || isolation === 'read uncommitted';
+}
+
 /** Refuses a transaction whose isolation level is not READ COMMITTED (see the read above). */
 function checkIsolation(isolation: unknown): void {
-  // PostgreSQL runs READ UNCOMMITTED as READ COMMITTED.
-  if (isolation === READ_COMMITTED || isolation === 'read uncommitted') return;
+  if (isReadCommitted(isolation)) return;
   throw new Error(
     `the job's transaction runs at isolation level ${String(isolation)}; the store needs ${READ_COMMITTED} ` +
       '(its snapshot would predate the job lock, so a job could run twice): open it with READ COMMITTED, ' +

@@ -1,12 +1,28 @@
 import { JobhookError } from '@jobhook/core';
 
 /** What the store was doing when PostgreSQL failed it. */
-export type StoreOperation = 'claim' | 'complete' | 'release' | 'extend' | 'transaction' | 'sweep' | 'migrate';
+export type StoreOperation = 'claim' | 'complete' | 'release' | 'extend' | 'transaction' | 'sweep' | 'migrate' | LedgerOperation;
+
+/** What the ledger was doing when PostgreSQL failed it. */
+export type LedgerOperation = 'begin' | 'attach' | 'discard' | 'settle' | 'lease' | 'reschedule' | 'abandon' | 'count' | 'migrate ledger';
+
+const LEDGER_OPERATIONS: ReadonlySet<string> = new Set<LedgerOperation>([
+  'begin',
+  'attach',
+  'discard',
+  'settle',
+  'lease',
+  'reschedule',
+  'abandon',
+  'count',
+  'migrate ledger',
+]);
 
 /** `ERR_STORE_UNAVAILABLE` (503) for a failed database call, with the pg error as `cause`. */
 export function unavailable(operation: StoreOperation, cause: unknown, jobId?: string): JobhookError {
   const reason = cause instanceof Error ? cause.message : String(cause);
-  return new JobhookError('ERR_STORE_UNAVAILABLE', `idempotency store unavailable: PostgreSQL ${operation} failed: ${reason}`, {
+  const what = LEDGER_OPERATIONS.has(operation) ? 'expected-jobs ledger' : 'idempotency store';
+  return new JobhookError('ERR_STORE_UNAVAILABLE', `${what} unavailable: PostgreSQL ${operation} failed: ${reason}`, {
     cause,
     detail: jobId === undefined ? { operation } : { operation, jobId },
   });
@@ -63,7 +79,7 @@ export function abortedByWork(err: unknown): Error | undefined {
 }
 
 /** The SQLSTATE of a pg error, or of the error it wraps (query builders wrap pg's). */
-function sqlState(err: unknown): string | undefined {
+export function sqlState(err: unknown): string | undefined {
   for (let e = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { TableName } from './table-name.js';
 
 /** The version `migrate()` writes as the table's comment; a later schema change reads it to migrate. */
@@ -29,6 +30,22 @@ export interface StoreSql {
   read: string;
   /** `[jobId, ttlMs]`: writes the done mark. */
   markDone: string;
+  /**
+   * Without parameters, for one simple-protocol round trip: `BEGIN`, then {@link tryLock} and
+   * {@link read} as two statements (three results).
+   */
+  openBatch(lockKey: string, jobId: string): string;
+  /** Without parameters: {@link markDone}, then `COMMIT` (two results). */
+  finishBatch(jobId: string, ttlMs: number): string;
+  /**
+   * The same two batches on server-side prepared statements (no parse or plan per job): `prepare`
+   * creates them on a connection (names unique to the table and the statements' text).
+   */
+  prepared: {
+    prepare: string;
+    openBatch(lockKey: string, jobId: string): string;
+    finishBatch(jobId: string, ttlMs: number): string;
+  };
   /** `[limit]` → `{ deleted }`: deletes up to `limit` expired rows, skipping rows a transaction holds. */
   sweep: string;
 }
@@ -39,9 +56,42 @@ const fromNow = (param: string): string => `${NOW} + ${param}::float8 * interval
 /** Milliseconds until `expires_at`, at least 1, as a JS number. */
 const MS_LEFT = `greatest(1, ceil(extract(epoch from (j.expires_at - ${NOW})) * 1000))::float8 AS ms_left`;
 
+/**
+ * `value` as an SQL text expression for a statement sent without parameters, spelt in hex digits
+ * only: no quote or backslash for anything to end the literal with, whatever the session's
+ * `standard_conforming_strings` or `client_encoding` (pg writes UTF-8; a session set to SJIS or BIG5
+ * reads a UTF-8 continuation byte as the first of a two-byte character, which swallows the next
+ * byte: one of the backslashes an escaped literal doubles). The server decodes the same UTF-8 bytes
+ * pg sends for a parameter. `COLLATE "default"`: `convert_from`'s result takes the "C" collation of
+ * its `name` argument, and the primary key's index, in the column's collation, would not serve a
+ * comparison in another one.
+ */
+function textLiteral(value: string): string {
+  return `convert_from(decode('${Buffer.from(value, 'utf8').toString('hex')}', 'hex'), 'UTF8') COLLATE "default"`;
+}
+
+/** A whole number, checked again where it is written into SQL text. */
+function integerLiteral(value: number): string {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`expected a whole number, got ${String(value)}`);
+  return String(value);
+}
+
 /** The statements for `table`. */
 export function storeSql(table: TableName): StoreSql {
   const t = table.sql;
+  const tryLock = (key: string): string =>
+    `SELECT pg_try_advisory_xact_lock(hashtextextended(${key}, 0)) AS locked, current_setting('transaction_isolation') AS isolation`;
+  const read = (jobId: string): string =>
+    `SELECT j.done, j.token IS NOT NULL AS claimed, j.expires_at > ${NOW} AS live, ${MS_LEFT} FROM ${t} AS j WHERE j.job_id = ${jobId}`;
+  const markDone = (jobId: string, ttlMs: string): string =>
+    `INSERT INTO ${t} (job_id, token, done, expires_at) VALUES (${jobId}, NULL, true, ${fromNow(ttlMs)})
+      ON CONFLICT (job_id) DO UPDATE SET token = NULL, done = true, expires_at = EXCLUDED.expires_at`;
+  // The same name means the same table and statements, on any connection of any process.
+  const id = createHash('sha256')
+    .update(`${t}\n${tryLock('$1')}\n${read('$1')}\n${markDone('$1', '$2')}`)
+    .digest('hex')
+    .slice(0, 16);
+  const [lockName, readName, markName] = ['lock', 'read', 'mark'].map((step) => `jobhook_${id}_${step}`);
   return {
     migrate: [
       ...(table.schemaSql === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS ${table.schemaSql}`]),
@@ -72,10 +122,17 @@ export function storeSql(table: TableName): StoreSql {
     release: `DELETE FROM ${t} WHERE job_id = $1 AND token = $2 AND NOT done AND expires_at > ${NOW} RETURNING 1 AS ok`,
     extend: `UPDATE ${t} SET expires_at = ${fromNow('$3')}
       WHERE job_id = $1 AND token = $2 AND NOT done AND expires_at > ${NOW} RETURNING 1 AS ok`,
-    tryLock: "SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked, current_setting('transaction_isolation') AS isolation",
-    read: `SELECT j.done, j.token IS NOT NULL AS claimed, j.expires_at > ${NOW} AS live, ${MS_LEFT} FROM ${t} AS j WHERE j.job_id = $1`,
-    markDone: `INSERT INTO ${t} (job_id, token, done, expires_at) VALUES ($1, NULL, true, ${fromNow('$2')})
-      ON CONFLICT (job_id) DO UPDATE SET token = NULL, done = true, expires_at = EXCLUDED.expires_at`,
+    tryLock: tryLock('$1'),
+    read: read('$1'),
+    markDone: markDone('$1', '$2'),
+    // The read stays a statement of its own after the lock's: see JobStatements.open (job-transaction.ts).
+    openBatch: (lockKey, jobId) => `BEGIN; ${tryLock(textLiteral(lockKey))}; ${read(textLiteral(jobId))}`,
+    finishBatch: (jobId, ttlMs) => `${markDone(textLiteral(jobId), integerLiteral(ttlMs))}; COMMIT`,
+    prepared: {
+      prepare: `PREPARE ${lockName}(text) AS ${tryLock('$1')}; PREPARE ${readName}(text) AS ${read('$1')}; PREPARE ${markName}(text, float8) AS ${markDone('$1', '$2')}`,
+      openBatch: (lockKey, jobId) => `BEGIN; EXECUTE ${lockName}(${textLiteral(lockKey)}); EXECUTE ${readName}(${textLiteral(jobId)})`,
+      finishBatch: (jobId, ttlMs) => `EXECUTE ${markName}(${textLiteral(jobId)}, ${integerLiteral(ttlMs)}); COMMIT`,
+    },
     sweep: `WITH expired AS (
         SELECT job_id FROM ${t} WHERE expires_at <= ${NOW} LIMIT $1 FOR UPDATE SKIP LOCKED
       ), gone AS (

@@ -131,7 +131,7 @@ describe('transactional mode (pg PoolClient as ctx.db)', () => {
 
   it('a deferred constraint the handler broke fails the commit: nothing kept, rolled back as the handler failing (500, the sender retries)', async () => {
     const { store, results } = await setup((table) => createPostgresStore({ pool: postgres.pool }, { table }));
-    await postgres.pool.query(`ALTER TABLE ${results} ADD CONSTRAINT one_per_job UNIQUE (job_id) DEFERRABLE INITIALLY DEFERRED`);
+    await postgres.pool.query(`ALTER TABLE ${results} ADD CONSTRAINT ${results}_one_per_job UNIQUE (job_id) DEFERRABLE INITIALLY DEFERRED`);
     const jobId = randomUUID();
     await postgres.pool.query(`INSERT INTO ${results} (job_id) VALUES ($1)`, [jobId]);
     // The deferred constraint fails at COMMIT, after the handler and the done mark succeeded.

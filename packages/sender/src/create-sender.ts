@@ -191,7 +191,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       o.http,
     );
     registerMetricsRoute(app, metrics.registry);
-    if (o.dashboard) registerDashboard(app, o.logger);
+    if (o.dashboard) registerDashboard(app, o.logger, { receiver: o.dashboardReceiver });
     await queue.start(service.handlers);
 
     const openJobs = jobs;

@@ -47,6 +47,11 @@ export interface SenderOptions {
   receiverAllowlist?: readonly string[];
   /** Serve the web page (jobs, attempts, payloads, redeliver) at `/dashboard/` (and `/` redirecting there). Default true. */
   dashboard?: boolean;
+  /**
+   * An `http://` or `https://` URL the page's test-job form starts with as its receiver (the demo
+   * passes its receiver's). Anyone who can load the page sees it. Default none: the field starts empty.
+   */
+  dashboardReceiver?: string;
   /** DNS resolution of receiver hosts. Default `dns.promises.lookup(host, { all: true })`. */
   resolveHost?: HostResolver;
   /** Delivery attempts running at once. Default 16. */
@@ -118,6 +123,7 @@ export interface ResolvedSenderOptions {
   allowPrivateReceivers: boolean;
   receiverAllowlist: readonly string[];
   dashboard: boolean;
+  dashboardReceiver: string | undefined;
   resolveHost: HostResolver | undefined;
   deliveryConcurrency: number;
   jobDelayMs: number;
@@ -151,6 +157,7 @@ const KNOWN = new Set([
   'allowPrivateReceivers',
   'receiverAllowlist',
   'dashboard',
+  'dashboardReceiver',
   'resolveHost',
   'deliveryConcurrency',
   'jobDelayMs',
@@ -192,6 +199,23 @@ function optionalFunction<T>(name: string, value: unknown): T | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'function') fail(`${name} must be a function`);
   return value as T;
+}
+
+/** Longest `dashboardReceiver`: the length browsers and servers commonly accept for a URL. */
+const MAX_URL_LENGTH = 2048;
+
+/** An absolute http(s) URL, normalized (`URL.href`: quotes and angle brackets percent-encoded), or undefined. */
+function receiverUrl(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    if (typeof value === 'string' && value.length <= MAX_URL_LENGTH) url = new URL(value);
+  } catch {
+    // Not a URL: refused below.
+  }
+  if (url === undefined || (url.protocol !== 'http:' && url.protocol !== 'https:'))
+    fail(`${name} must be an http:// or https:// URL of at most ${MAX_URL_LENGTH} characters, got ${JSON.stringify(value)}`);
+  return url.href;
 }
 
 /**
@@ -288,6 +312,7 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
       fail(`receiverAllowlist[${i}] must be a CIDR such as 127.0.0.0/8, got ${JSON.stringify(cidr)}`);
   });
 
+  const dashboardReceiver = receiverUrl('dashboardReceiver', o.dashboardReceiver);
   const resolveHost = optionalFunction<HostResolver>('resolveHost', o.resolveHost);
   const random = optionalFunction<() => number>('random', o.random);
   const now = optionalFunction<() => Date>('now', o.now) ?? (() => new Date());
@@ -313,6 +338,7 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
     allowPrivateReceivers,
     receiverAllowlist,
     dashboard: o.dashboard === undefined ? true : boolean('dashboard', o.dashboard),
+    dashboardReceiver,
     resolveHost,
     deliveryConcurrency,
     jobDelayMs,

@@ -40,6 +40,7 @@ const FLAG_OF_OPTION: ReadonlyMap<string, string> = new Map([
   ['privateKey', '--private-key'],
   ['redisUrl', '--redis'],
   ['accounts', '--config'],
+  ['dashboardReceiver', '--dashboard-receiver'],
 ]);
 
 /** `jobhook serve`: the reference service on a port, until SIGINT or SIGTERM. */
@@ -82,6 +83,7 @@ export const serveCommand = defineCommand({
     ['--keep-alive-timeout-ms MS', 'an idle keep-alive connection is closed after this (default 5000)'],
     ['--connection-timeout-ms MS', 'a connection without traffic either way for this long is closed (default 60000)'],
     ['--no-dashboard', 'serve no web page (by default /dashboard/ shows jobs, attempts, payloads and redeliver)'],
+    ['--dashboard-receiver URL', "the receiver URL the page's test-job form starts with (default empty)"],
     ['--verbose', 'log jobs and delivery attempts to stderr, one JSON line each'],
   ],
   notes: [
@@ -123,6 +125,7 @@ export const serveCommand = defineCommand({
     'keep-alive-timeout-ms': { type: 'string' },
     'connection-timeout-ms': { type: 'string' },
     'no-dashboard': { type: 'boolean' },
+    'dashboard-receiver': { type: 'string' },
     verbose: { type: 'boolean' },
   },
   maxPositionals: 0,
@@ -142,6 +145,7 @@ export const serveCommand = defineCommand({
       receiverAllowlist: (values['allow-receiver'] ?? []).map((cidr) => checkCidr(cidr)),
       apiKeys: values['api-key'] ?? [],
       dashboard: values['no-dashboard'] !== true,
+      ...(values['dashboard-receiver'] === undefined ? {} : { dashboardReceiver: values['dashboard-receiver'] }),
     };
     for (const [option, flag] of NUMBER_FLAGS) {
       const value = values[flag.slice(2) as keyof typeof values];

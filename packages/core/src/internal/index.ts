@@ -36,3 +36,4 @@ export function redactUrl(url: string): string {
     return '<unparsable URL>';
   }
 }
+export { checkEpochMs, checkLeaseOptions, checkLedgerKey, ledgerClock } from '../ledger/job-ledger.js';

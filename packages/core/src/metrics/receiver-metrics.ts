@@ -94,3 +94,4 @@ export function createReceiverMetrics(options: ReceiverMetricsOptions = {}): Rec
     },
   };
 }
+export { createReconcilerMetrics, type ReconcilerMetrics, type ReconcilerMetricsOptions } from './reconciler-metrics.js';

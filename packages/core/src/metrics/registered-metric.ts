@@ -1,4 +1,4 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { JobhookError } from '../errors.js';
 
 /** Prometheus metric name rule (the prefix is checked with it too). */
@@ -28,7 +28,7 @@ function sameLabels(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && [...a].sort().join() === [...b].sort().join();
 }
 
-type MetricClass = typeof Counter | typeof Histogram;
+type MetricClass = typeof Counter | typeof Histogram | typeof Gauge;
 
 /**
  * The metric `name` of `registry` when it is already there with the same type and labels (a second
@@ -70,4 +70,13 @@ export function registeredHistogram<L extends string>(
   config: { name: string; help: string; labelNames: readonly L[]; buckets: number[] },
 ): Histogram<L> {
   return registered(Histogram, registry, owner, config) as Histogram<L>;
+}
+
+/** A gauge of `registry`, reused when already registered. @internal */
+export function registeredGauge<L extends string>(
+  registry: Registry,
+  owner: string,
+  config: { name: string; help: string; labelNames: readonly L[] },
+): Gauge<L> {
+  return registered(Gauge, registry, owner, config) as Gauge<L>;
 }

@@ -1,5 +1,6 @@
 import { JobhookError } from '../errors.js';
 import type { RecoveredDigest } from '../signature/recover-digest.js';
+import { backgroundTimeout } from './background-timeout.js';
 import type { BodyBudget } from './body-budget.js';
 import type { Admission, ReceiverResponse, RequestHead } from './receiver-types.js';
 
@@ -39,9 +40,8 @@ export class BodyAdmission implements Admission {
     readonly declaredBytes: number | undefined,
     readonly maxBytes: number,
   ) {
-    this.#timer = setTimeout(() => this.#expire(), setup.bodyTimeoutMs);
     // An open connection keeps the process alive, not the deadline of its body.
-    (this.#timer as { unref?: () => unknown }).unref?.();
+    this.#timer = backgroundTimeout(() => this.#expire(), setup.bodyTimeoutMs);
   }
 
   get signal(): AbortSignal {

@@ -20,6 +20,8 @@ import { createOutcomeLog } from './outcome-log.js';
 import { ReceiverAnswers, type AnswerStats, type VerifiedDetail } from './receiver-answers.js';
 import { isThenable, JobContext } from './job-context.js';
 import { BodyAdmission } from './body-admission.js';
+import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
+import type { LosslessJsonValue } from '../canonical/to-value.js';
 import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
 export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
@@ -70,7 +72,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const store = options.store ?? createMemoryStore();
   const claims = syncClaimsOf(store);
   const transactional = isTransactionalStore(store);
-  const { onSuccess, onFail, onEvent } = options;
+  const { onSuccess, onFail, onEvent, ledger } = options;
   const recipientCheck = createRecipientCheck(options, 'createReceiver', log, eventAge?.clockSkewMs ?? options.clockSkewMs);
   const stats: AnswerStats = {
     received: 0,
@@ -227,9 +229,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       event = checked;
     }
     const detail: VerifiedDetail = { jobId, eventStatus: event.status, profile, keyId, event };
-    const context = new JobContext(jobId, profile, keyId, head.headers, log, verified);
+    const context = new JobContext(jobId, 'webhook', profile, keyId, head.headers, log, verified);
     if (eventAge !== undefined) {
-      const age = checkEventAge(event, context, Date.now(), eventAge, finishedMs);
+      const age = checkEventAge(event, { jobId, profile, keyId, headers: head.headers, log }, Date.now(), eventAge, finishedMs);
       if (isThenable(age)) {
         return age.then((tooOld) =>
           tooOld === undefined ? run(started, event, context, detail) : answers.error(started, 'rejected', tooOld, detail),
@@ -238,6 +240,32 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       if (age !== undefined) return answers.error(started, 'rejected', age, detail);
     }
     return run(started, event, context, detail);
+  }
+
+  /**
+   * The claim and the handlers, as a webhook and a poll share them: in the store's transaction, or
+   * claim → handler → complete | release. A handled or duplicate job is then settled in the ledger.
+   * @throws what the store throws (a promise rejects with it).
+   */
+  function runJob(event: AsyncJobCompletedEvent, context: JobContext): TransactionEnd | Promise<TransactionEnd> {
+    const end = transactional
+      ? runInTransaction({ event, store, run: runHandlers, context, doneTtlMs, handlerTimeoutMs })
+      : claimAndRun(event, context);
+    if (ledger === undefined) return end;
+    return isThenable(end) ? end.then((ended) => settleInLedger(ended, context.jobId)) : settleInLedger(end, context.jobId);
+  }
+
+  function settleInLedger(end: TransactionEnd, jobId: string): TransactionEnd | Promise<TransactionEnd> {
+    if (ledger === undefined || (end.kind !== 'done' && end.kind !== 'duplicate')) return end;
+    return Promise.resolve()
+      .then(() => ledger.settle(jobId))
+      .then(
+        () => end,
+        (err: unknown) => {
+          log.warn({ jobId, err }, 'jobhook: could not settle the job in the ledger; the reconciler will poll it once and settle it');
+          return end;
+        },
+      );
   }
 
   /** Claim, handler, answer. */
@@ -249,9 +277,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   ): ReceiverResponse | Promise<ReceiverResponse> {
     let end: TransactionEnd | Promise<TransactionEnd>;
     try {
-      end = transactional
-        ? runInTransaction({ event, store, run: runHandlers, context, doneTtlMs, handlerTimeoutMs })
-        : claimAndRun(event, context);
+      end = runJob(event, context);
     } catch (err) {
       return storeFailed(started, err, detail);
     }
@@ -333,6 +359,36 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     }
   }
 
+  async function handlePolled(job: PolledJob): Promise<PolledOutcome> {
+    let event: AsyncJobCompletedEvent;
+    try {
+      event = polledEvent(job, bigIntegers);
+    } catch (error) {
+      return { kind: 'rejected', error };
+    }
+    const jobId = event.job_id.toLowerCase();
+    // No signature covers a poll answer: its lossless form is the answer as the client read it.
+    const context = new JobContext(jobId, 'poll', null, null, {}, log, { losslessPayload: () => job as LosslessJsonValue });
+    let end: TransactionEnd;
+    try {
+      end = await runJob(event, context);
+    } catch (error) {
+      return { kind: 'store-unavailable', jobId, error };
+    }
+    switch (end.kind) {
+      case 'done':
+        return { kind: 'handled', jobId };
+      case 'duplicate':
+        return { kind: 'duplicate', jobId };
+      case 'in-flight':
+        return { kind: 'in-flight', jobId, retryAfterMs: end.retryAfterMs };
+      case 'timeout':
+        return { kind: 'handler-timeout', jobId };
+      case 'failed':
+        return { kind: 'handler-failed', jobId, error: end.error };
+    }
+  }
+
   const admissionSetup = {
     budget,
     bodyTimeoutMs: resolved.bodyTimeoutMs,
@@ -365,6 +421,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
 
   return Object.freeze({
     handle,
+    handlePolled,
     precheck,
     stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected }, bodyBytesInFlight: budget.reserved }),
     store,

@@ -23,8 +23,9 @@ export class JobContext implements HandlerContext<unknown> {
 
   constructor(
     readonly jobId: string,
-    readonly profile: CanonicalProfile,
-    readonly keyId: string,
+    readonly source: 'webhook' | 'poll',
+    readonly profile: CanonicalProfile | null,
+    readonly keyId: string | null,
     readonly headers: RequestHeaders,
     readonly log: Logger,
     verified: LosslessSource,

@@ -8,6 +8,7 @@ import { resolveBigIntegers, type BigIntegers, type LosslessJsonValue } from '..
 import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
 import { resolveCaptureFailures, type CaptureFailuresOptions, type ResolvedCaptureFailures } from '../diagnosis/failure-capture.js';
 import type { IdempotencyStore, TransactionalStore } from '../store/idempotency-store.js';
+import type { JobLedger } from '../ledger/job-ledger.js';
 import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_EVENT_AGE_MS, type EventAgeLimit, type LateEventRule } from './event-age.js';
 import { createJsonLogger, isLogger, type Logger } from '../log/logger.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';
@@ -22,11 +23,18 @@ import { createBodyBudget, isBodyBudget, processBodyBudget, type BodyBudget } fr
 export interface HandlerContext<Db = undefined> {
   /** The event's `job_id` in lower case: the idempotency key (a UUID in either case names one job). */
   jobId: string;
-  /** The canonical profile the signature matched. */
-  profile: CanonicalProfile;
-  /** Id of the key that verified (SHA-256 of its SPKI DER, hex). */
-  keyId: string;
-  /** The request headers, as the adapter gave them. */
+  /**
+   * Where the event came from: `'webhook'` (a signed delivery) or `'poll'` (a result the reconciler
+   * fetched with `GET /v3/universal-ai/async/{job_id}`, given to `receiver.handlePolled`). A polled
+   * event guarantees only `job_id`, `status`, `output` and `error`: `feature`, `subfeature`,
+   * `provider`, `model`, `created_at` and `finished_at` are `null` when the poll answer lacks them.
+   */
+  source: 'webhook' | 'poll';
+  /** The canonical profile the signature matched; `null` for a polled event (no signature). */
+  profile: CanonicalProfile | null;
+  /** Id of the key that verified (SHA-256 of its SPKI DER, hex); `null` for a polled event. */
+  keyId: string | null;
+  /** The request headers, as the adapter gave them; empty for a polled event. */
   headers: RequestHeaders;
   /**
    * The signed payload with every number exactly as signed (floats as `RawJson` lexemes, integers
@@ -174,6 +182,14 @@ export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
    * line per error code per minute). `silentLogger` logs nothing.
    */
   logger?: Logger;
+  /**
+   * The expected-jobs ledger (`@jobhook/core/ledger`, `createRedisLedger`, `createPostgresLedger`):
+   * a job handled here, or found handled already, is settled in it (after the handler's transaction
+   * commits), so the reconciler does not poll it. A failed settle is logged, never answered: the
+   * reconciler's poll then finds the job done and settles it. Events for jobs the ledger does not
+   * hold are handled all the same (see the README, "Never lose a result").
+   */
+  ledger?: Pick<JobLedger, 'settle'>;
   /** Called once per request with what happened; errors it throws are logged, not raised. */
   onOutcome?: (outcome: ReceiverOutcome) => void;
   /**
@@ -276,6 +292,7 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     }
   }
   if (options.onOutcome !== undefined && typeof options.onOutcome !== 'function') fail('onOutcome must be a function');
+  if (options.ledger !== undefined && typeof options.ledger?.settle !== 'function') fail('ledger must have settle() (a JobLedger)');
   const {
     leaseMs = DEFAULT_LEASE_MS,
     doneTtlMs = DEFAULT_DONE_TTL_MS,

@@ -3,6 +3,7 @@ import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import type { ReceiverOutcome, ReceiverStats } from './receiver-outcome.js';
 import type { RequestHeaders } from '../http/request-headers.js';
+import type { PolledJob, PolledOutcome } from './polled-job.js';
 
 /** A request before its body is read. */
 export interface RequestHead {
@@ -72,6 +73,15 @@ export interface Receiver {
    * admission's `receive`, so that a body is read only behind a decoded signature.
    */
   handle(request: ReceiverRequest): Promise<ReceiverResponse>;
+  /**
+   * Hands a finished job fetched by polling (the reconciler's `GET /v3/universal-ai/async/{job_id}`
+   * answer) to the same handlers through the same idempotency claim as its webhook, so the job is
+   * handled once whichever comes first (inside the store's transaction on PostgreSQL). The context
+   * says `source: 'poll'`; the event is described at `HandlerContext.source`. No signature,
+   * recipient or age check: the caller vouches for the answer (it came over TLS with the API key).
+   * Never rejects: every failure is an outcome.
+   */
+  handlePolled(job: PolledJob): Promise<PolledOutcome>;
   /**
    * For adapters: everything that needs no body, before a byte of it is read (method, content type,
    * declared `Content-Length`, hash-algorithm and signature headers, the RSA recovery of what a

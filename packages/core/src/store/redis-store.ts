@@ -1,17 +1,19 @@
 /**
- * `@jobhook/core/redis`: the Redis idempotency store. A subpath of its own so that the main entry
+ * `@jobhook/core/redis`: the Redis idempotency store and expected-jobs ledger. A subpath of its own so that the main entry
  * never loads `ioredis` (an optional peer dependency).
  * @packageDocumentation
  */
 import { randomUUID } from 'node:crypto';
-import { Redis, type Cluster, type RedisOptions } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import { JobhookError } from '../errors.js';
-import { MAX_TIMER_MS, parseRedisUrl } from '../internal/index.js';
+import { MAX_TIMER_MS } from '../internal/index.js';
 import type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
 import { quitRedisClient } from '../internal/quit-redis-client.js';
+import { checkRedisUrl, isRedisClient as isClient, ownedClientOptions } from '../internal/redis-client.js';
 import { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from './store-checks.js';
 
 export type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
+export { createRedisLedger, DEFAULT_REDIS_LEDGER_PREFIX, type RedisLedgerOptions } from '../ledger/redis-ledger.js';
 
 /** Default of {@link RedisStoreOptions.keyPrefix}. */
 export const DEFAULT_REDIS_KEY_PREFIX = 'jobhook:';
@@ -286,38 +288,6 @@ export function createRedisStore(options: RedisStoreOptions): IdempotencyStore {
       return closing;
     },
   });
-}
-
-/**
- * Settings of a client the store makes from a URL: commands issued while (re)connecting wait in
- * the offline queue (so the first requests after start-up are not refused) but are failed at the
- * first failed connection attempt (`maxRetriesPerRequest: 0`) rather than retried; a connection
- * attempt or a silent socket is given up after `timeoutMs`; reconnection goes on forever, at most
- * one second apart, so the store recovers by itself when Redis is back.
- */
-function ownedClientOptions(timeoutMs: number) {
-  return {
-    enableOfflineQueue: true,
-    maxRetriesPerRequest: 0,
-    connectTimeout: timeoutMs,
-    socketTimeout: timeoutMs,
-    retryStrategy: (attempt: number) => Math.min(50 * attempt, 1000),
-  } satisfies RedisOptions;
-}
-
-function isClient(value: unknown): value is Client {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as { defineCommand?: unknown }).defineCommand === 'function' &&
-    typeof (value as { status?: unknown }).status === 'string'
-  );
-}
-
-function checkRedisUrl(url: string, where: string): void {
-  if (parseRedisUrl(url) === undefined) {
-    throw optionError(where, `redis must be a redis:// or rediss:// URL (or an ioredis client), got ${describeValue(url)}`);
-  }
 }
 
 /** A token this store could have issued; any other cannot match, so no round trip is needed. */

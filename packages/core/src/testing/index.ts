@@ -146,3 +146,4 @@ export {
   type FakeClock,
   type StoreConformanceOptions,
 } from './store-conformance.js';
+export { describeLedgerConformance } from './ledger-conformance.js';

@@ -72,6 +72,8 @@ export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Pr
   let closing: Promise<void> | undefined;
   // `abandoned` hooks still running: a 'failed' listener is not awaited by BullMQ, so close() waits for them.
   const abandoning = new Set<Promise<void>>();
+  // Handlers running now: close() waits for them itself, so what it then leaves to Worker.close is teardown.
+  const handling = new Set<Promise<void>>();
 
   async function add(queue: Queue, name: string, data: object, id: string, delayMs: number): Promise<void> {
     if (closing !== undefined && workers.length === 0) throw new JobhookError('ERR_STORE_UNAVAILABLE', `${WHERE}: the queue is closed`);
@@ -87,8 +89,14 @@ export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Pr
   function startWorker(name: string, workerConcurrency: number, handlers: WorkHandlers): Worker {
     const processor = async (job: Job): Promise<void> => {
       const work = workOf(name, job);
-      if (work.kind === 'job') await handlers.runJob(work.jobId);
-      else await handlers.deliver(work.task);
+      const running = work.kind === 'job' ? handlers.runJob(work.jobId) : handlers.deliver(work.task);
+      const settled = running.then(noop, noop);
+      handling.add(settled);
+      try {
+        await running;
+      } finally {
+        handling.delete(settled);
+      }
     };
     const worker = new Worker(name, processor, {
       connection: workerConnection(url),
@@ -144,8 +152,16 @@ export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Pr
     },
     close() {
       closing ??= (async () => {
-        // Workers first: their running handlers may still enqueue the next attempt.
-        await Promise.allSettled(workers.map((w) => w.close()));
+        // Workers first: their running handlers may still enqueue the next attempt. Worker.close stops
+        // taking work and waits for them; we wait for them too, then give its connection teardown a
+        // bounded grace: after Redis went away and came back, a blocking client left reconnecting never
+        // ends and Worker.close never settles (taskforcesh/bullmq#4656), which would hold shutdown forever.
+        const closingWorkers = Promise.allSettled(workers.map((w) => w.close()));
+        while (handling.size > 0) await Promise.allSettled([...handling]);
+        if ((await settleWithin(closingWorkers, WORKER_TEARDOWN_GRACE_MS)) === 'late') {
+          logger.warn({ queue: WHERE }, 'bullmq work queue: a worker did not close its Redis connections in time; disconnecting them');
+          for (const w of workers) void w.disconnect().catch(noop);
+        }
         // Then the abandoned hooks of the last failures, which may still write and enqueue too.
         while (abandoning.size > 0) await Promise.allSettled([...abandoning]);
         workers = [];
@@ -167,3 +183,21 @@ async function pending(queue: Queue): Promise<number> {
   const counts = await queue.getJobCounts('waiting', 'delayed', 'active', 'prioritized');
   return Object.values(counts).reduce((sum, n) => sum + n, 0);
 }
+
+/** How long close() gives BullMQ's workers to tear their connections down once no handler runs. */
+const WORKER_TEARDOWN_GRACE_MS = 2_000;
+
+/** `'done'` when `promise` settles within `ms`, else `'late'` (the promise is left to settle whenever). */
+async function settleWithin(promise: Promise<unknown>, ms: number): Promise<'done' | 'late'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+  });
+  try {
+    return await Promise.race([promise.then(() => 'done' as const), late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function noop(): void {}

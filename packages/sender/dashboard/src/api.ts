@@ -48,6 +48,13 @@ export interface JobPage {
   next_cursor: string | null;
 }
 
+/** `GET /v3/universal-ai/async/counts`: all of the organization's jobs, by status and delivery state. */
+export interface JobCounts {
+  jobs: number;
+  status: Record<JobView['status'], number>;
+  delivery: Record<'pending' | 'delivered' | 'rejected' | 'failed' | 'none', number>;
+}
+
 /** What the list shows: filters of `GET /v3/universal-ai/async`. */
 export interface ListFilters {
   status?: string;
@@ -95,6 +102,11 @@ export class Api {
     if (filters.delivery) query.set('delivery', filters.delivery);
     if (cursor !== undefined) query.set('cursor', cursor);
     return this.call('GET', `/v3/universal-ai/async?${query}`);
+  }
+
+  /** How many jobs the organization has in all (the list gives a page at a time). */
+  counts(): Promise<JobCounts> {
+    return this.call('GET', '/v3/universal-ai/async/counts');
   }
 
   job(jobId: string): Promise<JobView> {

@@ -1,26 +1,17 @@
-import type { Attempt, JobView } from './api.js';
+import type { Attempt, JobCounts, JobView } from './api.js';
 import { h, s, shortTime } from './dom.js';
 
-/** Job counts the page shows above the list (over the jobs it has loaded). */
-export interface Totals {
-  jobs: number;
-  delivered: number;
+/** What the page can count only over the jobs it has loaded (their attempts are read job by job). */
+export interface PageTotals {
   /** Jobs with at least one attempt that was retried. */
   retried: number;
-  /** Delivery failed (retries exhausted) or rejected (4xx, refused). */
-  failed: number;
-  pending: number;
   attempts: number;
 }
 
-/** The {@link Totals} of `jobs`, with each job's attempts as the page last read them. */
-export function computeTotals(jobs: readonly JobView[], attemptsOf: (jobId: string) => readonly Attempt[] | undefined): Totals {
-  const totals: Totals = { jobs: jobs.length, delivered: 0, retried: 0, failed: 0, pending: 0, attempts: 0 };
+/** The {@link PageTotals} of `jobs`, with each job's attempts as the page last read them. */
+export function computePageTotals(jobs: readonly JobView[], attemptsOf: (jobId: string) => readonly Attempt[] | undefined): PageTotals {
+  const totals: PageTotals = { retried: 0, attempts: 0 };
   for (const job of jobs) {
-    const delivery = job.webhook?.delivery;
-    if (delivery === 'delivered') totals.delivered++;
-    else if (delivery === 'failed' || delivery === 'rejected') totals.failed++;
-    else if (delivery === 'pending') totals.pending++;
     const attempts = attemptsOf(job.job_id) ?? [];
     totals.attempts += attempts.length;
     if (attempts.some((a) => a.outcome === 'retry')) totals.retried++;
@@ -28,24 +19,50 @@ export function computeTotals(jobs: readonly JobView[], attemptsOf: (jobId: stri
   return totals;
 }
 
-/** The totals as a row of small boxes. */
-export function renderTotals(t: Totals): HTMLElement {
-  const item = (name: string, value: number, cls = ''): HTMLElement =>
+/**
+ * Two rows of small boxes: the organization's jobs in all (`GET …/counts`: every job, not only the
+ * page), then what only the loaded page's attempts tell, labelled so.
+ */
+export function renderTotals(all: JobCounts | null, page: PageTotals): HTMLElement {
+  const item = (name: string, value: number | null, help: string, cls = ''): HTMLElement =>
     h(
       'div',
-      { class: `total ${cls}`, 'data-testid': `total-${name}` },
-      h('span', { class: 'value' }, value),
+      { class: `total ${cls}`, 'data-testid': `total-${name}`, title: help },
+      h('span', { class: 'value' }, value ?? '…'),
       h('span', { class: 'name' }, name),
     );
   return h(
     'div',
     { class: 'totals' },
-    item('jobs', t.jobs),
-    item('delivered', t.delivered, 'o-delivered'),
-    item('retried', t.retried, 'o-retry'),
-    item('failed', t.failed, 'o-failed'),
-    item('pending', t.pending),
-    item('attempts', t.attempts),
+    h(
+      'div',
+      { class: 'group', 'data-testid': 'totals-all' },
+      h('span', { class: 'group-name' }, 'all jobs'),
+      h(
+        'div',
+        { class: 'boxes' },
+        item('jobs', all?.jobs ?? null, "all of the organization's jobs"),
+        item('delivered', all?.delivery.delivered ?? null, 'webhook delivered (2xx)', 'o-delivered'),
+        item(
+          'failed',
+          all === null ? null : all.delivery.failed + all.delivery.rejected,
+          'webhook failed (retries exhausted) or rejected (4xx)',
+          'o-failed',
+        ),
+        item('pending', all?.delivery.pending ?? null, 'webhook not delivered yet'),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'group', 'data-testid': 'totals-page' },
+      h('span', { class: 'group-name' }, 'this page'),
+      h(
+        'div',
+        { class: 'boxes' },
+        item('retried', page.retried, "this page's jobs with a retried attempt", 'o-retry'),
+        item('attempts', page.attempts, "delivery attempts of this page's jobs"),
+      ),
+    ),
   );
 }
 

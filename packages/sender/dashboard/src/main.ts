@@ -1,20 +1,32 @@
-import { Api, ApiFailure, type Attempt, type JobView, type ListFilters, type WebhookView } from './api.js';
-import { computeTotals, renderAttemptsChart, renderTotals } from './chart.js';
-import { byId, put, shortTime } from './dom.js';
+import { Api, ApiFailure, type Attempt, type JobCounts, type JobView, type ListFilters, type WebhookView } from './api.js';
+import { computePageTotals, renderAttemptsChart, renderTotals } from './chart.js';
+import { byId, h, put, shortTime } from './dom.js';
 import { renderJobDetail } from './job-detail.js';
-import { renderJobTable } from './job-table.js';
+import { renderJobTable, renderPager } from './job-table.js';
 import { forgetKey, readKey, saveKey } from './key-store.js';
 import { readSubmission, wireSubmitForm } from './submit-form.js';
 
 /** How often the page asks for changes. Polling: `EventSource` cannot send the `Authorization` header. */
 const POLL_MS = 1000;
-/** Jobs the list shows (the newest). */
+/** Jobs a page of the list shows. */
 const LIST_LIMIT = 50;
 
 interface State {
   api: Api | null;
   filters: ListFilters;
   jobs: JobView[];
+  /** The organization's jobs in all (`GET …/counts`), null until read. */
+  counts: JobCounts | null;
+  /** Where the page shown starts: a list's `next_cursor`; undefined for the newest page. */
+  cursor: string | undefined;
+  /** The cursors of the newer pages, newest first: "newer" goes back through them. */
+  newer: (string | undefined)[];
+  /** The page's `next_cursor`: where "older" goes; null on the oldest page. */
+  nextCursor: string | null;
+  /** Whether `jobs` holds the page shown (false from a page turn until its list is read). */
+  loaded: boolean;
+  /** Bumped when the page or the filters change: a read started before answers for a list no longer shown. */
+  view: number;
   /** Each job's attempts, with the job state they were read at: read again only when it changes. */
   attempts: Map<string, { seen: string; attempts: Attempt[] }>;
   webhooks: Map<string, WebhookView>;
@@ -22,7 +34,21 @@ interface State {
   message: string;
 }
 
-const state: State = { api: null, filters: {}, jobs: [], attempts: new Map(), webhooks: new Map(), selected: null, message: '' };
+const state: State = {
+  api: null,
+  filters: {},
+  jobs: [],
+  counts: null,
+  cursor: undefined,
+  newer: [],
+  nextCursor: null,
+  view: 0,
+  loaded: false,
+  attempts: new Map(),
+  webhooks: new Map(),
+  selected: null,
+  message: '',
+};
 let timer: ReturnType<typeof setTimeout> | undefined;
 let refreshing: Promise<void> | undefined;
 
@@ -36,9 +62,20 @@ function setStatus(text: string, isError = false): void {
 
 function render(): void {
   const attemptsOf = (jobId: string): Attempt[] | undefined => state.attempts.get(jobId)?.attempts;
-  put(byId('totals'), renderTotals(computeTotals(state.jobs, attemptsOf)));
+  put(byId('totals'), renderTotals(state.counts, computePageTotals(state.jobs, attemptsOf)));
   put(byId('chart'), renderAttemptsChart(state.jobs.flatMap((j) => attemptsOf(j.job_id) ?? [])));
-  put(byId('jobs'), renderJobTable(state.jobs, state.selected, openJob));
+  const pager = renderPager(
+    {
+      number: state.newer.length + 1,
+      shown: state.jobs.length,
+      total: filteredTotal(),
+      hasNewer: state.newer.length > 0,
+      hasOlder: state.nextCursor !== null,
+    },
+    () => turnPage('newer'),
+    () => turnPage('older'),
+  );
+  put(byId('jobs'), state.loaded ? renderJobTable(state.jobs, state.selected, openJob) : h('p', { class: 'muted' }, 'Loading…'), pager);
   const job = state.jobs.find((j) => j.job_id === state.selected);
   const detail = byId('detail');
   if (job === undefined) {
@@ -72,9 +109,15 @@ function render(): void {
 async function refresh(): Promise<void> {
   const api = state.api;
   if (api === null) return;
+  const view = state.view;
   try {
-    const page = await api.list(state.filters, LIST_LIMIT);
+    const [page, counts] = await Promise.all([api.list(state.filters, LIST_LIMIT, state.cursor), api.counts()]);
+    // The page or the filters changed meanwhile: this answer is for a list no longer shown.
+    if (view !== state.view) return;
     state.jobs = page.jobs;
+    state.loaded = true;
+    state.nextCursor = page.next_cursor;
+    state.counts = counts;
     const changed = page.jobs.filter((j) => j.webhook !== undefined && state.attempts.get(j.job_id)?.seen !== seenOf(j));
     await Promise.all(
       changed.map(async (j) => {
@@ -106,6 +149,37 @@ function poll(): Promise<void> {
   return refreshing;
 }
 
+/** How many jobs match the filters in all, when the counts tell (not for both filters at once). */
+function filteredTotal(): number | null {
+  const { counts, filters } = state;
+  if (counts === null) return null;
+  if (filters.status && filters.delivery) return null;
+  if (filters.status) return counts.status[filters.status as keyof JobCounts['status']] ?? null;
+  if (filters.delivery) return counts.delivery[filters.delivery as keyof JobCounts['delivery']] ?? null;
+  return counts.jobs;
+}
+
+/** Shows the list from `cursor` on (the newest page when undefined) and reads it at once. */
+function showList(cursor: string | undefined, newer: (string | undefined)[]): void {
+  state.view++;
+  state.cursor = cursor;
+  state.newer = newer;
+  state.nextCursor = null;
+  state.jobs = [];
+  state.loaded = false;
+  render();
+  void poll();
+}
+
+function turnPage(direction: 'newer' | 'older'): void {
+  if (direction === 'older') {
+    if (state.nextCursor !== null) showList(state.nextCursor, [state.cursor, ...state.newer]);
+  } else if (state.newer.length > 0) {
+    const [previous, ...rest] = state.newer;
+    showList(previous, rest);
+  }
+}
+
 function openJob(jobId: string): void {
   state.selected = jobId;
   state.message = '';
@@ -135,7 +209,18 @@ function signIn(api: Api): void {
 function signOut(reason: string): void {
   forgetKey();
   clearTimeout(timer);
-  Object.assign(state, { api: null, jobs: [], selected: null, message: '' });
+  Object.assign(state, {
+    api: null,
+    jobs: [],
+    loaded: false,
+    counts: null,
+    cursor: undefined,
+    newer: [],
+    nextCursor: null,
+    selected: null,
+    message: '',
+  });
+  state.view++;
   state.attempts.clear();
   state.webhooks.clear();
   byId('signed-out').hidden = false;
@@ -169,9 +254,10 @@ function wire(): void {
     const form = event.currentTarget as HTMLFormElement;
     const data = new FormData(form);
     state.filters = { status: String(data.get('status') ?? ''), delivery: String(data.get('delivery') ?? '') };
-    void poll();
+    // Cursors belong to one filtered list: a new filter starts from the newest page.
+    showList(undefined, []);
   });
-  wireSubmitForm();
+  wireSubmitForm(document.body.dataset['receiver']);
   byId<HTMLFormElement>('submit-form').addEventListener('submit', (event) => {
     event.preventDefault();
     if (state.api === null) return;
@@ -180,7 +266,9 @@ function wire(): void {
       (job) => {
         out.textContent = `submitted ${job.job_id}`;
         state.selected = job.job_id;
-        void poll();
+        // The new job is the newest: shown on the first page.
+        if (state.cursor === undefined) void poll();
+        else showList(undefined, []);
       },
       (err: unknown) => {
         out.textContent = `refused: ${err instanceof Error ? err.message : String(err)}`;

@@ -19,8 +19,13 @@ export function readSubmission(form: HTMLFormElement): Record<string, unknown> {
   return submission;
 }
 
-/** Shows the error-code field only for a failing outcome. */
-export function wireSubmitForm(): void {
+/**
+ * Shows the error-code field only for a failing outcome, and starts the receiver field with
+ * `receiver` (the sender's `dashboardReceiver`, from `<body data-receiver>`) when given.
+ */
+export function wireSubmitForm(receiver: string | undefined): void {
+  const field = byId<HTMLFormElement>('submit-form').elements.namedItem('webhook_receiver');
+  if (receiver !== undefined && field instanceof HTMLInputElement && field.value === '') field.value = receiver;
   const outcome = byId<HTMLSelectElement>('outcome');
   const errorCode = byId<HTMLElement>('error-code-field');
   const sync = (): void => {

@@ -3,7 +3,7 @@ import type { ApiContext } from './api-context.js';
 import { registerChatRoutes } from './chat-routes.js';
 import { httpTimeoutOptions, type HttpTimeouts } from './http-timeouts.js';
 import { clientErrorHandler, installErrorHandlers, installJsonParser, MAX_REQUEST_BODY_BYTES } from './http-setup.js';
-import { registerJobListRoute } from './job-list-route.js';
+import { registerJobCountsRoute, registerJobListRoute } from './job-list-route.js';
 import { registerJobRoutes } from './job-routes.js';
 import { registerManageRoutes } from './manage-routes.js';
 import { registerWebhookRoute } from './webhook-route.js';
@@ -27,6 +27,7 @@ export function createApi(context: ApiContext, timeouts: HttpTimeouts): FastifyI
   installErrorHandlers(app, context.logger);
   registerJobRoutes(app, context);
   registerJobListRoute(app, context);
+  registerJobCountsRoute(app, context);
   registerWebhookRoute(app, context);
   registerManageRoutes(app, context);
   registerChatRoutes(app, context);

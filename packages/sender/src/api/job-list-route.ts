@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DeliveryState, JobListQuery, JobStatus } from '../jobs/job-record.js';
-import { MAX_JOB_PAGE, parseJobCursor } from '../jobs/job-list.js';
+import { JOB_DELIVERIES, JOB_STATUSES, MAX_JOB_PAGE, parseJobCursor } from '../jobs/job-list.js';
 import { callerOf, requireKey, type ApiContext } from './api-context.js';
 import { badRequest } from './api-error.js';
 import { jobViewJson } from './job-view.js';
@@ -8,8 +8,6 @@ import { jobViewJson } from './job-view.js';
 /** `limit` of a list that does not give one. */
 export const DEFAULT_JOB_PAGE = 20;
 
-const STATUSES: readonly JobStatus[] = ['processing', 'success', 'fail'];
-const DELIVERIES: readonly (DeliveryState | 'none')[] = ['pending', 'delivered', 'rejected', 'failed', 'none'];
 const PARAMETERS = new Set(['limit', 'cursor', 'status', 'delivery']);
 
 /** The list query from the query string, each parameter checked (400 naming it). */
@@ -36,12 +34,12 @@ function listQuery(raw: Record<string, unknown>): JobListQuery {
   }
   const status = one('status');
   if (status !== undefined) {
-    if (!(STATUSES as readonly string[]).includes(status)) throw badRequest(`status must be one of ${STATUSES.join(', ')}`);
+    if (!(JOB_STATUSES as readonly string[]).includes(status)) throw badRequest(`status must be one of ${JOB_STATUSES.join(', ')}`);
     query.status = status as JobStatus;
   }
   const delivery = one('delivery');
   if (delivery !== undefined) {
-    if (!(DELIVERIES as readonly string[]).includes(delivery)) throw badRequest(`delivery must be one of ${DELIVERIES.join(', ')}`);
+    if (!(JOB_DELIVERIES as readonly string[]).includes(delivery)) throw badRequest(`delivery must be one of ${JOB_DELIVERIES.join(', ')}`);
     query.delivery = delivery as DeliveryState | 'none';
   }
   return query;
@@ -59,5 +57,19 @@ export function registerJobListRoute(app: FastifyInstance, context: ApiContext):
     // Each job's view is exact JSON text (big integers, 1.0): spliced, not re-encoded.
     const jobs = page.jobs.map(jobViewJson).join(',');
     reply.type('application/json; charset=utf-8').send(`{"jobs":[${jobs}],"next_cursor":${JSON.stringify(page.nextCursor)}}`);
+  });
+}
+
+/**
+ * `GET /v3/universal-ai/async/counts`: how many jobs the caller organization has, all of them (the
+ * list gives a page at a time): `{ jobs, status: { processing, success, fail }, delivery: { pending,
+ * delivered, rejected, failed, none } }`. The stores keep the counts with each change of a job, so
+ * the answer costs the same however many jobs there are. No query parameter. Inference keys only.
+ */
+export function registerJobCountsRoute(app: FastifyInstance, context: ApiContext): void {
+  app.get('/v3/universal-ai/async/counts', { onRequest: requireKey(context, { kind: 'inference' }) }, async (request) => {
+    const names = Object.keys(request.query as Record<string, unknown>);
+    if (names.length > 0) throw badRequest(`unknown query parameter ${names[0]}: counts takes none`);
+    return context.jobs.countJobs(callerOf(request).organizationId);
   });
 }

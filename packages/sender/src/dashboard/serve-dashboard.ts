@@ -34,6 +34,30 @@ const TYPES: Readonly<Record<string, string>> = {
   '.svg': 'image/svg+xml',
 };
 
+/** What the page is served with, beyond its files. @internal */
+export interface DashboardSettings {
+  /** The receiver URL the test-job form starts with (`dashboardReceiver`, normalized). */
+  receiver?: string | undefined;
+}
+
+const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '"': '&quot;', "'": '&#39;', '<': '&lt;', '>': '&gt;' };
+
+/** `text` as an HTML attribute value: it cannot close the attribute nor open a tag. */
+function attributeText(text: string): string {
+  return text.replace(/[&"'<>]/g, (c) => ENTITIES[c] as string);
+}
+
+/**
+ * index.html with the settings as `data-*` attributes of `<body>`: the page reads them from there
+ * (no inline script, which the CSP forbids, and no extra request before the form can be filled).
+ */
+function withSettings(html: Buffer, settings: DashboardSettings): Buffer {
+  if (settings.receiver === undefined) return html;
+  const text = html.toString('utf8');
+  if (!text.includes('<body>')) throw new Error('dashboard: index.html has no <body> tag');
+  return Buffer.from(text.replace('<body>', `<body data-receiver="${attributeText(settings.receiver)}">`), 'utf8');
+}
+
 /** The page's files by name (a flat folder, read once: a few kB, and no path from a request ever reaches the disk). */
 function readPage(dir: string): Map<string, Buffer> | undefined {
   let names: string[];
@@ -60,11 +84,19 @@ function secured(reply: FastifyReply): FastifyReply {
  * Content-Security-Policy. The page holds no secret: it asks for an API key and calls the `/v3` API
  * with it, so it sees what that key's organization may see. When the package was not built with its
  * page (`npm run build:dashboard -w @jobhook/sender`), `/dashboard/` answers 503 saying so and a
- * warning is logged; the API is unaffected.
+ * warning is logged; the API is unaffected. `settings.receiver` reaches the page as
+ * `<body data-receiver="…">`, escaped.
  * @internal
  */
-export function registerDashboard(app: FastifyInstance, logger: Logger, dir: string = DASHBOARD_DIST): void {
+export function registerDashboard(
+  app: FastifyInstance,
+  logger: Logger,
+  settings: DashboardSettings = {},
+  dir: string = DASHBOARD_DIST,
+): void {
   const files = readPage(dir);
+  const index = files?.get('index.html');
+  if (files !== undefined && index !== undefined) files.set('index.html', withSettings(index, settings));
   if (files === undefined) logger.warn({ dir }, 'the dashboard page is not built: /dashboard/ answers 503');
   const serve = async (name: string, reply: FastifyReply): Promise<FastifyReply> => {
     if (files === undefined) {

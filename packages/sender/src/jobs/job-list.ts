@@ -1,4 +1,4 @@
-import type { JobListQuery, JobRecord } from './job-record.js';
+import type { DeliveryState, JobCounts, JobListQuery, JobRecord, JobStatus } from './job-record.js';
 
 /** Largest `limit` of a job list. */
 export const MAX_JOB_PAGE = 100;
@@ -20,4 +20,18 @@ export function parseJobCursor(cursor: string): number | undefined {
   if (!CURSOR_PATTERN.test(cursor)) return undefined;
   const position = Number(cursor);
   return Number.isSafeInteger(position) ? position : undefined;
+}
+
+/** Job statuses, in the order counts list them. */
+export const JOB_STATUSES: readonly JobStatus[] = ['processing', 'success', 'fail'];
+/** Delivery states and `none` (no `webhook_receiver`), in the order counts list them. */
+export const JOB_DELIVERIES: readonly (DeliveryState | 'none')[] = ['pending', 'delivered', 'rejected', 'failed', 'none'];
+
+/** Counts of no job. @internal */
+export function emptyJobCounts(): JobCounts {
+  return {
+    jobs: 0,
+    status: { processing: 0, success: 0, fail: 0 },
+    delivery: { pending: 0, delivered: 0, rejected: 0, failed: 0, none: 0 },
+  };
 }

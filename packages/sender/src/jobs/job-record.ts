@@ -116,6 +116,13 @@ export interface JobStore extends DeliveryLog<JobRecord> {
    * leave the index with them.
    */
   listJobs(organizationId: string, query: JobListQuery): Promise<JobPage>;
+  /**
+   * How many of `organizationId`'s jobs the store holds, by status and delivery state: the jobs
+   * {@link listJobs} would walk through, counted without reading them. Kept up to date at each
+   * change of a job (counters in memory, per-state sorted sets in Redis), so the cost of a call does
+   * not grow with the organization's jobs.
+   */
+  countJobs(organizationId: string): Promise<JobCounts>;
   close(): Promise<void>;
 }
 
@@ -155,4 +162,15 @@ export interface JobPage {
    * index (`MAX_SCANNED_PER_PAGE`, job-list.ts), so a filter matching few jobs cannot make one request read them all.
    */
   nextCursor: string | null;
+}
+
+/**
+ * How many of an organization's jobs the store holds, all of them (not a page): by status and by
+ * delivery state (`none` for jobs without a receiver). Each job is in one status and one delivery
+ * state, so each group sums to `jobs`.
+ */
+export interface JobCounts {
+  jobs: number;
+  status: Record<JobStatus, number>;
+  delivery: Record<DeliveryState | 'none', number>;
 }

@@ -2,8 +2,16 @@ import { JobhookError } from '@jobhook/core';
 import { MAX_TIMER_MS } from '@jobhook/core/internal';
 import type { AttemptRecord } from '@jobhook/delivery';
 import { LRUCache } from 'lru-cache';
-import { canStartRound, type DeliveryState, type JobPage, type JobRecord, type JobResult, type JobStore } from './job-record.js';
-import { matchesJobQuery, MAX_SCANNED_PER_PAGE, parseJobCursor } from './job-list.js';
+import {
+  canStartRound,
+  type DeliveryState,
+  type JobCounts,
+  type JobPage,
+  type JobRecord,
+  type JobResult,
+  type JobStore,
+} from './job-record.js';
+import { emptyJobCounts, matchesJobQuery, MAX_SCANNED_PER_PAGE, parseJobCursor } from './job-list.js';
 import { createOrgJobIndex } from './org-job-index.js';
 
 /** Limits of {@link createMemoryJobStore}. */
@@ -32,6 +40,8 @@ interface Entry {
   job: JobRecord;
   attempts: AttemptRecord[];
   bytes: number;
+  /** What the entry is counted as in its organization's counts; absent once the store dropped it. */
+  counted?: { organizationId: string; status: JobRecord['status']; delivery: keyof JobCounts['delivery'] } | undefined;
 }
 
 /** Bytes counted per job and per attempt on top of their text: object headers, numbers, map entries. */
@@ -109,6 +119,46 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
 
   const unsettled = new Map<string, Entry>();
   let unsettledBytes = 0;
+  // Each organization's counts, changed with each job (see countJobs).
+  const counts = new Map<string, JobCounts>();
+  // Settled jobs by the time they settled, oldest first: the order they expire in (one TTL for all,
+  // restarted at each change, as lru-cache restarts it at each set).
+  const settledAt = new Map<string, number>();
+
+  function uncount(entry: Entry): void {
+    const was = entry.counted;
+    if (was === undefined) return;
+    entry.counted = undefined;
+    const c = counts.get(was.organizationId);
+    if (c === undefined) return;
+    c.jobs--;
+    c.status[was.status]--;
+    c.delivery[was.delivery]--;
+    if (c.jobs === 0) counts.delete(was.organizationId);
+  }
+
+  function count(entry: Entry): void {
+    uncount(entry);
+    const { organizationId, status } = entry.job;
+    const delivery = entry.job.delivery ?? 'none';
+    let c = counts.get(organizationId);
+    if (c === undefined) counts.set(organizationId, (c = emptyJobCounts()));
+    c.jobs++;
+    c.status[status]++;
+    c.delivery[delivery]++;
+    entry.counted = { organizationId, status, delivery };
+  }
+
+  /** Drops the settled jobs whose TTL ran out (lru-cache drops them only when they are read). */
+  function expireSettled(): void {
+    for (const [jobId, at] of settledAt) {
+      if (now() - at <= settledTtlMs) return;
+      // A read of a stale entry deletes it ('expire'): dispose uncounts it and unfiles it here.
+      settled.get(jobId);
+      settledAt.delete(jobId);
+    }
+  }
+
   // Peeks: a list must not make the jobs it shows the most recently used.
   const peek = (jobId: string): Entry | undefined => unsettled.get(jobId) ?? settled.peek(jobId);
   const index = createOrgJobIndex((jobId) => peek(jobId) !== undefined);
@@ -123,8 +173,12 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
     // Evicted, expired, or refused as larger than maxSize on its own ('set': the store never
     // replaces a cached entry with another object, the other cause of 'set'): the job is gone, and
     // leaves its organization's index. ('delete' is this store moving an entry to the unsettled jobs.)
-    dispose: (entry, _jobId, reason) => {
-      if (reason === 'evict' || reason === 'expire' || reason === 'set') index.dropped(entry.job.organizationId);
+    dispose: (entry, jobId, reason) => {
+      settledAt.delete(jobId);
+      if (reason === 'evict' || reason === 'expire' || reason === 'set') {
+        index.dropped(entry.job.organizationId);
+        uncount(entry);
+      }
     },
   });
 
@@ -142,6 +196,8 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
     const wasUnsettled = unsettled.get(id) === entry;
     if (wasUnsettled) unsettledBytes -= entry.bytes;
     entry.bytes = jobBytes(entry.job) + entry.attempts.reduce((sum, a) => sum + attemptBytes(a), 0);
+    // Counted as it is now; a drop below uncounts it.
+    count(entry);
     if (isUnsettled(entry.job)) {
       if (!wasUnsettled) settled.delete(id);
       unsettled.set(id, entry);
@@ -153,7 +209,13 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
       // lru-cache refuses an entry larger than maxSize on its own (its log grew past it): the job is
       // dropped. When it was cached, dispose saw it ('set'); when it arrives from the unsettled jobs,
       // lru-cache says nothing, so it is counted here.
-      if (!wasCached && settled.peek(id) === undefined) index.dropped(entry.job.organizationId);
+      if (settled.peek(id) !== undefined) {
+        settledAt.delete(id);
+        settledAt.set(id, now());
+      } else if (!wasCached) {
+        index.dropped(entry.job.organizationId);
+        uncount(entry);
+      }
     }
     trim();
   }
@@ -259,6 +321,13 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
           jobs.push(structuredClone(entry.job));
       }
       return { jobs, nextCursor: null };
+    },
+    // Counters changed with each job (place, and the cache's dispose): a read of a few numbers. The
+    // jobs whose TTL ran out are dropped first, oldest first, so each job is expired once (amortized
+    // constant time), and the counts match what a list shows.
+    async countJobs(organizationId) {
+      expireSettled();
+      return structuredClone(counts.get(organizationId) ?? emptyJobCounts());
     },
     async close() {},
   };

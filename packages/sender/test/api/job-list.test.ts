@@ -1,5 +1,5 @@
 // GET /v3/universal-ai/async (the organization's jobs, newest first, paginated and filtered) and
-// GET …/{job_id}/webhook (the webhook as sent), against the memory and the Redis job store.
+// GET …/counts (all of them, counted), GET …/{job_id}/webhook (the webhook as sent), against the memory and the Redis job store.
 import { canonicalize } from '@jobhook/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
@@ -93,6 +93,25 @@ describe.each(stores)('job list and webhook view: $name store', ({ options }) =>
     expect(failed.json.next_cursor).toBeNull();
     expect((await list('?delivery=delivered')).json.jobs.map((j) => j.job_id)).toEqual([submitted[2]]);
     expect((await list('?delivery=none&status=success')).json.jobs.map((j) => j.job_id)).toEqual([submitted[4], submitted[1]]);
+  });
+
+  test('counts all the organization jobs by status and delivery state, and no other organization', async () => {
+    const counts = async (token: string) => {
+      const res = await fetch(`${baseUrl}/v3/universal-ai/async/counts`, { headers: bearer(token) });
+      expect(res.status).toBe(200);
+      return res.json();
+    };
+    expect(await counts(TOKENS.uncapped)).toEqual({
+      jobs: 5,
+      status: { processing: 0, success: 3, fail: 2 },
+      delivery: { pending: 0, delivered: 1, rejected: 0, failed: 0, none: 4 },
+    });
+    expect(await counts(TOKENS.globexInference)).toMatchObject({ jobs: 0 });
+    expect((await fetch(`${baseUrl}/v3/universal-ai/async/counts`)).status).toBe(401);
+    expect((await fetch(`${baseUrl}/v3/universal-ai/async/counts`, { headers: bearer(TOKENS.management) })).status).toBe(401);
+    const withQuery = await fetch(`${baseUrl}/v3/universal-ai/async/counts?status=fail`, { headers: bearer(TOKENS.uncapped) });
+    expect(withQuery.status).toBe(400);
+    expect(await withQuery.json()).toEqual({ detail: 'unknown query parameter status: counts takes none' });
   });
 
   test("another organization's key lists none of them; no key is 401", async () => {

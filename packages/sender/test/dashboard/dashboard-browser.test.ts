@@ -6,13 +6,14 @@ import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createReceiver } from '@jobhook/core';
+import { createTestKeyPair } from '@jobhook/core/testing';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { chromiumLaunchOptions } from '../../../../scripts/chromium-launch.mjs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
 import type { Sender } from '../../src/index.js';
 import { DASHBOARD_CSP, DASHBOARD_DIST } from '../../src/dashboard/serve-dashboard.js';
-import { startTestSender, TOKENS } from '../sender/sender-fixtures.js';
+import { bearer, startTestSender, submitJob, TOKENS } from '../sender/sender-fixtures.js';
 
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '../../../../test-artifacts');
 
@@ -121,6 +122,8 @@ describe.each(stores)('the dashboard in Chromium, $name job store', ({ name, opt
     const page = await openWithKey(baseUrl, TOKENS.uncapped, problems);
     expect(await page.evaluate('sessionStorage.getItem("jobhook.apiKey")')).toBe(TOKENS.uncapped);
 
+    // Started without dashboardReceiver: the form's receiver starts empty.
+    expect(await page.getByTestId('receiver-url').inputValue()).toBe('');
     await page.getByTestId('receiver-url').fill(receiver.url);
     await page.getByTestId('submit-job').click();
     await expect.poll(() => page.getByTestId('submit-message').textContent()).toMatch(/^submitted /);
@@ -206,5 +209,110 @@ describe.each(stores)('the dashboard in Chromium, $name job store', ({ name, opt
     await expect.poll(() => page.getByTestId('key-message').textContent()).toMatch(/^The key was refused: /);
     expect(await page.evaluate('sessionStorage.getItem("jobhook.apiKey")')).toBeNull();
     await context.close();
+  });
+});
+
+/** `GET …/counts` as the test reads it, to compare with what the page shows. */
+interface Counts {
+  jobs: number;
+  delivery: Record<'pending' | 'delivered' | 'rejected' | 'failed' | 'none', number>;
+}
+
+describe.each(stores)('the dashboard past one page, $name job store', ({ name, options }) => {
+  let sender: Sender;
+  let baseUrl: string;
+  let receiver: FlakyReceiver;
+  /** Job ids in the order they were submitted (oldest first). */
+  const submitted: string[] = [];
+  /** A receiver URL longer than the column, told apart from another only by its end. */
+  let longReceiver: string;
+  const JOBS = 62;
+
+  beforeAll(async () => {
+    // The receiver first (the sender is started with its URL), verifying with the key pair every
+    // test sender signs with (startTestSender: createTestKeyPair, one per process).
+    receiver = await startFlakyReceiver(createTestKeyPair().publicKeyPem);
+    ({ sender, baseUrl } = await startTestSender({ redeliverCooldownMs: 0, dashboardReceiver: receiver.url, ...options() }));
+    longReceiver = `${receiver.url}?tenant=acme-industries-europe-west&route=speech-to-text/transcripts/long-running/${'x'.repeat(40)}-end`;
+    for (let i = 0; i < JOBS; i++) {
+      const body: Record<string, unknown> = { model: 'ocr/ocr_async/google', input: i % 9 === 4 ? { simulate: { outcome: 'fail' } } : {} };
+      if (i === JOBS - 1 || i === JOBS - 2) body['webhook_receiver'] = longReceiver;
+      const answer = await submitJob(baseUrl, TOKENS.uncapped, body);
+      expect(answer.status).toBe(201);
+      submitted.push(answer.json['job_id'] as string);
+    }
+  });
+  afterAll(async () => {
+    await sender?.close();
+    await receiver?.close();
+  });
+
+  test('job ids, whole receivers, a form that starts with the receiver, paging past 50 jobs, totals over all of them', async () => {
+    const problems: string[] = [];
+    const page = await openWithKey(baseUrl, TOKENS.uncapped, problems);
+
+    // The form starts with the receiver the sender was started with (dashboardReceiver).
+    expect(await page.getByTestId('receiver-url').inputValue()).toBe(receiver.url);
+
+    // First page: the 50 newest, each row with its whole job id.
+    const rows = page.getByTestId('job-row');
+    await expect.poll(() => rows.count()).toBe(50);
+    const newest = submitted.at(-1)!;
+    const idCell = page.locator(`[data-testid=job-row][data-job-id="${newest}"] [data-testid=job-id]`);
+    expect(await idCell.textContent()).toBe(newest);
+    expect(await idCell.isVisible()).toBe(true);
+    expect(await idCell.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+
+    // The whole receiver URL is in the cell, visible without scrolling the list, and in its title.
+    const receiverCell = page.locator(`[data-testid=job-row][data-job-id="${newest}"] [data-testid=job-receiver]`);
+    expect(await receiverCell.textContent()).toBe(longReceiver);
+    expect(await receiverCell.getAttribute('title')).toBe(longReceiver);
+    expect(await receiverCell.evaluate((el) => el.scrollWidth <= el.clientWidth && el.scrollHeight <= el.clientHeight)).toBe(true);
+    expect(await page.locator('#jobs').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+    const box = await receiverCell.boundingBox();
+    expect(box!.x + box!.width).toBeLessThanOrEqual(1400);
+
+    // Older: the 12 oldest, the very first job among them; no page older than that.
+    expect(await page.locator(`[data-job-id="${submitted[0]}"]`).count()).toBe(0);
+    expect(await page.getByTestId('page-newer').isDisabled()).toBe(true);
+    await page.getByTestId('page-older').click();
+    await expect.poll(() => page.getByTestId('page-info').textContent()).toBe(`page 2 · ${JOBS - 50} jobs of ${JOBS}`);
+    await expect.poll(() => rows.count()).toBe(JOBS - 50);
+    const shown = await rows.evaluateAll((all) => all.map((r) => r.getAttribute('data-job-id')));
+    expect(shown).toEqual(submitted.slice(0, JOBS - 50).reverse());
+    expect(await page.getByTestId('page-older').isDisabled()).toBe(true);
+    // ...and back.
+    await page.getByTestId('page-newer').click();
+    await expect.poll(() => page.getByTestId('page-info').textContent()).toBe(`page 1 · 50 jobs of ${JOBS}`);
+    await page.locator(`[data-testid=job-row][data-job-id="${newest}"]`).waitFor();
+
+    // Totals over all the jobs, not the 50 loaded: the counts API's figures, once the deliveries settled.
+    const counts = async (): Promise<Counts> =>
+      (await fetch(`${baseUrl}/v3/universal-ai/async/counts`, { headers: bearer(TOKENS.uncapped) })).json() as Promise<Counts>;
+    await expect.poll(async () => (await counts()).delivery.pending, { timeout: 15_000 }).toBe(0);
+    const all = await counts();
+    expect(all.jobs).toBe(JOBS);
+    const total = (name: string) => page.getByTestId(`total-${name}`).locator('.value').textContent();
+    await expect.poll(() => total('delivered')).toBe(String(all.delivery.delivered));
+    expect(all.delivery.delivered).toBe(2);
+    expect(await total('jobs')).toBe(String(JOBS));
+    expect(await total('failed')).toBe(String(all.delivery.failed + all.delivery.rejected));
+    expect(await total('pending')).toBe('0');
+    // What only the loaded jobs' attempts tell is labelled as this page's.
+    expect(await page.getByTestId('totals-page').textContent()).toContain('this page');
+
+    // A job from the prefilled form goes to that receiver, and shows on the first page.
+    await page.getByTestId('page-older').click();
+    await expect.poll(() => page.getByTestId('page-info').textContent()).toMatch(/^page 2 /);
+    await page.getByTestId('submit-job').click();
+    await expect.poll(() => page.getByTestId('submit-message').textContent()).toMatch(/^submitted /);
+    const jobId = ((await page.getByTestId('submit-message').textContent()) ?? '').replace('submitted ', '');
+    const row = page.locator(`[data-testid=job-row][data-job-id="${jobId}"]`);
+    await row.waitFor();
+    expect(await row.getByTestId('job-receiver').textContent()).toBe(receiver.url);
+    await expect.poll(() => total('jobs')).toBe(String(JOBS + 1));
+    await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}-paged.png`), fullPage: true });
+    expect(problems).toEqual([]);
+    await page.context().close();
   });
 });

@@ -60,7 +60,7 @@ test('a package built without its page answers 503 saying how to build it, and w
   const empty = mkdtempSync(join(tmpdir(), 'jobhook-no-page-'));
   const app = Fastify();
   try {
-    registerDashboard(app, logger, empty);
+    registerDashboard(app, logger, {}, empty);
     const res = await app.inject({ url: '/dashboard/' });
     expect(res.statusCode).toBe(503);
     expect(res.body).toContain('npm run build:dashboard -w @jobhook/sender');
@@ -70,3 +70,37 @@ test('a package built without its page answers 503 saying how to build it, and w
     rmSync(empty, { recursive: true, force: true });
   }
 });
+
+test('dashboardReceiver reaches the page as <body data-receiver>, escaped: a URL cannot break out of the attribute', async () => {
+  const { sender } = await startTestSender({ dashboardReceiver: 'http://127.0.0.1:3000/webhooks/jobs' });
+  const attack = await startTestSender({ dashboardReceiver: `https://hooks.example/x?a="><script>alert(1)</script>&b='` });
+  try {
+    const html = (await sender.app.inject({ url: '/dashboard/' })).body;
+    expect(html).toContain('<body data-receiver="http://127.0.0.1:3000/webhooks/jobs">');
+    const attacked = (await attack.sender.app.inject({ url: '/dashboard/' })).body;
+    expect(attacked).not.toContain('alert(1)</script>');
+    expect(attacked.match(/<script\b/g)).toHaveLength(1); // the page's own module only
+    const value = /<body data-receiver="([^"]*)">/.exec(attacked)?.[1];
+    expect(value).toBe('https://hooks.example/x?a=%22%3E%3Cscript%3Ealert(1)%3C/script%3E&amp;b=%27');
+  } finally {
+    await sender.close();
+    await attack.sender.close();
+  }
+  // Without it the page is served as built.
+  const plain = await startTestSender();
+  try {
+    expect((await plain.sender.app.inject({ url: '/dashboard/' })).body).toContain('<body>');
+  } finally {
+    await plain.sender.close();
+  }
+});
+
+test.each([['ftp://x.test/'], ['not a url'], ['/relative/path'], [`https://x.test/${'a'.repeat(2048)}`], [42]])(
+  'dashboardReceiver %s is refused with ERR_OPTION_INVALID naming it',
+  async (value) => {
+    await expect(startTestSender({ dashboardReceiver: value as string })).rejects.toMatchObject({
+      code: 'ERR_OPTION_INVALID',
+      message: expect.stringContaining('dashboardReceiver must be an http:// or https:// URL'),
+    });
+  },
+);

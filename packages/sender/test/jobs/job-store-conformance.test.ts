@@ -226,4 +226,76 @@ describe.each(kinds)('JobStore conformance: $name', ({ make }) => {
     }
     expect(seen).toEqual([...created].reverse());
   });
+
+  it('counts every job of the organization by status and delivery state, through each change, and no other organization', async () => {
+    store = await make();
+    const organizationId = `org-${randomUUID()}`;
+    const [a, b, c] = [
+      buildJob({ organizationId }),
+      buildJob({ organizationId, webhookReceiver: null, delivery: null }),
+      buildJob({ organizationId }),
+    ];
+    for (const job of [a!, b!, c!]) await store.create(job);
+    await store.create(buildJob({ organizationId: `org-${randomUUID()}` }));
+    expect(await store.countJobs(organizationId)).toEqual({
+      jobs: 3,
+      status: { processing: 3, success: 0, fail: 0 },
+      delivery: { pending: 2, delivered: 0, rejected: 0, failed: 0, none: 1 },
+    });
+
+    await store.finish(a!.jobId, successResult());
+    expect(await store.endRound(a!.jobId, 0, 'delivered')).toBe(true);
+    await store.finish(b!.jobId, failResult);
+    await store.finish(c!.jobId, failResult);
+    expect(await store.endRound(c!.jobId, 0, 'failed')).toBe(true);
+    // A second round of a: pending again, then rejected.
+    expect(await store.startRound(a!.jobId, 1)).toBe(true);
+    expect((await store.countJobs(organizationId)).delivery).toEqual({ pending: 1, delivered: 0, rejected: 0, failed: 1, none: 1 });
+    expect(await store.endRound(a!.jobId, 1, 'rejected')).toBe(true);
+    await store.setDelivery(c!.jobId, 'delivered');
+    expect(await store.countJobs(organizationId)).toEqual({
+      jobs: 3,
+      status: { processing: 0, success: 1, fail: 2 },
+      delivery: { pending: 0, delivered: 1, rejected: 1, failed: 0, none: 1 },
+    });
+    // Refused changes change nothing.
+    expect(await store.finish(a!.jobId, failResult)).toBeUndefined();
+    expect(await store.endRound(a!.jobId, 1, 'failed')).toBe(false);
+    expect((await store.countJobs(organizationId)).status).toEqual({ processing: 0, success: 1, fail: 2 });
+    expect(await store.countJobs(`org-${randomUUID()}`)).toEqual({
+      jobs: 0,
+      status: { processing: 0, success: 0, fail: 0 },
+      delivery: { pending: 0, delivered: 0, rejected: 0, failed: 0, none: 0 },
+    });
+  });
+
+  it('counts what walking every page of the list finds, past several pages', async () => {
+    store = await make();
+    const organizationId = `org-${randomUUID()}`;
+    const outcomes = ['delivered', 'rejected', 'failed'] as const;
+    for (let i = 0; i < 130; i++) {
+      const job = buildJob({ organizationId, ...(i % 5 === 0 ? { webhookReceiver: null, delivery: null } : {}) });
+      await store.create(job);
+      if (i % 7 === 0) continue; // stays processing
+      await store.finish(job.jobId, i % 3 === 0 ? failResult : successResult());
+      if (job.delivery !== null && i % 4 !== 0) await store.endRound(job.jobId, 0, outcomes[i % 3]!);
+    }
+    const walked = { jobs: 0, status: {} as Record<string, number>, delivery: {} as Record<string, number> };
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await store.listJobs(organizationId, { limit: 50, ...(cursor === undefined ? {} : { cursor }) });
+      for (const job of page.jobs) {
+        walked.jobs++;
+        walked.status[job.status] = (walked.status[job.status] ?? 0) + 1;
+        walked.delivery[job.delivery ?? 'none'] = (walked.delivery[job.delivery ?? 'none'] ?? 0) + 1;
+      }
+      if (page.nextCursor === null) break;
+      cursor = page.nextCursor;
+    }
+    const counts = await store.countJobs(organizationId);
+    expect(walked.jobs).toBe(130);
+    expect(counts.jobs).toBe(130);
+    for (const [status, n] of Object.entries(counts.status)) expect([status, n]).toEqual([status, walked.status[status] ?? 0]);
+    for (const [delivery, n] of Object.entries(counts.delivery)) expect([delivery, n]).toEqual([delivery, walked.delivery[delivery] ?? 0]);
+  });
 });

@@ -1,0 +1,374 @@
+import { createJsonLogger, JobhookError, type Clock, type Logger, type PolledJob, type PolledOutcome, type Receiver } from '@jobhook/core';
+import { isLogger } from '@jobhook/core/internal';
+import {
+  isJobLedger,
+  type AbandonReason,
+  type JobLedger,
+  type LeasedEntry,
+  type LedgerCounts,
+  type ReconcileOutcome,
+} from '@jobhook/core/ledger';
+import type { Client } from './create-client.js';
+import { isFinished, checkMs } from './poll-job.js';
+import { ServiceApiError } from './service-api-error.js';
+
+/** Default of {@link ReconcilerOptions.intervalMs}. */
+export const DEFAULT_RECONCILE_INTERVAL_MS = 5_000;
+/** Default of {@link ReconcilerOptions.batchSize}. */
+export const DEFAULT_RECONCILE_BATCH = 50;
+/** Default of {@link ReconcilerOptions.maxPollsPerSecond}. */
+export const DEFAULT_MAX_POLLS_PER_SECOND = 5;
+/** Default of {@link ReconcilerOptions.pollBackoffMs}. */
+export const DEFAULT_POLL_BACKOFF_MS = 30_000;
+/** Default of {@link ReconcilerOptions.maxPollBackoffMs}: 15 minutes. */
+export const DEFAULT_MAX_POLL_BACKOFF_MS = 900_000;
+/** Default of {@link ReconcilerOptions.horizonMs}: a day after submission. */
+export const DEFAULT_RECONCILE_HORIZON_MS = 86_400_000;
+/** Default of {@link ReconcilerOptions.unattachedGraceMs}: 10 minutes. */
+export const DEFAULT_UNATTACHED_GRACE_MS = 600_000;
+/** Shortest wait before a job whose webhook is being handled is looked at again. */
+const MIN_IN_FLIGHT_WAIT_MS = 1_000;
+
+/** Options of {@link createReconciler}. */
+export interface ReconcilerOptions {
+  /** Polls the service: a client from `createClient` (its `getJob`, with the API key). Required. */
+  client: Pick<Client, 'getJob'>;
+  /** The expected-jobs ledger the client writes. Required. */
+  ledger: JobLedger;
+  /** The receiver whose handlers and idempotency store finished jobs go through (`handlePolled`). Required. */
+  receiver: Pick<Receiver, 'handlePolled'>;
+  /** Pause between two rounds when the last one found fewer due entries than `batchSize`, ms. Default 5,000. */
+  intervalMs?: number;
+  /** Entries leased per round. Default 50. */
+  batchSize?: number;
+  /**
+   * How long a round holds its entries (no other instance polls them meanwhile), ms. Default:
+   * twice the time a full batch takes at `maxPollsPerSecond`, plus a minute for the handlers.
+   */
+  leaseMs?: number;
+  /** The reconciler's own rate limit on polls (per instance). Default 5. */
+  maxPollsPerSecond?: number;
+  /** Concurrent polls (and polled handlers) at most. Default 4. */
+  concurrency?: number;
+  /** Wait before polling again a job that is not finished (or a failed poll): doubled per attempt, ms. Default 30,000. */
+  pollBackoffMs?: number;
+  /** Longest such wait, ms. Default 900,000 (15 minutes). */
+  maxPollBackoffMs?: number;
+  /**
+   * A job still unfinished this long after its submission is abandoned (a log line, a metric), ms.
+   * Default 86,400,000 (a day: the reference service forgets a finished job a day after it
+   * finished). Keep it under the receiver's `doneTtlMs`: a poll after the done mark expired could
+   * run the handler of a job its webhook handled.
+   */
+  horizonMs?: number;
+  /**
+   * An entry that got no job id this long after its submission is abandoned, ms. Default 600,000.
+   * Keep it above the client's request timeout (a submission may still be answering).
+   */
+  unattachedGraceMs?: number;
+  /** pino-compatible logger. Default: JSON lines at `warn` on stderr. */
+  logger?: Logger;
+  /** Called with each entry's outcome. Errors it throws are logged. */
+  onOutcome?: (outcome: ReconcileOutcome) => void;
+  /** Metrics (`createReconcilerMetrics` from `@jobhook/core/metrics`). */
+  metrics?: { observe(outcome: ReconcileOutcome): void; outstanding(counts: LedgerCounts): void };
+  /** Where time comes from: `now()` in ms since the epoch. Default `Date`. Timers are the global ones (fake them in tests). */
+  clock?: Clock;
+}
+
+/** What one round did. */
+export interface ReconcileSummary {
+  /** Entries leased. */
+  leased: number;
+  /** Their outcomes, by kind. */
+  outcomes: Partial<Record<ReconcileOutcome['kind'], number>>;
+  /** The ledger's counts after the round (`undefined` when it could not be read). */
+  counts: LedgerCounts | undefined;
+}
+
+/** A running reconciliation loop. */
+export interface Reconciler {
+  /** Starts the loop (a round at once, then every `intervalMs`). Idempotent. */
+  start(): void;
+  /** Stops the loop and waits for the round in progress. Idempotent. */
+  stop(): Promise<void>;
+  /** Runs one round now (leases due entries, polls them): for tests and cron jobs. */
+  runOnce(): Promise<ReconcileSummary>;
+}
+
+const OWNER = 'createReconciler';
+
+function fail(message: string): never {
+  throw new JobhookError('ERR_OPTION_INVALID', `${OWNER}: ${message}`);
+}
+
+function positive(name: string, value: unknown, max: number): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > max) {
+    fail(`${name} must be a whole number from 1 to ${max}, got ${String(value)}`);
+  }
+  return value;
+}
+
+/**
+ * Creates the reconciliation loop: every round it leases the ledger's due entries (jobs past their
+ * result deadline with no handled result), polls the service for each
+ * (`GET /v3/universal-ai/async/{job_id}`), and hands every finished one to `receiver.handlePolled`:
+ * the same handlers through the same idempotency claim as the webhook, so a job is handled once
+ * whichever comes first. A job not finished yet is polled again with backoff.
+ *
+ * It respects the service: `maxPollsPerSecond` of its own, at most `concurrency` at once, and a 429
+ * pauses every poll for its `Retry-After`; a 5xx or a network error pauses the round with backoff. A
+ * job the service answers 404 for (it no longer knows it), or still unfinished past `horizonMs`, is
+ * abandoned with a warning and a metric; so is an entry that never got a job id. With several
+ * instances, each entry is polled by one at a time (the ledger's lease).
+ *
+ * @example
+ * ```ts
+ * const reconciler = createReconciler({ client, ledger, receiver, metrics: createReconcilerMetrics() });
+ * reconciler.start();
+ * process.on('SIGTERM', () => void reconciler.stop());
+ * ```
+ * @throws JobhookError `ERR_OPTION_INVALID` when an option is wrong.
+ */
+export function createReconciler(options: ReconcilerOptions): Reconciler {
+  if (typeof options !== 'object' || options === null) fail('options must be an object');
+  const { client, ledger, receiver, onOutcome, metrics } = options;
+  if (typeof client?.getJob !== 'function') fail('client is required (createClient(...))');
+  if (!isJobLedger(ledger)) fail('ledger must be a JobLedger (createMemoryLedger, createRedisLedger, createPostgresLedger)');
+  if (typeof receiver?.handlePolled !== 'function') fail('receiver must be a receiver from createReceiver (it needs handlePolled)');
+  if (onOutcome !== undefined && typeof onOutcome !== 'function') fail('onOutcome must be a function');
+  if (metrics !== undefined && (typeof metrics?.observe !== 'function' || typeof metrics.outstanding !== 'function')) {
+    fail('metrics must have observe() and outstanding() (createReconcilerMetrics)');
+  }
+  const intervalMs = options.intervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
+  checkMs(OWNER, 'intervalMs', intervalMs);
+  const batchSize = positive('batchSize', options.batchSize ?? DEFAULT_RECONCILE_BATCH, 10_000);
+  const perSecond = positive('maxPollsPerSecond', options.maxPollsPerSecond ?? DEFAULT_MAX_POLLS_PER_SECOND, 10_000);
+  const concurrency = positive('concurrency', options.concurrency ?? 4, 256);
+  const batchMs = Math.ceil((batchSize * 1000) / perSecond);
+  const leaseMs = options.leaseMs ?? 2 * batchMs + 60_000;
+  checkMs(OWNER, 'leaseMs', leaseMs);
+  if (leaseMs < batchMs) {
+    fail(`leaseMs (${leaseMs}) must outlast a round: batchSize / maxPollsPerSecond is ${batchMs} ms`);
+  }
+  const backoffMs = options.pollBackoffMs ?? DEFAULT_POLL_BACKOFF_MS;
+  checkMs(OWNER, 'pollBackoffMs', backoffMs);
+  const maxBackoffMs = options.maxPollBackoffMs ?? Math.max(DEFAULT_MAX_POLL_BACKOFF_MS, backoffMs);
+  checkMs(OWNER, 'maxPollBackoffMs', maxBackoffMs);
+  if (maxBackoffMs < backoffMs) fail(`maxPollBackoffMs (${maxBackoffMs}) must not be below pollBackoffMs (${backoffMs})`);
+  const horizonMs = options.horizonMs ?? DEFAULT_RECONCILE_HORIZON_MS;
+  positive('horizonMs', horizonMs, Number.MAX_SAFE_INTEGER);
+  const graceMs = options.unattachedGraceMs ?? DEFAULT_UNATTACHED_GRACE_MS;
+  positive('unattachedGraceMs', graceMs, Number.MAX_SAFE_INTEGER);
+  const log = options.logger ?? createJsonLogger();
+  if (!isLogger(log)) fail('logger must have debug, info, warn and error methods (pino-compatible)');
+  const clock = options.clock ?? Date;
+  if (typeof clock?.now !== 'function') fail('clock must have now() returning ms since the epoch');
+  const now = (): number => clock.now();
+
+  const gapMs = 1000 / perSecond;
+  let nextSlot = 0;
+  /** Service-wide pause (429, outage): no poll before this. */
+  let pausedUntil = 0;
+  const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+  /** Waits for the next poll slot of the rate limit (and any pause). */
+  async function slot(): Promise<void> {
+    for (;;) {
+      const t = now();
+      const at = Math.max(nextSlot, pausedUntil);
+      if (at <= t) {
+        nextSlot = Math.max(t, nextSlot) + gapMs;
+        return;
+      }
+      await sleep(Math.ceil(at - t));
+    }
+  }
+
+  const backoff = (attempts: number): number => Math.min(maxBackoffMs, backoffMs * 2 ** Math.min(attempts, 30));
+
+  function report(outcome: ReconcileOutcome, summary: ReconcileSummary): void {
+    summary.outcomes[outcome.kind] = (summary.outcomes[outcome.kind] ?? 0) + 1;
+    try {
+      metrics?.observe(outcome);
+      onOutcome?.(outcome);
+    } catch (err) {
+      log.error({ err }, 'jobhook reconciler: onOutcome or metrics threw');
+    }
+  }
+
+  async function abandon(entry: LeasedEntry, reason: AbandonReason, detail: string): Promise<ReconcileOutcome> {
+    const gone = await ledger.abandon(entry.key, entry.token);
+    if (gone) log.warn({ key: entry.key, jobId: entry.jobId, reason }, `jobhook reconciler: abandoned: ${detail}`);
+    return { kind: 'abandoned', key: entry.key, jobId: entry.jobId, reason };
+  }
+
+  async function later(entry: LeasedEntry, waitMs: number, outcome: ReconcileOutcome): Promise<ReconcileOutcome> {
+    await ledger.reschedule(entry.key, entry.token, { dueAt: now() + waitMs });
+    return outcome;
+  }
+
+  /** Polls one entry and acts on the answer; every path ends its lease (settle, reschedule or abandon). */
+  async function reconcile(entry: LeasedEntry): Promise<ReconcileOutcome> {
+    const { key, jobId } = entry;
+    const age = now() - entry.createdAt;
+    if (jobId === null) {
+      if (age >= graceMs) {
+        return abandon(
+          entry,
+          'no-job-id',
+          `submission ${key} got no job id within ${graceMs} ms (the process died during the submit, or the submit failed without saying whether a job was made); a webhook for it is still handled`,
+        );
+      }
+      return later(entry, graceMs - age, { kind: 'waiting-for-job-id', key, jobId });
+    }
+    // A pause (429, outage) longer than a moment: give the entry back rather than hold its lease through it.
+    const paused = pausedUntil - now();
+    if (paused > gapMs) return later(entry, paused, { kind: 'rate-limited', key, jobId });
+    await slot();
+    let job: Awaited<ReturnType<Client['getJob']>>;
+    try {
+      job = await client.getJob(jobId);
+    } catch (err) {
+      return pollFailed(entry, err);
+    }
+    if (typeof job.job_id !== 'string' || job.job_id.toLowerCase() !== jobId) {
+      log.error({ key, jobId, answered: String(job.job_id).slice(0, 64) }, 'jobhook reconciler: the poll answered another job id');
+      return later(entry, backoff(entry.attempts), { kind: 'poll-failed', key, jobId, code: 'ERR_RESPONSE_INVALID' });
+    }
+    if (!isFinished(job)) {
+      if (age >= horizonMs) return abandon(entry, 'horizon', `job ${jobId} is still ${String(job.status)} ${age} ms after its submission`);
+      return later(entry, backoff(entry.attempts), { kind: 'pending', key, jobId });
+    }
+    const handled = await receiver.handlePolled(job as unknown as PolledJob);
+    return afterHandling(entry, handled, age);
+  }
+
+  async function afterHandling(entry: LeasedEntry, handled: PolledOutcome, age: number): Promise<ReconcileOutcome> {
+    const { key, jobId } = entry;
+    switch (handled.kind) {
+      case 'handled':
+      case 'duplicate':
+        // The receiver settles too when it was given the ledger; once more is harmless. A failed
+        // settle leaves the entry leased: its next poll finds the job done and settles it then.
+        await ledger.settle(jobId as string).catch((err: unknown) => {
+          log.warn({ key, jobId, err }, 'jobhook reconciler: could not settle the job; its next poll will');
+        });
+        return { kind: handled.kind === 'handled' ? 'reconciled' : 'already-handled', key, jobId };
+      case 'in-flight':
+        return later(entry, Math.max(MIN_IN_FLIGHT_WAIT_MS, handled.retryAfterMs ?? 0), { kind: 'in-flight', key, jobId });
+      case 'rejected':
+        log.error({ key, jobId, err: handled.error }, 'jobhook reconciler: the poll answer is not a finished job of the documented shape');
+        if (age >= horizonMs) return abandon(entry, 'horizon', `job ${jobId}'s poll answer is still unreadable past the horizon`);
+        return later(entry, backoff(entry.attempts), { kind: 'poll-failed', key, jobId, code: 'ERR_PAYLOAD_INVALID' });
+      default: {
+        const code =
+          handled.kind === 'store-unavailable'
+            ? 'ERR_STORE_UNAVAILABLE'
+            : handled.kind === 'handler-timeout'
+              ? 'ERR_HANDLER_TIMEOUT'
+              : 'ERR_HANDLER_FAILED';
+        log.error(
+          { key, jobId, err: handled.error, code },
+          `jobhook reconciler: polled result not handled (${handled.kind}); retried later`,
+        );
+        return later(entry, backoff(entry.attempts), { kind: 'handler-failed', key, jobId, code });
+      }
+    }
+  }
+
+  async function pollFailed(entry: LeasedEntry, err: unknown): Promise<ReconcileOutcome> {
+    const { key, jobId } = entry;
+    const code = err instanceof ServiceApiError ? err.code : 'ERR_INTERNAL';
+    if (code === 'ERR_NOT_FOUND') {
+      return abandon(
+        entry,
+        'not-found',
+        `the service answered 404 for job ${jobId} (it forgets finished jobs after a while, or the job is another organization's)`,
+      );
+    }
+    if (code === 'ERR_RATE_LIMITED') {
+      const wait = (err as ServiceApiError).retryAfterMs ?? backoffMs;
+      pausedUntil = Math.max(pausedUntil, now() + wait);
+      log.warn({ key, jobId, retryAfterMs: wait }, 'jobhook reconciler: rate limited by the service; polling pauses');
+      return later(entry, wait, { kind: 'rate-limited', key, jobId, code });
+    }
+    const wait = backoff(entry.attempts);
+    if (err instanceof ServiceApiError && err.retryable) {
+      // The service (or the way to it) is down: pause every poll, not just this job's.
+      pausedUntil = Math.max(pausedUntil, now() + Math.min(wait, backoffMs));
+      log.warn({ key, jobId, code, err }, 'jobhook reconciler: poll failed; retried later');
+    } else {
+      // 401/403 and the like: a setup mistake the team must see; the job stays expected.
+      log.error({ key, jobId, code, err }, 'jobhook reconciler: poll refused; retried later');
+    }
+    return later(entry, wait, { kind: 'poll-failed', key, jobId, code });
+  }
+
+  async function runOnce(): Promise<ReconcileSummary> {
+    const summary: ReconcileSummary = { leased: 0, outcomes: {}, counts: undefined };
+    const entries = await ledger.lease({ limit: batchSize, leaseMs });
+    summary.leased = entries.length;
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (;;) {
+        const entry = entries[next++];
+        if (entry === undefined) return;
+        let outcome: ReconcileOutcome;
+        try {
+          outcome = await reconcile(entry);
+        } catch (err) {
+          // The ledger failed (or a bug): the lease runs out and the entry is due again then.
+          log.error(
+            { key: entry.key, jobId: entry.jobId, err },
+            'jobhook reconciler: could not reconcile the entry; retried when its lease ends',
+          );
+          outcome = { kind: 'poll-failed', key: entry.key, jobId: entry.jobId, code: 'ERR_STORE_UNAVAILABLE' };
+        }
+        report(outcome, summary);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, entries.length) }, worker));
+    try {
+      summary.counts = await ledger.count();
+      metrics?.outstanding(summary.counts);
+    } catch (err) {
+      log.warn({ err }, 'jobhook reconciler: could not count the ledger');
+    }
+    return summary;
+  }
+
+  let running = false;
+  let timer: NodeJS.Timeout | undefined;
+  let round: Promise<void> | undefined;
+
+  function schedule(delayMs: number): void {
+    if (!running) return;
+    timer = setTimeout(() => {
+      round = (async () => {
+        let full = false;
+        try {
+          full = (await runOnce()).leased >= batchSize;
+        } catch (err) {
+          log.error({ err }, 'jobhook reconciler: round failed (ledger unavailable?); next round as usual');
+        }
+        const paused = Math.max(0, pausedUntil - now());
+        schedule(full ? paused : Math.max(intervalMs, paused));
+      })();
+    }, delayMs);
+  }
+
+  return Object.freeze({
+    start(): void {
+      if (running) return;
+      running = true;
+      schedule(0);
+    },
+    async stop(): Promise<void> {
+      running = false;
+      clearTimeout(timer);
+      await round;
+    },
+    runOnce,
+  });
+}
