@@ -6,7 +6,7 @@
  *   lower rank (see CORE_RANKS), so that, for example, signature/ never reaches up to receiver/ or
  *   diagnosis/, and receiver/ and diagnosis/ do not import each other both ways.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCircular, parseDependencyTree, type DependencyTree } from 'dpdm';
@@ -18,9 +18,9 @@ const PACKAGES = readdirSync(resolve(REPO, 'packages'), { withFileTypes: true })
   .map((entry) => entry.name);
 
 /**
- * Core's rooms, lowest first. Files at the top of src/ (errors.ts) are rank 0. An `index.ts` is an
- * entry point gathering names from several rooms, so its own imports are not ranked (imports of
- * it are, by its room).
+ * Core's rooms, lowest first. Files at the top of src/ (errors.ts) are rank 0. An entry point (an
+ * `index.ts`, or a file package.json exports) gathers names from several rooms, so its own imports
+ * are not ranked (imports of it are, by its room).
  */
 const CORE_RANKS: Readonly<Record<string, number>> = {
   '': 0,
@@ -32,6 +32,7 @@ const CORE_RANKS: Readonly<Record<string, number>> = {
   internal: 2,
   store: 3,
   recipient: 3,
+  ledger: 4,
   signature: 4,
   diagnosis: 5,
   receiver: 6,
@@ -39,6 +40,17 @@ const CORE_RANKS: Readonly<Record<string, number>> = {
   metrics: 7,
   testing: 8,
 };
+
+/** The files core's package.json exports, relative to the repository. */
+const CORE_ENTRIES: ReadonlySet<string> = new Set(
+  Object.values(
+    (JSON.parse(readFileSync(resolve(REPO, 'packages/core/package.json'), 'utf8')) as { exports: Record<string, { source?: string }> })
+      .exports,
+  )
+    .map((entry) => entry.source)
+    .filter((source): source is string => source !== undefined)
+    .map((source) => relative(REPO, resolve(REPO, 'packages/core', source))),
+);
 
 async function sourceTree(pkg: string): Promise<DependencyTree> {
   const src = resolve(REPO, 'packages', pkg, 'src');
@@ -82,7 +94,7 @@ describe('import graph', () => {
     for (const [file, deps] of Object.entries(tree)) {
       const from = roomOf(file);
       if (!(from in CORE_RANKS)) unranked.add(from);
-      if (file.endsWith(`${sep}index.ts`) || deps === null) continue;
+      if (file.endsWith(`${sep}index.ts`) || CORE_ENTRIES.has(file) || deps === null) continue;
       for (const dep of deps) {
         if (dep.id === null || !(dep.id in tree)) continue;
         const to = roomOf(dep.id);

@@ -9,7 +9,7 @@ export { isHeaderName } from '../signature/headers.js';
 export { BODY_STYLES, isBodyStyle } from '../signature/sign.js';
 export { quitRedisClient } from './quit-redis-client.js';
 export { parseRetryAfter } from './retry-after.js';
-export { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from '../store/store-checks.js';
+export { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from './store-checks.js';
 
 /** `setTimeout` fires at once beyond 2^31-1 ms, so longer waits are taken in steps (or refused). */
 export const MAX_TIMER_MS = 2_147_483_647;

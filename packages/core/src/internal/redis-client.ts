@@ -1,7 +1,7 @@
 // The ioredis client settings and checks the Redis store and the Redis ledger share.
 import type { Cluster, Redis, RedisOptions } from 'ioredis';
 import { parseRedisUrl } from './index.js';
-import { describeValue, optionError } from '../store/store-checks.js';
+import { describeValue, optionError } from './store-checks.js';
 
 /**
  * Settings of a client the store makes from a URL: commands issued while (re)connecting wait in

@@ -1,5 +1,5 @@
 import type { Clock } from '../store/idempotency-store.js';
-import { checkMs, describeValue, optionError } from '../store/store-checks.js';
+import { checkMs, describeValue, optionError } from '../internal/store-checks.js';
 
 /**
  * One job the app submitted with a `webhook_receiver` and has not handled yet. It is written

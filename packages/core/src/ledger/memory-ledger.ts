@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { JobhookError } from '../errors.js';
 import type { Clock } from '../store/idempotency-store.js';
-import { checkJobId, checkToken, optionError } from '../store/store-checks.js';
+import { checkJobId, checkToken, optionError } from '../internal/store-checks.js';
 import {
   checkEpochMs,
   checkLeaseOptions,

@@ -5,7 +5,7 @@ import { MAX_TIMER_MS } from '../internal/index.js';
 import { quitRedisClient } from '../internal/quit-redis-client.js';
 import { checkRedisUrl, isRedisClient, ownedClientOptions } from '../internal/redis-client.js';
 import type { Clock } from '../store/idempotency-store.js';
-import { checkJobId, checkMs, checkToken, describeValue, optionError, readOption } from '../store/store-checks.js';
+import { checkJobId, checkMs, checkToken, describeValue, optionError, readOption } from '../internal/store-checks.js';
 import {
   checkEpochMs,
   checkLeaseOptions,

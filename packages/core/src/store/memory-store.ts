@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { JobhookError } from '../errors.js';
 import { SYNC_CLAIMS, type ClaimResult, type Clock, type IdempotencyStore, type SyncClaims } from './idempotency-store.js';
-import { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from './store-checks.js';
+import { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from '../internal/store-checks.js';
 
 /** Default of {@link MemoryStoreOptions.max}. */
 export const DEFAULT_MEMORY_STORE_MAX = 100_000;

@@ -10,7 +10,7 @@ import { MAX_TIMER_MS } from '../internal/index.js';
 import type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
 import { quitRedisClient } from '../internal/quit-redis-client.js';
 import { checkRedisUrl, isRedisClient as isClient, ownedClientOptions } from '../internal/redis-client.js';
-import { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from './store-checks.js';
+import { checkJobId, checkMs, checkToken, describeValue, MAX_TOKEN_LENGTH, optionError, readOption } from '../internal/store-checks.js';
 
 export type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
 export { createRedisLedger, DEFAULT_REDIS_LEDGER_PREFIX, type RedisLedgerOptions } from '../ledger/redis-ledger.js';
