@@ -11,7 +11,8 @@
 import { constants, createHash, generateKeyPair, sign } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { canonicalize, createReceiver, isJobhookError } from '@jobhook/core';
+import { createReceiver, isJobhookError } from '@jobhook/core';
+import { canonicalize } from '@jobhook/core/canonical';
 import { num, table, logResult } from './report.mjs';
 
 export const description =

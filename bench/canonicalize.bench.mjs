@@ -1,6 +1,7 @@
 // Group `canonicalize`: throughput of canonicalize(body, { profile: 'python' }) against the native
 // JSON round trip, on the three generated payloads in both body styles.
-import { canonicalize, parseBody } from '@jobhook/core';
+import { parseBody } from '@jobhook/core/json';
+import { canonicalize } from '@jobhook/core/canonical';
 import { BODY_STYLES, getPayloads } from './payloads.mjs';
 import { num, ops, ratio, table, verdict, withRme, logResult } from './report.mjs';
 

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { canonicalize } from '@jobhook/core';
+import { canonicalize } from '@jobhook/core/canonical';
 import { BODY_STYLES, getPayloads } from './payloads.mjs';
 
 const PY = String.raw`

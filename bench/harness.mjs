@@ -68,6 +68,8 @@ function taskResult({ task, samples, count }) {
     rme: st.rme,
     samples: st.samples,
     ops: count,
+    /** Per-batch ns per op in round order: sample i of each task of a comparison is from round i. */
+    sampleNs: samples,
   };
   if (task.bytes !== undefined) {
     out.bytes = task.bytes;
@@ -149,7 +151,11 @@ export async function compareAsync(tasks, settings = DEFAULT_SETTINGS) {
   }
   const done = (s) => s.timed >= time && s.samples.length >= minSamples;
   while (!state.every(done)) {
-    for (const s of state) {
+    // Each round runs the tasks in turn, starting from a different one (at 1 in flight the event
+    // loop's state left by the previous batch favours no task).
+    const first = state[0].samples.length % state.length;
+    for (let k = 0; k < state.length; k++) {
+      const s = state[(first + k) % state.length];
       const ms = await runBatch(s.task, s.n);
       s.timed += ms;
       s.count += s.n;

@@ -26,7 +26,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import autocannon from 'autocannon';
-import { DEFAULT_HEADER_NAMES, loadPrivateKey, signPayload } from '@jobhook/core';
+import { DEFAULT_HEADER_NAMES, loadPrivateKey, signPayload } from '@jobhook/core/sign';
 import { DEFAULT_SETTINGS } from './harness.mjs';
 import { getPayload } from './payloads.mjs';
 import { num, ops, ratio, table, verdict, logResult } from './report.mjs';

@@ -501,6 +501,13 @@ export const PAYLOAD_SPECS = [
   { name: 'stt-1mb', description: 'speech-to-text result: timed words, 3 speakers', target: 1_000_000, hint: 10_000, build: buildStt },
   { name: 'embeddings-8x1536', description: 'embeddings: 8 × 1536 full-precision floats', exact: 8, build: buildEmbeddings },
   { name: 'detection-3000', description: 'object detection: 3,000 small objects', exact: 3000, build: buildDetection },
+  {
+    name: 'chat-100kb',
+    description: 'chat completion text, python style: ~100 KB, escape-heavy',
+    target: 100_000,
+    hint: 830,
+    build: buildChat,
+  },
   { name: 'chat-300kb', description: 'long multilingual chat text (FR/EN/JA/DE/RU/AR/ZH)', target: 300_000, hint: 2_500, build: buildChat },
 ];
 

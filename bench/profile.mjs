@@ -24,7 +24,7 @@ const noInline = process.argv.includes('--no-inline');
 
 if (process.env.JOBHOOK_PROFILE_CHILD === '1') {
   // The profiled child: warm up, then loop.
-  const { canonicalize } = await import('@jobhook/core');
+  const { canonicalize } = await import('@jobhook/core/canonical');
   const { getPayload } = await import('./payloads.mjs');
   const body = getPayload(payloadName).bodies[style];
   const options = { profile: 'python', maxBodyBytes: 16 * 1024 * 1024 };

@@ -7,7 +7,8 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { createReceiver, signPayload } from '@jobhook/core';
+import { createReceiver } from '@jobhook/core';
+import { signPayload } from '@jobhook/core/sign';
 import { createRedisStore } from '@jobhook/core/redis';
 import { buildTestEvent } from '@jobhook/core/testing';
 import { createPostgresStore } from '@jobhook/postgres';

@@ -3,7 +3,8 @@
 // check, in the same run. Each handle() call carries a new job_id, so every call is a real
 // claim → handler → complete, never a cheap duplicate.
 import { generateKeyPairSync } from 'node:crypto';
-import { createMemoryStore, createReceiver, createVerifier, signPayload, validateEvent } from '@jobhook/core';
+import { createMemoryStore, createReceiver, createVerifier, validateEvent } from '@jobhook/core';
+import { signPayload } from '@jobhook/core/sign';
 import { buildTestEvent } from '@jobhook/core/testing';
 import { compareAsync } from './harness.mjs';
 import { ops, ratio, table, verdict, withRme, logResult } from './report.mjs';

@@ -24,6 +24,7 @@ const GROUPS = {
   canonicalize: () => import('./canonicalize.bench.mjs'),
   verify: () => import('./verify.bench.mjs'),
   'verify-path': () => import('./verify-path.bench.mjs'),
+  'receive-path': () => import('./receive-path.bench.mjs'),
   stores: () => import('./stores.bench.mjs'),
   receiver: () => import('./receiver.bench.mjs'),
   'receiver-stores': () => import('./receiver-stores.bench.mjs'),

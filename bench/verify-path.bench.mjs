@@ -8,7 +8,8 @@
 // signatures are made over the digest it computes (otherwise its crypto.verify would fail).
 import { constants, createHash, generateKeyPair, sign, verify } from 'node:crypto';
 import { promisify } from 'node:util';
-import { createMemoryStore, createReceiver, createVerifier, signPayload } from '@jobhook/core';
+import { createMemoryStore, createReceiver, createVerifier } from '@jobhook/core';
+import { signPayload } from '@jobhook/core/sign';
 import { compareAsync } from './harness.mjs';
 import { ops, ratio, table, withRme, logResult } from './report.mjs';
 import { naiveCanonical } from './naive-recipe.mjs';

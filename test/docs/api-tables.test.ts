@@ -13,12 +13,17 @@ import { REPO_ROOT } from '../helpers/chaos-cluster.js';
 /** The entries checked, by README. `@jobhook/core/internal` is not public and has no table. */
 const ENTRIES: Record<string, { readme: string; load: () => Promise<object> }> = {
   '@jobhook/core': { readme: 'packages/core/README.md', load: () => import('@jobhook/core') },
+  '@jobhook/core/sign': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/sign') },
+  '@jobhook/core/json': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/json') },
+  '@jobhook/core/canonical': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/canonical') },
+  '@jobhook/core/diagnosis': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/diagnosis') },
   '@jobhook/core/redis': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/redis') },
   '@jobhook/core/testing': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/testing') },
   '@jobhook/core/adapter': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/adapter') },
   '@jobhook/core/metrics': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/metrics') },
   '@jobhook/core/ledger': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/ledger') },
   '@jobhook/core/recipient': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/recipient') },
+  '@jobhook/core/tracing': { readme: 'packages/core/README.md', load: () => import('@jobhook/core/tracing') },
   '@jobhook/express': { readme: 'packages/express/README.md', load: () => import('@jobhook/express') },
   '@jobhook/koa': { readme: 'packages/koa/README.md', load: () => import('@jobhook/koa') },
   '@jobhook/fastify': { readme: 'packages/fastify/README.md', load: () => import('@jobhook/fastify') },

@@ -55,7 +55,7 @@ describe('a CommonJS app', () => {
     expect(major > 20 || (major === 20 && minor >= 19), `node ${process.versions.node}`).toBe(true);
   });
 
-  it('requires core, its /redis and /testing, express, koa, fastify and client, and sees one JobhookError', async () => {
+  it('requires core, its /redis, /testing, /sign, /json, /canonical and /diagnosis, express, koa, fastify and client, and sees one JobhookError', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, ['app.cjs'], { cwd: app });
     const report = JSON.parse(stdout) as AppReport;
 
@@ -63,6 +63,10 @@ describe('a CommonJS app', () => {
       createReceiver: 'function',
       createRedisStore: 'function',
       createTestKeyPair: 'function',
+      signPayload: 'function',
+      rawJson: 'function',
+      canonicalize: 'function',
+      diagnoseDelivery: 'function',
     });
     expect(report.oneCopy).toBe(true);
     const expected: Thrown = { threw: true, isJobhookError: true, instanceOfCore: true, code: 'ERR_OPTION_INVALID' };

@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { CANONICAL_PROFILES, isCanonicalProfile, type CanonicalProfile } from '@jobhook/core';
+import type { CanonicalProfile } from '@jobhook/core';
+import { CANONICAL_PROFILES, isCanonicalProfile } from '@jobhook/core/canonical';
 import { write, type CliIo } from './io.js';
 import { closestFlag } from './closest-flag.js';
 

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { JobhookError, stringifyJson } from '@jobhook/core';
+import { JobhookError } from '@jobhook/core';
+import { stringifyJson } from '@jobhook/core/json';
 import { createRecipientTag, withRecipientTag } from '@jobhook/core/recipient';
 import type { FinishedJob, JobDeliveries, JobView, RedeliverAnswer, SubmitJobRequest, SubmittedJob } from './job-types.js';
 import { checkMs, pollUntilFinished, resolvePollOptions, type PollOptions } from './poll-job.js';

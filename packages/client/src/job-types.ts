@@ -1,4 +1,5 @@
-import type { JobError, JsonObject, JsonValue, RawJson } from '@jobhook/core';
+import type { JobError, JsonObject, JsonValue } from '@jobhook/core';
+import type { RawJson } from '@jobhook/core/json';
 
 /**
  * How the reference sender (`@jobhook/sender`) should play the provider: `input.simulate` of a

@@ -257,6 +257,10 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         return { kind: handled.kind === 'handled' ? 'reconciled' : 'already-handled', key, jobId };
       case 'in-flight':
         return later(entry, Math.max(MIN_IN_FLIGHT_WAIT_MS, handled.retryAfterMs ?? 0), { kind: 'in-flight', key, jobId });
+      case 'handlers-busy':
+        // Load, not a failure: the receiver runs maxConcurrentHandlers handlers; nothing was claimed.
+        log.warn({ key, jobId }, 'jobhook reconciler: every handler slot is taken (maxConcurrentHandlers); polled again later');
+        return later(entry, backoff(entry.attempts), { kind: 'handler-failed', key, jobId, code: 'ERR_HANDLERS_BUSY' });
       case 'rejected':
         log.error({ key, jobId, err: handled.error }, 'jobhook reconciler: the poll answer is not a finished job of the documented shape');
         if (age >= horizonMs) return abandon(entry, 'horizon', `job ${jobId}'s poll answer is still unreadable past the horizon`);

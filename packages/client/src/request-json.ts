@@ -1,4 +1,5 @@
-import { parseBody, toValue, type JsonObject } from '@jobhook/core';
+import type { JsonObject } from '@jobhook/core';
+import { parseBody, toValue } from '@jobhook/core/json';
 import { readCappedBody } from '@jobhook/core/adapter';
 import { parseRetryAfter } from '@jobhook/core/internal';
 

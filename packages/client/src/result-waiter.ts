@@ -1,8 +1,7 @@
 import {
   createMemoryStore,
-  DEFAULT_DONE_TTL_MS,
-  DEFAULT_LEASE_MS,
   JobhookError,
+  RECEIVER_DEFAULTS,
   type AsyncJobCompletedEvent,
   type HandlerContext,
   type IdempotencyStore,
@@ -65,9 +64,9 @@ export interface ResultWaiterOptions {
   maxPollIntervalMs?: number;
   /** `waitForResult` rejects with `ERR_TIMEOUT` after this long. Default 600,000 (10 min). */
   timeoutMs?: number;
-  /** Lease of the poll path's claim, renewed while `onResult` runs. Default core's `DEFAULT_LEASE_MS` (20,000, as the receiver's). */
+  /** Lease of the poll path's claim, renewed while `onResult` runs. Default the receiver's, `RECEIVER_DEFAULTS.leaseMs` (20,000). */
   leaseMs?: number;
-  /** How long a handled job is remembered in the store. Default core's `DEFAULT_DONE_TTL_MS` (7 days, as the receiver's). */
+  /** How long a handled job is remembered in the store. Default the receiver's, `RECEIVER_DEFAULTS.doneTtlMs` (7 days). */
   doneTtlMs?: number;
 }
 
@@ -143,7 +142,7 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
   resolvePollOptions({ intervalMs: pollIntervalMs, maxIntervalMs: maxPollIntervalMs, timeoutMs }, owner);
   const webhookGraceMs = options.webhookGraceMs ?? 2 * pollIntervalMs;
   checkGrace(owner, webhookGraceMs);
-  const { leaseMs = DEFAULT_LEASE_MS, doneTtlMs = DEFAULT_DONE_TTL_MS } = options;
+  const { leaseMs = RECEIVER_DEFAULTS.leaseMs, doneTtlMs = RECEIVER_DEFAULTS.doneTtlMs } = options;
   checkMs(owner, 'leaseMs', leaseMs);
   checkMs(owner, 'doneTtlMs', doneTtlMs);
   const store = options.store ?? createMemoryStore();

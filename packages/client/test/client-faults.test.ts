@@ -6,7 +6,8 @@
  * the same service in process (`service.fetch`), so the assertions are exact and a busy machine
  * cannot make them fail; over real HTTP only lower bounds are checked (timers never fire early).
  */
-import { JobhookError, rawJson } from '@jobhook/core';
+import { JobhookError } from '@jobhook/core';
+import { rawJson } from '@jobhook/core/json';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createClient, ServiceApiError, type Client, type ServiceErrorCode } from '../src/index.js';
 import { BROKE_KEY, GOOD_KEY, pollsOf, startFakeService, type FakeService } from './helpers/fake-service.js';

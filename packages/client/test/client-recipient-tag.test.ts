@@ -2,7 +2,8 @@
  * createClient({ recipientSecret }): every submission with a webhook_receiver carries a recipient tag
  * in user_webhook_parameters, as sent over HTTP to a real (fake) service that records the bodies.
  */
-import { JobhookError, rawJson } from '@jobhook/core';
+import { JobhookError } from '@jobhook/core';
+import { rawJson } from '@jobhook/core/json';
 import { createReceiver, silentLogger } from '@jobhook/core';
 import { buildSignedRequest, createTestKeyPair } from '@jobhook/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

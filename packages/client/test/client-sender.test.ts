@@ -3,7 +3,8 @@
  * port) and a real core receiver on another port, the sender signing and POSTing its webhooks.
  */
 import { randomUUID } from 'node:crypto';
-import { createMemoryStore, createReceiver, rawJson, type Receiver } from '@jobhook/core';
+import { createMemoryStore, createReceiver, type Receiver } from '@jobhook/core';
+import { rawJson } from '@jobhook/core/json';
 import { createSender, type AccountsConfig, type Sender } from '@jobhook/sender';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, createResultWaiter, ServiceApiError, type Client, type JobResult, type ResultWaiter } from '../src/index.js';

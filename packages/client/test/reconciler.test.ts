@@ -215,6 +215,41 @@ describe('createReconciler (virtual time)', () => {
     expect(log.lines.some((l) => l.level === 'error' && /not handled \(handler-failed\)/.test(l.msg))).toBe(true);
   });
 
+  it('a receiver with every handler slot taken: the poll claims nothing, is looked at again after the backoff, then handled', async () => {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let entered!: () => void;
+    const blocked = new Promise<void>((resolve) => (entered = resolve));
+    const blocker = buildSignedRequest({}, { privateKey: keys.privateKey });
+    receiver = createReceiver({
+      publicKeys: keys.publicKeyPem,
+      logger: log,
+      ledger,
+      maxConcurrentHandlers: 1,
+      async onEvent(event, ctx) {
+        if (event.job_id === blocker.event.job_id) {
+          entered();
+          await gate;
+        }
+        handled.push({ event, ctx });
+      },
+    });
+    const webhook = receiver.handle(blocker);
+    await blocked;
+    const reconciler = reconcilerWith();
+    const { job_id } = await submit();
+    reconciler.start();
+    await vi.advanceTimersByTimeAsync(DEADLINE_MS + 1_000);
+    expect(outcomes).toEqual([expect.objectContaining({ kind: 'handler-failed', jobId: job_id, code: 'ERR_HANDLERS_BUSY' })]);
+    expect(log.lines.some((l) => l.level === 'warn' && /handler slot/.test(l.msg))).toBe(true);
+    open();
+    expect((await webhook).status).toBe(200);
+    await vi.advanceTimersByTimeAsync(10_000);
+    await reconciler.stop();
+    expect(outcomes.map((o) => o.kind)).toEqual(['handler-failed', 'reconciled']);
+    expect(handled.map((h) => h.event.job_id)).toEqual([blocker.event.job_id, job_id]);
+  });
+
   it('an entry that never got a job id waits for the grace period, then is abandoned with a log line', async () => {
     const reconciler = reconcilerWith({ unattachedGraceMs: 60_000 });
     await ledger.begin('crashed-submit', { dueAt: Date.now() + DEADLINE_MS });

@@ -1,6 +1,8 @@
 /**
  * Every error jobhook raises on bad input carries a stable string `code` and the HTTP status a
- * receiver should answer with, so callers branch on codes rather than on messages.
+ * receiver should answer with, so callers branch on codes rather than on messages. This map holds
+ * core's codes; the reference sender's packages add their own (`DeliveryError` of
+ * `@jobhook/delivery`, `SenderError` of `@jobhook/sender`), as subclasses of {@link JobhookError}.
  */
 export const ERROR_STATUS = {
   /** The body is not JSON as Python's `json.loads` reads it (syntax, invalid UTF-8, > 4300-digit integer). */
@@ -91,20 +93,11 @@ export const ERROR_STATUS = {
    */
   ERR_RECEIVER_BUSY: 503,
   /**
-   * The reference sender refuses a webhook receiver URL: not https (unless insecure receivers are
-   * allowed), userinfo, or a host that is or resolves to a loopback, private, link-local, reserved...
-   * address (server-side request forgery guard).
-   * A sender code, not a receiver's: it is here only because `@jobhook/delivery` (and the sender)
-   * throw it as a `JobhookError`, whose codes are this map's. To leave core, delivery needs an error
-   * of its own first.
+   * The receiver already runs `maxConcurrentHandlers` handlers: this verified delivery was refused
+   * before its claim (no lease is taken, nothing ran). 503 + `Retry-After` at once, never queued,
+   * and never a 4xx, which the sender would not retry.
    */
-  ERR_RECEIVER_REFUSED: 400,
-  /**
-   * The reference sender's memory job store holds as many unfinished jobs (processing, or with a
-   * delivery pending) as it may keep (`maxStoredJobs`, `maxStoredJobBytes`): a new job is refused
-   * until some finish. A sender code, here for the same reason as `ERR_RECEIVER_REFUSED`.
-   */
-  ERR_STORE_FULL: 503,
+  ERR_HANDLERS_BUSY: 503,
   /** An unexpected failure inside jobhook (a bug): answered 500 so the sender retries, and logged. */
   ERR_INTERNAL: 500,
   /** A key given to jobhook is unusable (not RSA, under 2048 bits, not a PEM, ...). Thrown at construction. */
@@ -113,7 +106,7 @@ export const ERROR_STATUS = {
   ERR_OPTION_INVALID: 500,
 } as const;
 
-/** A stable jobhook error code. */
+/** A stable code of core's errors (the receiver's answers, keys, options). */
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** Options of {@link JobhookError}. */
@@ -125,37 +118,56 @@ export interface JobhookErrorOptions {
 }
 
 /**
- * The one error class of jobhook.
+ * The error class of jobhook, and the base of the other packages' error classes: each subclass
+ * narrows `Code` to its own codes and brings its code → status map (`statusTable`), so
+ * `isJobhookError` and `instanceof JobhookError` hold for every jobhook error while core's
+ * {@link ErrorCode} stays closed (`new JobhookError` accepts only core's codes).
  *
  * @example
  * ```ts
- * try { verifySignature({ body, signature, publicKeys }) }
+ * try { constructEvent(body, headers, verifier) }
  * catch (err) { if (err instanceof JobhookError) res.status(err.status).json(err.toJSON()) }
  * ```
  */
-export class JobhookError extends Error {
-  override readonly name = 'JobhookError';
+export class JobhookError<Code extends string = ErrorCode> extends Error {
+  override readonly name: string = 'JobhookError';
   /** Stable machine-readable code, e.g. `ERR_SIGNATURE_INVALID`. */
-  readonly code: ErrorCode;
+  readonly code: Code;
   /** HTTP status a receiver answers with for this error. */
   readonly status: number;
   /** Extra structured detail, if any. */
   readonly detail: Readonly<Record<string, unknown>> | undefined;
 
-  constructor(code: ErrorCode, message: string, options: JobhookErrorOptions = {}) {
+  /** The code → HTTP status map of this class's codes; a subclass overrides it with its own. */
+  protected static readonly statusTable: Readonly<Record<string, number>> = ERROR_STATUS;
+
+  // NoInfer: `Code` comes from the class (core's codes here, a subclass's own), never from the
+  // argument, so `new JobhookError('ERR_NOT_CORES', ...)` does not compile.
+  constructor(code: NoInfer<Code>, message: string, options: JobhookErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
-    this.status = ERROR_STATUS[code];
+    // An unknown code can only come from untyped JavaScript: it is a bug, answered as one.
+    this.status = (new.target as unknown as { statusTable: Readonly<Record<string, number>> }).statusTable[code] ?? 500;
     this.detail = options.detail;
   }
 
   /** The JSON error body jobhook answers with: `{ error: { code, message } }`. */
-  toJSON(): { error: { code: ErrorCode; message: string } } {
+  toJSON(): { error: { code: Code; message: string } } {
     return { error: { code: this.code, message: this.message } };
   }
 }
 
-/** True when `err` is a {@link JobhookError}, optionally with the given code. */
-export function isJobhookError(err: unknown, code?: ErrorCode): err is JobhookError {
+/**
+ * True when `err` is an error of any jobhook package (a {@link JobhookError} or a subclass),
+ * optionally with the given code.
+ *
+ * @example
+ * ```ts
+ * if (isJobhookError(err, 'ERR_SIGNATURE_INVALID')) log.warn(err.detail);
+ * ```
+ */
+export function isJobhookError(err: unknown): err is JobhookError<string>;
+export function isJobhookError<Code extends string>(err: unknown, code: Code): err is JobhookError<Code>;
+export function isJobhookError(err: unknown, code?: string): boolean {
   return err instanceof JobhookError && (code === undefined || err.code === code);
 }

@@ -5,7 +5,9 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CANONICAL_PROFILES, JobhookError, parseBody, serializeCanonical } from '../src/index.js';
+import { JobhookError } from '../src/index.js';
+import { parseBody } from '../src/json/index.js';
+import { CANONICAL_PROFILES, serializeCanonical } from '../src/canonical/index.js';
 
 function check(text: string | Buffer): void {
   const doc = parseBody(Buffer.isBuffer(text) ? text : Buffer.from(text, 'utf8'), { maxBodyBytes: 1e8, maxDepth: 2000 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalize, JobhookError, type CanonicalProfile } from '../src/index.js';
+import { JobhookError, type CanonicalProfile } from '../src/index.js';
+import { canonicalize } from '../src/canonical/index.js';
 
 const c = (body: string, profile: CanonicalProfile = 'python') => canonicalize(body, { profile }).toString('utf8');
 

@@ -9,14 +9,14 @@ import {
   createKeyRing,
   createReceiver,
   createVerifier,
-  ERROR_STATUS,
   JobhookError,
-  signPayload,
   silentLogger,
   type AsyncJobCompletedEvent,
   type ErrorCode,
   type RequestHeaders,
 } from '../src/index.js';
+import { signPayload } from '../src/sign/index.js';
+import { ERROR_STATUS } from '../src/errors.js';
 import { buildSignedRequest, createTestKeyPair, signTestEvent } from '../src/testing/index.js';
 import { codeOf } from './helpers/error-code.js';
 import { allowed, loadVectors, type Outcome, type VectorCase } from './helpers/signature-vectors.js';

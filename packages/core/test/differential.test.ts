@@ -12,7 +12,8 @@
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { JobhookError, canonicalize } from '../src/index.js';
+import { JobhookError } from '../src/index.js';
+import { canonicalize } from '../src/canonical/index.js';
 import {
   ORACLE_PROFILES,
   streamPythonOracle,

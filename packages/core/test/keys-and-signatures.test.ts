@@ -2,16 +2,10 @@ import { createHash, createPublicKey, generateKeyPairSync, type KeyObject } from
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import {
-  createKeyRing,
-  createVerifier,
-  DEFAULT_HEADER_NAMES,
-  type JobhookError,
-  rawJson,
-  signPayload,
-  signPayloadAsync,
-  verifySignature,
-} from '../src/index.js';
+import { createKeyRing, createVerifier, type JobhookError } from '../src/index.js';
+import { DEFAULT_HEADER_NAMES, signPayload, signPayloadAsync } from '../src/sign/index.js';
+import { rawJson } from '../src/json/index.js';
+import { verifySignature } from '../src/signature/verifier.js';
 import { codeOf } from './helpers/error-code.js';
 
 /** The repository's signature vectors and their keys (vectors/ at the repository root). */

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalize, type JobhookError, parseBody, toValue } from '../src/index.js';
+import type { JobhookError } from '../src/index.js';
+import { parseBody, toValue } from '../src/json/index.js';
+import { canonicalize } from '../src/canonical/index.js';
 import { codeOf } from './helpers/error-code.js';
 
 const text = (s: string) => canonicalize(s).toString('utf8');

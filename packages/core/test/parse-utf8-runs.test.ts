@@ -4,7 +4,9 @@
  * any other bad byte refused at its offset. python3 is the oracle.
  */
 import { describe, expect, it } from 'vitest';
-import { canonicalize, JobhookError, parseBody } from '../src/index.js';
+import { JobhookError } from '../src/index.js';
+import { parseBody } from '../src/json/index.js';
+import { canonicalize } from '../src/canonical/index.js';
 import { codeOf } from './helpers/error-code.js';
 import { execFileSync } from 'node:child_process';
 

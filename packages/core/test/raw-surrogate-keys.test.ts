@@ -7,7 +7,8 @@
 import { execFileSync } from 'node:child_process';
 import { constants, createHash, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalize, createVerifier } from '../src/index.js';
+import { createVerifier } from '../src/index.js';
+import { canonicalize } from '../src/canonical/index.js';
 import { createTestKeyPair } from '../src/testing/index.js';
 
 const keys = createTestKeyPair();

@@ -6,16 +6,9 @@
  */
 import { constants, createHash, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  canonicalize,
-  createReceiver,
-  createVerifier,
-  parseBody,
-  stringifyJson,
-  toLosslessValue,
-  type CanonicalProfile,
-  type LosslessJsonValue,
-} from '../src/index.js';
+import { createReceiver, createVerifier, type CanonicalProfile, type LosslessJsonValue } from '../src/index.js';
+import { parseBody, stringifyJson, toLosslessValue } from '../src/json/index.js';
+import { canonicalize } from '../src/canonical/index.js';
 import { createTestKeyPair } from '../src/testing/index.js';
 
 const keys = createTestKeyPair();

@@ -5,7 +5,8 @@
  */
 import { createHash, createPublicKey } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { JobhookError, canonicalize, createVerifier, type Verifier, type VerifyResult } from '../src/index.js';
+import { JobhookError, createVerifier, type Verifier, type VerifyResult } from '../src/index.js';
+import { canonicalize } from '../src/canonical/index.js';
 import { allowed, loadVectors, type Outcome, type VectorCase } from './helpers/signature-vectors.js';
 
 const loaded = loadVectors();

@@ -6,7 +6,9 @@
  */
 import { constants, createHash, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { JobhookError, canonicalize, createReceiver, createVerifier, parseBody, type CanonicalProfile } from '../src/index.js';
+import { JobhookError, createReceiver, createVerifier, type CanonicalProfile } from '../src/index.js';
+import { parseBody } from '../src/json/index.js';
+import { canonicalize } from '../src/canonical/index.js';
 import { CANONICAL_PROFILES, digestCanonical } from '../src/canonical/profiles.js';
 import { createSharedKeyOrders } from '../src/canonical/shared-key-orders.js';
 import { createTestKeyPair } from '../src/testing/index.js';

@@ -1,16 +1,6 @@
 import type { KeyObject } from 'node:crypto';
-import {
-  CANONICAL_BYTES_PER_BODY_BYTE,
-  DEFAULT_MAX_BODY_BYTES,
-  JobhookError,
-  loadPrivateKey,
-  signPayloadAsync,
-  type BodyStyle,
-  type Logger,
-  type SignedPayload,
-  type SignOptions,
-  type WebhookHeaderNames,
-} from '@jobhook/core';
+import { JobhookError, RECEIVER_DEFAULTS, type Logger, type WebhookHeaderNames } from '@jobhook/core';
+import { loadPrivateKey, signPayloadAsync, type BodyStyle, type SignedPayload, type SignOptions } from '@jobhook/core/sign';
 import { isBodyStyle, isHeaderName, isLogger, MAX_TIMER_MS } from '@jobhook/core/internal';
 import type { DeliveryLog, DeliverySubject } from './delivery-log.js';
 import type { RetryPolicy } from './retry-policy.js';
@@ -50,7 +40,7 @@ export interface DelivererOptions<J extends DeliverySubject = DeliverySubject> {
   /**
    * A payload whose canonical form may exceed this many bytes is not signed nor sent (attempt
    * `rejected`, error `payload_invalid`): receivers refuse it (413) by the same bound. Default
-   * 16 MiB, the receivers' default (`CANONICAL_BYTES_PER_BODY_BYTE` × `DEFAULT_MAX_BODY_BYTES`).
+   * 16 MiB, the receivers' default (`RECEIVER_DEFAULTS.maxCanonicalBytes`).
    */
   maxCanonicalBytes?: number;
   /** Most jobs whose signed webhook is kept in memory for their next attempts and rounds. Default 10000. */
@@ -82,7 +72,7 @@ export interface ResolvedDelivererOptions<J extends DeliverySubject> {
 }
 
 /** Default `maxCanonicalBytes` of the deliverer: the receivers' default, 16 × 1 MiB. */
-export const DEFAULT_MAX_CANONICAL_BYTES = CANONICAL_BYTES_PER_BODY_BYTE * DEFAULT_MAX_BODY_BYTES;
+export const DEFAULT_MAX_CANONICAL_BYTES = RECEIVER_DEFAULTS.maxCanonicalBytes;
 /** Default `signedCacheEntries`. */
 export const DEFAULT_SIGNED_CACHE_ENTRIES = 10_000;
 /** Default `signedCacheBytes`: 64 MiB. */

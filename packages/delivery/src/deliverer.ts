@@ -1,4 +1,5 @@
-import { silentLogger, type SignOptions } from '@jobhook/core';
+import { silentLogger } from '@jobhook/core';
+import type { SignOptions } from '@jobhook/core/sign';
 import { attemptErrorText } from './attempt-error-text.js';
 import { classifyAnswer, type AnswerClass } from './classify-answer.js';
 import { resolveDelivererOptions, type DelivererOptions } from './deliverer-options.js';

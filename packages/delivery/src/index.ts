@@ -18,6 +18,7 @@ export type { JobhookAnswer } from './jobhook-answer.js';
 export type { SignedWebhook } from './signed-payload-cache.js';
 export { createSsrfGuard, type HostResolver, type ResolvedAddress, type SsrfGuard, type SsrfGuardOptions } from './ssrf-guard.js';
 export { refusalReason, type ReceiverRefusalReason } from './receiver-refusal.js';
+export { DELIVERY_ERROR_STATUS, DeliveryError, type DeliveryErrorCode } from './delivery-error.js';
 export { createRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from './retry-policy.js';
 export { parseRetryAfter } from '@jobhook/core/internal';
 export { postWebhook, type PostWebhookRequest, type PostWebhookResult } from './post-webhook.js';

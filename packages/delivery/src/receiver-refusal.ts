@@ -1,7 +1,8 @@
-import { JobhookError, isJobhookError } from '@jobhook/core';
+import { isJobhookError } from '@jobhook/core';
+import { DeliveryError } from './delivery-error.js';
 
 /**
- * Why the SSRF guard refused a receiver, in `JobhookError.detail.reason`:
+ * Why the SSRF guard refused a receiver, in `DeliveryError.detail.reason`:
  * - `invalid_url`: not a URL (or not one `new URL()` accepts), empty, control characters, backslash;
  * - `too_long`: longer than the URL length limit, or a host name over 253 characters;
  * - `scheme`: not `https://` (or `http://` when insecure receivers are allowed);
@@ -32,8 +33,8 @@ export function receiverRefused(
   message: string,
   extra: Record<string, unknown> = {},
   cause?: unknown,
-): JobhookError {
-  return new JobhookError('ERR_RECEIVER_REFUSED', `webhook_receiver refused: ${message}`, {
+): DeliveryError {
+  return new DeliveryError('ERR_RECEIVER_REFUSED', `webhook_receiver refused: ${message}`, {
     detail: { reason, ...extra },
     ...(cause === undefined ? {} : { cause }),
   });

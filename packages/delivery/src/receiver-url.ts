@@ -31,7 +31,7 @@ const CONTROL_OR_SPACE = /[\u0000-\u0020\u007f-\u009f]/;
  * `2130706433`, octal `0177.0.0.1`, hex `0x7f.1`, short `127.1`, percent-encoded, full-width
  * digits all become `127.0.0.1`; out-of-range forms throw) and IPv6 literals (compressed, hex
  * instead of dotted, zone ids refused), then classifies the result with ipaddr.js.
- * @throws JobhookError `ERR_RECEIVER_REFUSED`
+ * @throws DeliveryError `ERR_RECEIVER_REFUSED`
  * @internal
  */
 export function checkReceiverUrl(text: string, rules: ReceiverUrlRules, policy: AddressPolicy): CheckedReceiverUrl {

@@ -33,7 +33,7 @@ export interface SsrfGuard {
    * Synchronous checks of the URL text: scheme, userinfo, fragment, length, local host names, and
    * IP-literal hosts in any notation (normalized by `new URL()`, then classified).
    * @returns the parsed URL.
-   * @throws JobhookError `ERR_RECEIVER_REFUSED`, `detail.reason` naming the reason.
+   * @throws DeliveryError `ERR_RECEIVER_REFUSED`, `detail.reason` naming the reason.
    */
   checkUrl(url: string): URL;
   /**
@@ -41,7 +41,7 @@ export interface SsrfGuard {
    * ANY address is not allowed, so a host with one private record is refused whatever the order.
    * Call it at submission and before every attempt, and connect to the returned address only.
    * @returns the address to connect to (the first one the resolver gave).
-   * @throws JobhookError `ERR_RECEIVER_REFUSED`; a lookup failure has `detail.reason` `resolve_failed`.
+   * @throws DeliveryError `ERR_RECEIVER_REFUSED`; a lookup failure has `detail.reason` `resolve_failed`.
    */
   resolveTarget(url: string | URL): Promise<ResolvedAddress>;
 }

@@ -3,7 +3,8 @@
  * Small timings: retry base 10 ms, attempt timeout 200 ms.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { DEFAULT_HEADER_NAMES, verifySignature } from '@jobhook/core';
+import { createVerifier } from '@jobhook/core';
+import { DEFAULT_HEADER_NAMES } from '@jobhook/core/sign';
 import { createTestKeyPair } from '@jobhook/core/testing';
 import { createDeliverer, createRetryPolicy, createSsrfGuard, type DelivererOptions } from '../src/index.js';
 import { createTestLog, driveDelivery, seedJob, testPayload, type TestJob } from './helpers/test-jobs.js';
@@ -82,7 +83,10 @@ describe('deliverer: retry schedule on real receivers', () => {
     expect(req.headers['x-service-signature']).toMatch(/^[0-9a-f]{512}$/);
     expect(req.headers['host']).toBe(`127.0.0.1:${r.port}`);
     expect(Number(req.headers['content-length'])).toBe(req.body.length);
-    const verified = verifySignature({ body: req.body, signature: req.headers['x-service-signature'] as string, keys: keys.publicKeyPem });
+    const verified = createVerifier({ publicKeys: keys.publicKeyPem }).verify({
+      body: req.body,
+      signature: req.headers['x-service-signature'] as string,
+    });
     expect(verified).toMatchObject({ profile: 'python' });
   });
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { JobhookError } from '@jobhook/core';
+import { isJobhookError, JobhookError } from '@jobhook/core';
+import { DeliveryError } from '../src/delivery-error.js';
 import { createSsrfGuard, type HostResolver, type ResolvedAddress } from '../src/ssrf-guard.js';
 import { refusalReason, type ReceiverRefusalReason } from '../src/receiver-refusal.js';
 
@@ -125,9 +126,12 @@ describe('SSRF guard: refused receivers', () => {
       () => undefined,
       (err: unknown) => err,
     );
+    // Delivery's own error class, and still a jobhook error: core's guard and base class see it.
+    expect(error).toBeInstanceOf(DeliveryError);
     expect(error).toBeInstanceOf(JobhookError);
-    expect((error as JobhookError).code).toBe('ERR_RECEIVER_REFUSED');
-    expect((error as JobhookError).message).toMatch(/^webhook_receiver refused: /);
+    expect(isJobhookError(error, 'ERR_RECEIVER_REFUSED')).toBe(true);
+    expect(error).toMatchObject({ name: 'DeliveryError', code: 'ERR_RECEIVER_REFUSED', status: 400 });
+    expect((error as DeliveryError).message).toMatch(/^webhook_receiver refused: /);
     expect(refusalReason(error)).toBe(reason);
   });
 

@@ -2,7 +2,7 @@
 // without it, a clear 500 that says how to fix the setup; a re-serialized object is never verified.
 import { afterEach, describe, expect, it } from 'vitest';
 import express from 'express';
-import { rawJson } from '@jobhook/core';
+import { rawJson } from '@jobhook/core/json';
 import { buildSignedRequest, createTestKeyPair } from '@jobhook/core/testing';
 import { captureRawBody, createExpressMiddleware } from '../src/index.js';
 import { send, startApp, type RunningApp } from './helpers.js';

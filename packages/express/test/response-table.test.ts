@@ -3,14 +3,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type express from 'express';
-import {
-  JobhookError,
-  createMemoryStore,
-  signPayload,
-  type AsyncJobCompletedEvent,
-  type IdempotencyStore,
-  type ReceiverOptions,
-} from '@jobhook/core';
+import { JobhookError, createMemoryStore, type AsyncJobCompletedEvent, type IdempotencyStore, type ReceiverOptions } from '@jobhook/core';
+import { signPayload } from '@jobhook/core/sign';
 import { buildSignedRequest, createTestKeyPair } from '@jobhook/core/testing';
 import { createExpressMiddleware } from '../src/index.js';
 import { deferred, send, startApp, type RunningApp } from './helpers.js';

@@ -1,7 +1,8 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import Koa from 'koa';
 import { describe, expect, it } from 'vitest';
-import { signPayload, type ReceiverOutcome } from '@jobhook/core';
+import type { ReceiverOutcome } from '@jobhook/core';
+import { signPayload } from '@jobhook/core/sign';
 import { buildSignedRequest } from '@jobhook/core/testing';
 import { createKoaMiddleware } from '../src/index.js';
 import { HEAD_REFUSALS, keys, listen, post, sendUnfinishedBody, signed } from './helpers.js';

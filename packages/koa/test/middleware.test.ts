@@ -4,11 +4,11 @@ import {
   JobhookError,
   createMemoryStore,
   createReceiver,
-  signPayload,
   type AsyncJobCompletedEvent,
   type IdempotencyStore,
   type ReceiverOptions,
 } from '@jobhook/core';
+import { signPayload } from '@jobhook/core/sign';
 import { createKoaMiddleware, type JobhookState } from '../src/index.js';
 import { gate, keys, listen, post, signed } from './helpers.js';
 

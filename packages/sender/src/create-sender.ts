@@ -1,6 +1,7 @@
 import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
-import { JobhookError, loadPrivateKey } from '@jobhook/core';
+import { JobhookError } from '@jobhook/core';
+import { loadPrivateKey } from '@jobhook/core/sign';
 import {
   createBullmqWorkQueue,
   createDeliverer,

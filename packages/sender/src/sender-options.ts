@@ -1,5 +1,6 @@
 import ipaddr from 'ipaddr.js';
-import { JobhookError, silentLogger, type BodyStyle, type Logger, type PrivateKeyInput, type WebhookHeaderNames } from '@jobhook/core';
+import { JobhookError, silentLogger, type Logger, type WebhookHeaderNames } from '@jobhook/core';
+import type { BodyStyle, PrivateKeyInput } from '@jobhook/core/sign';
 import { isBodyStyle, isHeaderName, isLogger, MAX_TIMER_MS, parseRedisUrl } from '@jobhook/core/internal';
 import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from './api/http-timeouts.js';
 import type { AccountsConfig } from './accounts/accounts-config.js';

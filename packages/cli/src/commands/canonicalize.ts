@@ -1,4 +1,4 @@
-import { canonicalize } from '@jobhook/core';
+import { canonicalize } from '@jobhook/core/canonical';
 import { defineCommand, toProfile } from '../command.js';
 import { readInput, write, type CliIo } from '../io.js';
 

@@ -1,4 +1,4 @@
-import { diagnoseDelivery, type DiagnoseOptions } from '@jobhook/core';
+import { diagnoseDelivery, type DiagnoseOptions } from '@jobhook/core/diagnosis';
 import { jsonLine, write, type CliIo } from '../io.js';
 import { readDoctorRequest } from './doctor-request.js';
 import { forEachBatchLine } from './verify-batch.js';

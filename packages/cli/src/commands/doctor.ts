@@ -1,4 +1,5 @@
-import { createKeyRing, diagnoseDelivery, type DiagnoseOptions, type Diagnosis, type WebhookHeaderNames } from '@jobhook/core';
+import { createKeyRing, type WebhookHeaderNames } from '@jobhook/core';
+import { diagnoseDelivery, type DiagnoseOptions, type Diagnosis } from '@jobhook/core/diagnosis';
 import { defineCommand, toProfile, UsageError } from '../command.js';
 import { jsonLine, readFileArg, readInput, write, type CliIo } from '../io.js';
 import { doctorBatch } from './doctor-batch.js';

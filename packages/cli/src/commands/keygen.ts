@@ -3,7 +3,7 @@ import { access, mkdir, open, type FileHandle } from 'node:fs/promises';
 import { createPublicKey, generateKeyPair } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { loadPublicKey, MIN_RSA_BITS } from '@jobhook/core';
+import { loadPublicKey, MIN_RSA_BITS } from '@jobhook/core/sign';
 import { defineCommand, UsageError } from '../command.js';
 import { CliError } from '../errors.js';
 import { write, type CliIo } from '../io.js';

@@ -1,4 +1,5 @@
-import { parseBody, toLosslessValue, type BodyStyle, type SignedPayload } from '@jobhook/core';
+import type { BodyStyle, SignedPayload } from '@jobhook/core/sign';
+import { parseBody, toLosslessValue } from '@jobhook/core/json';
 import { BREAK_VARIANTS, breakDelivery, type BreakCause } from '@jobhook/core/testing';
 import type { KeyObject } from 'node:crypto';
 import type { Command } from '../command.js';

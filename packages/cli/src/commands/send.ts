@@ -1,15 +1,9 @@
 import { randomUUID, type KeyObject } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import {
-  loadPrivateKey,
-  parseBody,
-  signPayload,
-  toLosslessValue,
-  type BodyStyle,
-  type LosslessJsonValue,
-  type SignedPayload,
-} from '@jobhook/core';
+import type { LosslessJsonValue } from '@jobhook/core';
+import { loadPrivateKey, signPayload, type BodyStyle, type SignedPayload } from '@jobhook/core/sign';
+import { parseBody, toLosslessValue } from '@jobhook/core/json';
 import { createRecipientTag, RECIPIENT_TAG_KEY } from '@jobhook/core/recipient';
 import { buildTestEvent } from '@jobhook/core/testing';
 import { defineCommand, UsageError } from '../command.js';

@@ -1,4 +1,4 @@
-import { loadPrivateKey, signPayload } from '@jobhook/core';
+import { loadPrivateKey, signPayload } from '@jobhook/core/sign';
 import { defineCommand, toProfile, UsageError } from '../command.js';
 import { readFileArg, readInput, write, type CliIo } from '../io.js';
 

@@ -40,7 +40,7 @@ const AS_IS = 1;
  * - `as-written`: the lexeme's own digits, laid out in the profile's notation, without converting
  *   anything when it has at most 17 significant digits. Equal to `exact` for every lexeme that is
  *   already a shortest form (whatever Python, JavaScript or orjson wrote), and far cheaper; verification
- *   tries it first and falls back to `exact` when it did not match and {@link floatsApproximated} says
+ *   tries it first and falls back to `exact` when it did not match and {@link FloatPass.approximated} says
  *   that the two could differ. The first {@link EXACT_CHECKS_PER_PASS} lexemes of 16–17 digits of a
  *   pass are written exactly all the same: every reference serializer writes the shortest form, so
  *   this loses no signer's bytes, and a body with a few such floats needs no second, exact pass.
@@ -56,33 +56,26 @@ export type FloatMode = 'exact' | 'as-written';
  */
 export const EXACT_CHECKS_PER_PASS = 64;
 
-let approximated = false;
-let exactChecksLeft = EXACT_CHECKS_PER_PASS;
-
-/** True when a float since the last {@link resetFloatState} was written `as-written` with more than 15 digits. @internal */
-export function floatsApproximated(): boolean {
-  return approximated;
-}
-
-/** Records that a float was written as written with more than 15 digits. @internal */
-export function noteApproximated(): void {
-  approximated = true;
-}
-
 /**
- * In an `as-written` pass, whether the next 16–17-digit lexeme is converted exactly instead (true
- * for the first {@link EXACT_CHECKS_PER_PASS} of the pass). @internal
+ * The float state of one serialization pass, created by whoever starts the pass and handed down:
+ * whether a float was written `as-written` with more than 15 digits (so the `exact` form could
+ * differ), and how many exact checks the pass has left.
+ * @internal
  */
-export function spendExactCheck(): boolean {
-  if (exactChecksLeft === 0) return false;
-  exactChecksLeft--;
-  return true;
-}
-
-/** Starts a serialization pass. @internal */
-export function resetFloatState(): void {
+export class FloatPass {
+  /** True once a float of this pass was written `as-written` with more than 15 digits. */
   approximated = false;
-  exactChecksLeft = EXACT_CHECKS_PER_PASS;
+  private exactChecksLeft = EXACT_CHECKS_PER_PASS;
+
+  /**
+   * In an `as-written` pass, whether the next 16–17-digit lexeme is converted exactly instead (true
+   * for the first {@link EXACT_CHECKS_PER_PASS} of the pass).
+   */
+  spendExactCheck(): boolean {
+    if (this.exactChecksLeft === 0) return false;
+    this.exactChecksLeft--;
+    return true;
+  }
 }
 
 /**
@@ -90,7 +83,7 @@ export function resetFloatState(): void {
  * state. Returns 0 when loaded, {@link AS_IS} when the lexeme is already in canonical form (the
  * common case, where Python wrote the body, is flagged by the parse and never reaches here), or ±Infinity when the value overflows.
  */
-function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode): number {
+function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode, pass: FloatPass): number {
   let p = start;
   negative = b[p] === 0x2d;
   if (negative) p++;
@@ -131,9 +124,9 @@ function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode):
   const point = intLen + exp - lead;
   // As written, a lexeme of 16-17 digits is laid out unconverted unless it is one of the pass's checks.
   const maxDigits =
-    mode === 'exact' || (n > FAST_MAX_DIGITS && n <= MAX_SHORTEST_DIGITS && spendExactCheck()) ? FAST_MAX_DIGITS : MAX_SHORTEST_DIGITS;
+    mode === 'exact' || (n > FAST_MAX_DIGITS && n <= MAX_SHORTEST_DIGITS && pass.spendExactCheck()) ? FAST_MAX_DIGITS : MAX_SHORTEST_DIGITS;
   if (!expHuge && n <= maxDigits && point > -FAST_MAX_DECPT && point < FAST_MAX_DECPT) {
-    if (n > FAST_MAX_DIGITS) approximated = true;
+    if (n > FAST_MAX_DIGITS) pass.approximated = true;
     // "I.F" is canonical in fixed range when F has no trailing zero beyond a lone "0" ("1.0").
     if (plain && point > -4 && point <= 16 && (b[end - 1] !== 0x30 || fracLen === 1)) return AS_IS;
     for (let k = 0; k < n; k++) digits[k] = digitAt(b, intStart, intLen, fracStart, lead + k);
@@ -291,12 +284,20 @@ function writeMantissa(w: ByteWriter, n: number): void {
 }
 
 /**
- * Writes the float lexeme `b[start, end)` in `layout`. Returns 0, or the infinity the value
+ * Writes the float lexeme `b[start, end)` in `layout`, as part of `pass`. Returns 0, or the infinity the value
  * overflows to (then nothing was written: each profile spells infinities its own way).
  * @internal
  */
-export function writeFloatLexeme(b: Uint8Array, start: number, end: number, layout: FloatLayout, mode: FloatMode, w: ByteWriter): number {
-  const loaded = loadLexeme(b, start, end, mode);
+export function writeFloatLexeme(
+  b: Uint8Array,
+  start: number,
+  end: number,
+  layout: FloatLayout,
+  mode: FloatMode,
+  w: ByteWriter,
+  pass: FloatPass,
+): number {
+  const loaded = loadLexeme(b, start, end, mode, pass);
   if (loaded === AS_IS) {
     w.copy(b, start, end);
     return 0;

@@ -72,6 +72,11 @@ export interface ParseRun extends ResolvedParseOptions {
   readonly requireObject?: boolean;
   /** Parse into the shared scratch tape: only for callers that drop the parse before returning. */
   readonly scratch?: boolean;
+  /**
+   * Verification: try the python profile through the engine's own JSON first, where it writes the
+   * body as Python does (`nativePythonCandidate`). Default true; false runs the exact path alone.
+   */
+  readonly nativeFirst?: boolean;
 }
 
 /** Limits for trusted input (values the caller built, bodies it signs): no size limits, default depth. @internal */

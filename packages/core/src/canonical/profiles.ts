@@ -1,5 +1,5 @@
 import { JobhookError } from '../errors.js';
-import type { FloatMode } from './float-format.js';
+import type { FloatMode, FloatPass } from './float-format.js';
 import { digestJavaScript, serializeJavaScript } from './javascript-profile.js';
 import { ORJSON_PROFILE, PYTHON_ASCII_PROFILE, PYTHON_PROFILE, digestTape, serializeTape } from './serialize-tape.js';
 import type { SharedKeyOrders } from './shared-key-orders.js';
@@ -75,7 +75,8 @@ export function serializeCanonicalAs(doc: ParsedBody, profile: CanonicalProfile,
 /**
  * Lowercase SHA-256 hex of a profile's canonical bytes, hashed while they are written (bounded memory).
  * `orders` (from `createSharedKeyOrders(doc)`) let the forms of one body that sort keys by the same
- * rule sort each object once; `budget` is charged every byte written.
+ * rule sort each object once; `budget` is charged every byte written; `pass` receives the float
+ * state of the pass (whether floats were approximated: see {@link FloatPass}).
  * @throws JobhookError `ERR_CANONICAL_UNREPRESENTABLE` when that profile's reference would fail.
  * @throws WorkBudgetExhausted when `budget` runs out.
  * @internal
@@ -86,9 +87,10 @@ export function digestCanonical(
   floatMode: FloatMode,
   orders?: SharedKeyOrders,
   budget?: WorkBudget,
+  pass?: FloatPass,
 ): string {
   if (profile === 'javascript') return digestJavaScript(doc, orders, budget);
-  return digestTape(doc, tapeProfile(profile), floatMode, orders, budget);
+  return digestTape(doc, tapeProfile(profile), floatMode, orders, budget, pass);
 }
 
 function tapeProfile(profile: Exclude<CanonicalProfile, 'javascript'>) {

@@ -1,16 +1,6 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
-import {
-  latin1,
-  noteApproximated,
-  pythonLayout,
-  resetFloatState,
-  ryuLayout,
-  spendExactCheck,
-  writeFloatLexeme,
-  type FloatLayout,
-  type FloatMode,
-} from './float-format.js';
+import { FloatPass, latin1, pythonLayout, ryuLayout, writeFloatLexeme, type FloatLayout, type FloatMode } from './float-format.js';
 import { sharedKeyCache } from './ascii-key-cache.js';
 import { codePointOrder, compareKeys, type SortKey } from './key-order.js';
 import { ordersFor, type KeyOrderTable, type SharedKeyOrders } from './shared-key-orders.js';
@@ -125,14 +115,15 @@ const UINT64_MAX = 2n ** 64n - 1n;
  */
 export function serializeTape(doc: ParsedBody, profile: TapeProfile, floatMode: FloatMode = 'exact', orders?: SharedKeyOrders): Buffer {
   const writer = new ByteWriter(doc.bytes.length + (doc.bytes.length >> 1));
-  writeTape(doc, profile, floatMode, writer, orders);
+  writeTape(doc, profile, floatMode, writer, orders, new FloatPass());
   return writer.result();
 }
 
 /**
  * The lowercase SHA-256 hex of {@link serializeTape}'s bytes, hashed as they are written: memory
  * stays one 64 KiB window whatever the canonical size. `orders` (of this `doc`) share each object's
- * key order with the other forms written with them; `budget` is charged every byte written.
+ * key order with the other forms written with them; `budget` is charged every byte written; `pass`
+ * (a new {@link FloatPass} by default) tells the caller afterwards whether floats were approximated.
  * @throws WorkBudgetExhausted when `budget` runs out.
  * @internal
  */
@@ -142,9 +133,10 @@ export function digestTape(
   floatMode: FloatMode,
   orders?: SharedKeyOrders,
   budget?: WorkBudget,
+  pass: FloatPass = new FloatPass(),
 ): string {
   const writer = new ByteWriter(0, HASH_WINDOW, budget);
-  writeTape(doc, profile, floatMode, writer, orders);
+  writeTape(doc, profile, floatMode, writer, orders, pass);
   return writer.digestHex();
 }
 
@@ -157,6 +149,7 @@ function writeTape(
   floatMode: FloatMode,
   writer: ByteWriter,
   orders: SharedKeyOrders | undefined,
+  pass: FloatPass,
 ): void {
   if (doc.depth > profile.maxDepth) {
     unrepresentable(profile, `more than ${profile.maxDepth} nested containers`);
@@ -164,10 +157,8 @@ function writeTape(
   const bytes = doc.bytes;
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   SHAPES.length = 0; // positions of another body mean nothing here, and would keep it alive
-  // Every pass starts with the same float state, so writing a form twice gives the same bytes.
-  resetFloatState();
   const table = profile.sortKeys ? ordersFor(orders, doc, 'codePoint') : undefined;
-  new TapeSerializer(buf, doc.tape, writer, profile, floatMode, table).value(0, 0);
+  new TapeSerializer(buf, doc.tape, writer, profile, floatMode, table, pass).value(0, 0);
   SHAPES.length = 0;
 }
 
@@ -243,6 +234,8 @@ class TapeSerializer {
     private readonly profile: TapeProfile,
     private readonly floatMode: FloatMode,
     private readonly orders: KeyOrderTable | undefined,
+    /** This pass's float state (a new pass starts from the same state, so a form written twice is the same bytes). */
+    private readonly pass: FloatPass,
   ) {}
 
   /** Writes the value at tape index `i`; returns the index after it. */
@@ -510,8 +503,8 @@ class TapeSerializer {
 
   /** A 16–17-digit float already in Python's fixed layout: as written, or kept when it is the shortest form. */
   private layoutFloat(start: number, end: number): void {
-    if (this.floatMode === 'as-written' && !spendExactCheck()) {
-      noteApproximated();
+    if (this.floatMode === 'as-written' && !this.pass.spendExactCheck()) {
+      this.pass.approximated = true;
       this.w.copy(this.b, start, end);
       return;
     }
@@ -523,7 +516,7 @@ class TapeSerializer {
   }
 
   private float(start: number, end: number, floatMode: FloatMode = this.floatMode): void {
-    const overflow = writeFloatLexeme(this.b, start, end, this.profile.floatLayout, floatMode, this.w);
+    const overflow = writeFloatLexeme(this.b, start, end, this.profile.floatLayout, floatMode, this.w, this.pass);
     if (overflow !== 0) this.w.ascii(overflow > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
   }
 }

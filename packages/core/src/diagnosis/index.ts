@@ -1,4 +1,8 @@
-/** Why a webhook signature fails: the offline diagnosis (`jobhook doctor`) and the receiver's cheap causes. */
+/**
+ * @jobhook/core/diagnosis: why a webhook signature fails, offline (`jobhook doctor`), for whoever
+ * investigates a refused delivery; and the causes the receiver logs.
+ * @packageDocumentation
+ */
 export { DIAGNOSIS_CAUSES, isDiagnosisCause, type DiagnosisCause } from './causes.js';
 export { diagnoseDelivery, type DiagnoseOptions, type Diagnosis, type DiagnosisRequest } from './diagnose.js';
 export type { CaptureFailuresOptions } from './failure-capture.js';

@@ -4,7 +4,8 @@
  * - `already-handled`: finished, and handled already (its webhook won): settled without running anything;
  * - `pending`: not finished yet; polled again later (backoff);
  * - `in-flight`: finished, but its webhook is being handled right now; looked at again shortly;
- * - `handler-failed`: finished, but the handler failed, timed out or the store was down; retried later;
+ * - `handler-failed`: finished, but the handler failed, timed out or the store was down, or every
+ *   handler slot was taken (`code` `ERR_HANDLERS_BUSY`); retried later;
  * - `rate-limited`: the service answered 429; polling pauses for its `Retry-After`;
  * - `poll-failed`: the poll failed (5xx, network, timeout, 401/403, an answer of the wrong shape); retried later;
  * - `waiting-for-job-id`: the entry has no job id yet (its submission may still be answering);

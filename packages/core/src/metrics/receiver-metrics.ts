@@ -49,8 +49,8 @@ function checkBuckets(buckets: unknown): number[] {
 /**
  * Prometheus metrics of a receiver:
  * - `jobhook_webhooks_total{outcome,status,code}`: requests by outcome (`handled`, `duplicate`,
- *   `in-flight`, `handler-failed`, `handler-timeout`, `store-unavailable`, `rejected`), HTTP status and
- *   error code (`''` for `handled` and `duplicate`);
+ *   `in-flight`, `handler-failed`, `handler-timeout`, `store-unavailable`, `handlers-busy`, `rejected`),
+ *   HTTP status and error code (`''` for `handled` and `duplicate`);
  * - `jobhook_webhook_duration_seconds{outcome}`: time from the request to the answer.
  *
  * Every label value comes from a fixed set (outcome kinds, `ERROR_STATUS` codes and their statuses),

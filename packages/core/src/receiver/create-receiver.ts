@@ -13,13 +13,15 @@ import { createFailureCapture } from '../diagnosis/failure-capture.js';
 import { createRecipientCheck } from '../recipient/recipient-check.js';
 import { resolveReceiverOptions, type HandlerContext, type ReceiverOptions } from './receiver-options.js';
 import type { ReceiverStats } from './receiver-outcome.js';
-import { runClaimedJob } from './run-claimed-job.js';
+import { runClaimedJob, type RunHandlers } from './run-claimed-job.js';
 import { runInTransaction, type TransactionEnd } from './run-in-transaction.js';
 import { checkEventAge } from './event-age.js';
 import { createOutcomeLog } from './outcome-log.js';
 import { ReceiverAnswers, type AnswerStats, type VerifiedDetail } from './receiver-answers.js';
 import { isThenable, JobContext } from './job-context.js';
 import { BodyAdmission } from './body-admission.js';
+import { createHandlerSlots } from './handler-slots.js';
+import { createDeliveryTracing } from '../tracing/delivery-tracing.js';
 import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
 import type { LosslessJsonValue } from '../canonical/to-value.js';
 import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
@@ -27,6 +29,10 @@ import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, 
 export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
 const DUPLICATE: TransactionEnd = Object.freeze({ kind: 'duplicate' });
+
+/** How a job's run ended: the store's end, or no handler slot free (nothing claimed). */
+type JobEnd = TransactionEnd | { kind: 'handlers-busy' };
+const HANDLERS_BUSY: JobEnd = Object.freeze({ kind: 'handlers-busy' });
 
 /** What the head step found: what the configured keys signed, and the declared `Content-Length`. */
 interface CheckedHead {
@@ -74,6 +80,10 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const transactional = isTransactionalStore(store);
   const { onSuccess, onFail, onEvent, ledger } = options;
   const recipientCheck = createRecipientCheck(options, 'createReceiver', log, eventAge?.clockSkewMs ?? options.clockSkewMs);
+  // Backpressure: handlers running at once (handler-slots.ts).
+  const slots = createHandlerSlots(resolved.maxConcurrentHandlers);
+  // Traces: spans around the entry points and the handler run (tracing/), identities without a tracer.
+  const tracing = createDeliveryTracing(resolved.tracer);
   const stats: AnswerStats = {
     received: 0,
     verified: 0,
@@ -83,6 +93,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     handlerFailures: 0,
     handlerTimeouts: 0,
     storeUnavailable: 0,
+    handlersBusy: 0,
     rejected: {},
   };
   const answers = new ReceiverAnswers({
@@ -132,26 +143,20 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   }
 
   /** claim → handler → complete | release (stores without transactions); in this turn when the store and the handler allow. */
-  function claimAndRun(event: AsyncJobCompletedEvent, context: JobContext): TransactionEnd | Promise<TransactionEnd> {
-    if (claims !== undefined) return afterClaim(event, context, claims.claim(context.jobId, leaseMs));
-    return Promise.resolve(store.claim(context.jobId, { leaseMs })).then((claim) => afterClaim(event, context, claim));
+  function claimAndRun(event: AsyncJobCompletedEvent, context: JobContext, run: RunHandlers): TransactionEnd | Promise<TransactionEnd> {
+    if (claims !== undefined) return afterClaim(event, context, run, claims.claim(context.jobId, leaseMs));
+    return Promise.resolve(store.claim(context.jobId, { leaseMs })).then((claim) => afterClaim(event, context, run, claim));
   }
 
-  function afterClaim(event: AsyncJobCompletedEvent, context: JobContext, claim: ClaimResult): TransactionEnd | Promise<TransactionEnd> {
+  function afterClaim(
+    event: AsyncJobCompletedEvent,
+    context: JobContext,
+    run: RunHandlers,
+    claim: ClaimResult,
+  ): TransactionEnd | Promise<TransactionEnd> {
     if (claim.state === 'done') return DUPLICATE;
     if (claim.state === 'in-flight') return { kind: 'in-flight', retryAfterMs: claim.retryAfterMs };
-    return runClaimedJob({
-      event,
-      token: claim.token,
-      store,
-      claims,
-      run: runHandlers,
-      context,
-      leaseMs,
-      doneTtlMs,
-      handlerTimeoutMs,
-      log,
-    });
+    return runClaimedJob({ event, token: claim.token, store, claims, run, context, leaseMs, doneTtlMs, handlerTimeoutMs, log });
   }
 
   /**
@@ -247,10 +252,35 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
    * claim → handler → complete | release. A handled or duplicate job is then settled in the ledger.
    * @throws what the store throws (a promise rejects with it).
    */
-  function runJob(event: AsyncJobCompletedEvent, context: JobContext): TransactionEnd | Promise<TransactionEnd> {
-    const end = transactional
-      ? runInTransaction({ event, store, run: runHandlers, context, doneTtlMs, handlerTimeoutMs })
-      : claimAndRun(event, context);
+  function runJob(event: AsyncJobCompletedEvent, context: JobContext): JobEnd | Promise<JobEnd> {
+    // Backpressure: a handler slot before the claim, or busy at once (no lease taken, nothing queued).
+    const slot = slots.tryAcquire();
+    if (slot === undefined) return HANDLERS_BUSY;
+    const run = slot.track(tracing.handler(runHandlers));
+    let end: TransactionEnd | Promise<TransactionEnd>;
+    try {
+      end = transactional
+        ? runInTransaction({ event, store, run, context, doneTtlMs, handlerTimeoutMs })
+        : claimAndRun(event, context, run);
+    } catch (err) {
+      slot.done();
+      throw err;
+    }
+    // The slot comes back once the pipeline has its end, or when a handler still running past its timeout settles.
+    if (isThenable(end)) {
+      end = end.then(
+        (ended) => {
+          slot.done();
+          return ended;
+        },
+        (err: unknown) => {
+          slot.done();
+          throw err;
+        },
+      );
+    } else {
+      slot.done();
+    }
     if (ledger === undefined) return end;
     return isThenable(end) ? end.then((ended) => settleInLedger(ended, context.jobId)) : settleInLedger(end, context.jobId);
   }
@@ -275,7 +305,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     context: JobContext,
     detail: VerifiedDetail,
   ): ReceiverResponse | Promise<ReceiverResponse> {
-    let end: TransactionEnd | Promise<TransactionEnd>;
+    let end: JobEnd | Promise<JobEnd>;
     try {
       end = runJob(event, context);
     } catch (err) {
@@ -299,7 +329,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     return answers.error(started, 'store-unavailable', error, detail, retryAfter);
   }
 
-  function answerEnd(started: number, end: TransactionEnd, detail: VerifiedDetail): ReceiverResponse {
+  function answerEnd(started: number, end: JobEnd, detail: VerifiedDetail): ReceiverResponse {
     const { jobId } = detail;
     switch (end.kind) {
       case 'done':
@@ -320,6 +350,15 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
           `the handler of job ${jobId} is still running after ${handlerTimeoutMs} ms; retry later`,
         );
         return answers.error(started, 'handler-timeout', error, detail, retryAfter);
+      }
+      case 'handlers-busy': {
+        // Every handler slot taken: the sender retries, nothing was claimed.
+        stats.handlersBusy++;
+        const error = new JobhookError(
+          'ERR_HANDLERS_BUSY',
+          `the receiver is running ${slots.capacity} handlers (maxConcurrentHandlers); retry later`,
+        );
+        return answers.error(started, 'handlers-busy', error, detail, retryAfter);
       }
       case 'failed': {
         stats.handlerFailures++;
@@ -369,7 +408,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     const jobId = event.job_id.toLowerCase();
     // No signature covers a poll answer: its lossless form is the answer as the client read it.
     const context = new JobContext(jobId, 'poll', null, null, {}, log, { losslessPayload: () => job as LosslessJsonValue });
-    let end: TransactionEnd;
+    let end: JobEnd;
     try {
       end = await runJob(event, context);
     } catch (error) {
@@ -380,6 +419,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
         return { kind: 'handled', jobId };
       case 'duplicate':
         return { kind: 'duplicate', jobId };
+      case 'handlers-busy':
+        return { kind: 'handlers-busy', jobId };
       case 'in-flight':
         return { kind: 'in-flight', jobId, retryAfterMs: end.retryAfterMs };
       case 'timeout':
@@ -420,10 +461,15 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   }
 
   return Object.freeze({
-    handle,
-    handlePolled,
-    precheck,
-    stats: (): ReceiverStats => ({ ...stats, rejected: { ...stats.rejected }, bodyBytesInFlight: budget.reserved }),
+    handle: tracing.handle(handle),
+    handlePolled: tracing.polled(handlePolled),
+    precheck: tracing.precheck(precheck),
+    stats: (): ReceiverStats => ({
+      ...stats,
+      rejected: { ...stats.rejected },
+      bodyBytesInFlight: budget.reserved,
+      handlersRunning: slots.running,
+    }),
     store,
     async close(): Promise<void> {
       if (ownsStore) await store.close();

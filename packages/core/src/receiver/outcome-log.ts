@@ -22,14 +22,14 @@ export function createOutcomeLog(log: Logger): OutcomeLog {
       log.info(outcome, `jobhook: webhook ${kind}`);
     } else if (kind === 'handler-timeout') {
       log.warn(outcome, `jobhook: webhook ${kind}; the handler goes on`);
-    } else if (kind === 'rejected') {
+    } else if (kind === 'rejected' || kind === 'handlers-busy') {
       const code = outcome.code ?? kind;
       const suppressed = rejectionLogAllowed(code);
       if (suppressed === undefined) return;
       // Whole: our messages are bounded, and the header values they quote are cut where they are quoted.
       const reason = error?.message ?? '';
       // A 500 refusal is our setup or our bug: its error (the cause's stack, or ours) is what to debug.
-      // A 503 one (busy, a body too slow) is load anyone can make: a warning.
+      // A 503 one (busy, a body too slow, every handler slot taken) is load: a warning.
       const failed = status === 500;
       const err = failed ? (error?.cause ?? error) : error?.cause;
       const fields = { ...outcome, reason, ...cause, ...(suppressed > 0 ? { suppressed } : {}), ...(err === undefined ? {} : { err }) };

@@ -22,10 +22,11 @@ export interface PolledJob {
  * - `in-flight`: the job is being handled right now (its webhook); `retryAfterMs` says when to look again;
  * - `handler-failed` / `handler-timeout`: as for a webhook: the claim is released (or kept until the handler settles);
  * - `store-unavailable`: the idempotency store failed, nothing ran;
+ * - `handlers-busy`: the receiver already runs `maxConcurrentHandlers` handlers: nothing claimed, nothing ran;
  * - `rejected`: the answer is not a finished job (`ERR_PAYLOAD_INVALID`): not final, or a field of the wrong shape.
  */
 export interface PolledOutcome {
-  kind: 'handled' | 'duplicate' | 'in-flight' | 'handler-failed' | 'handler-timeout' | 'store-unavailable' | 'rejected';
+  kind: 'handled' | 'duplicate' | 'in-flight' | 'handler-failed' | 'handler-timeout' | 'store-unavailable' | 'handlers-busy' | 'rejected';
   /** The job id in lower case, when the answer had one. */
   jobId?: string;
   /** For `in-flight`: ms until the holder's lease ends (a transaction: 30 s). */

@@ -20,8 +20,8 @@ export interface VerifiedDetail {
   event: AsyncJobCompletedEvent;
 }
 
-/** The counters a receiver keeps, but `bodyBytesInFlight` (its budget's). @internal */
-export type AnswerStats = Omit<ReceiverStats, 'bodyBytesInFlight'>;
+/** The counters a receiver keeps, but `bodyBytesInFlight` (its budget's) and `handlersRunning` (its slots'). @internal */
+export type AnswerStats = Omit<ReceiverStats, 'bodyBytesInFlight' | 'handlersRunning'>;
 
 /** What answers need of their receiver. @internal */
 export interface AnswerSetup {

@@ -15,6 +15,8 @@ import type { ReceiverOutcome } from './receiver-outcome.js';
 import type { RequestHeaders } from '../http/request-headers.js';
 import type { RecipientOptions } from '../recipient/recipient-check.js';
 import { createBodyBudget, isBodyBudget, processBodyBudget, type BodyBudget } from './body-budget.js';
+import { checkTracer } from '../tracing/delivery-tracing.js';
+import type { TracerLike } from '../tracing/tracer-like.js';
 
 /**
  * What a handler gets besides the event. `Db` is the transaction a {@link TransactionalStore} hands
@@ -163,6 +165,19 @@ export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
   /** After this the sender is answered 503 (so it retries) while the handler goes on. Default 25,000 (under the sender's 30 s). */
   handlerTimeoutMs?: number;
   /**
+   * Handlers this receiver runs at once. A verified delivery past the bound is answered 503
+   * `ERR_HANDLERS_BUSY` with `Retry-After` at once, before its claim (no lease is left behind and
+   * nothing is queued): the sender retries it. A slot is held from the claim until the answer and,
+   * after a `handler-timeout` answer, until the handler settles, since a handler that goes on still
+   * holds what it holds (memory, a database connection). Default {@link DEFAULT_MAX_CONCURRENT_HANDLERS} (64).
+   *
+   * @example
+   * ```ts
+   * createReceiver({ publicKeys, onEvent, maxConcurrentHandlers: 10 }); // say, the size of your database pool
+   * ```
+   */
+  maxConcurrentHandlers?: number;
+  /**
    * `Retry-After` seconds on 503 answers. Default 30 (the spec's longest backoff). An in-flight answer
    * gives fewer only when the holder's lease has less than half of `leaseMs` left (the store's
    * `retryAfterMs`, rounded up): renewals stopped, so the job is free when it ends. A live holder
@@ -193,6 +208,20 @@ export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
   /** Called once per request with what happened; errors it throws are logged, not raised. */
   onOutcome?: (outcome: ReceiverOutcome) => void;
   /**
+   * An OpenTelemetry `Tracer` (`trace.getTracer('jobhook')` from `@opentelemetry/api`, an optional
+   * peer dependency jobhook itself never imports): a `jobhook.webhook` span per delivery with the
+   * job id, outcome, statuses, profile and error code as attributes, and a `jobhook.handler` span
+   * around your handlers, which run in its context, so the spans they start are its children.
+   * Default: none, no spans and no cost. See `@jobhook/core/tracing` for the names.
+   *
+   * @example
+   * ```ts
+   * import { trace } from '@opentelemetry/api';
+   * createReceiver({ publicKeys, onEvent, tracer: trace.getTracer('jobhook') });
+   * ```
+   */
+  tracer?: TracerLike;
+  /**
    * Opt-in: write each request refused for a signature or body cause to `dir`, as a request file
    * `jobhook doctor --request` diagnoses. The files hold customer payloads. At most `max` files
    * (default 100; the oldest are kept). Header values are kept only for the service's own headers,
@@ -215,6 +244,8 @@ export interface ResolvedReceiverOptions {
   handlerTimeoutMs: number;
   /** The bytes of bodies read at once (`maxBodyBytesInFlight`): the process's budget, or this receiver's. */
   bodyBudget: BodyBudget;
+  /** Handlers run at once (`maxConcurrentHandlers`). */
+  maxConcurrentHandlers: number;
   bodyTimeoutMs: number;
   retryAfterSeconds: number;
   headerNames: WebhookHeaderNames;
@@ -222,6 +253,8 @@ export interface ResolvedReceiverOptions {
   logger: Logger;
   /** Where refused requests are written, or `undefined` (the default: nowhere). */
   captureFailures: ResolvedCaptureFailures | undefined;
+  /** Where spans go, or `undefined` (the default: no spans). */
+  tracer: TracerLike | undefined;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -239,12 +272,31 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const DEFAULT_LEASE_MS = 20_000;
 
 /**
+ * Default `handlerTimeoutMs`: 25 s, under the service's 30 s per delivery attempt (spec §8), so the
+ * sender gets its 503 before it gives up on the attempt.
+ */
+export const DEFAULT_HANDLER_TIMEOUT_MS = 25_000;
+
+/** Default `retryAfterSeconds`: 30, the spec's longest backoff between retries. */
+export const DEFAULT_RETRY_AFTER_SECONDS = 30;
+
+/**
  * Default `bodyTimeoutMs`: 5 s. The service gives up on a delivery attempt after 30 s (spec §8) and
  * the handler gets at most `handlerTimeoutMs` (25 s) of them before the sender is answered: a body
  * must be in within the 5 s left for that answer to reach the sender in time. A body of 1 MiB
  * needs about 200 KB/s for it, far below any link the service sends from.
  */
 export const DEFAULT_BODY_TIMEOUT_MS = 5_000;
+
+/**
+ * Default `maxConcurrentHandlers`: 64. The bound is there for a handler's downstream that slows or
+ * hangs (each running handler holds its event, a lease renewal timer, often a database connection),
+ * not to shape normal traffic: every 503 spends one of the sender's 3 retries, so it sits well above
+ * what a process's database pool serves at once (pg's default pool is 10), and with the default
+ * `maxBodyBytesInFlight` (64 MiB, 64 bodies of the 1 MiB limit) the events held by running handlers
+ * have the same order of ceiling as the bodies being read.
+ */
+export const DEFAULT_MAX_CONCURRENT_HANDLERS = 64;
 
 /**
  * Default time a handled `job_id` is remembered: 7 days, far past the replay window
@@ -296,8 +348,8 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
   const {
     leaseMs = DEFAULT_LEASE_MS,
     doneTtlMs = DEFAULT_DONE_TTL_MS,
-    handlerTimeoutMs = 25_000,
-    retryAfterSeconds = 30,
+    handlerTimeoutMs = DEFAULT_HANDLER_TIMEOUT_MS,
+    retryAfterSeconds = DEFAULT_RETRY_AFTER_SECONDS,
     clockSkewMs = DEFAULT_CLOCK_SKEW_MS,
     logger = createJsonLogger(),
   } = options;
@@ -348,6 +400,8 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     }
   }
   positiveInteger('bodyTimeoutMs', bodyTimeoutMs, MAX_TIMER_MS);
+  const { maxConcurrentHandlers = DEFAULT_MAX_CONCURRENT_HANDLERS } = options;
+  positiveInteger('maxConcurrentHandlers', maxConcurrentHandlers);
   return {
     leaseMs,
     doneTtlMs: doneTtl,
@@ -355,11 +409,13 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     limits,
     handlerTimeoutMs,
     bodyBudget,
+    maxConcurrentHandlers,
     bodyTimeoutMs,
     retryAfterSeconds,
     headerNames,
     bigIntegers,
     logger,
     captureFailures,
+    tracer: checkTracer(options.tracer, fail),
   };
 }

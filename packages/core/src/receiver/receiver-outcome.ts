@@ -10,10 +10,20 @@ import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
  * - `handler-failed`: the handler threw, claim released, 500;
  * - `handler-timeout`: the handler outran `handlerTimeoutMs`, 503 (it goes on; the claim is kept until it settles);
  * - `store-unavailable`: the idempotency store failed, 503, nothing handled;
+ * - `handlers-busy`: verified, but `maxConcurrentHandlers` handlers were running: 503 + `Retry-After`
+ *   (`ERR_HANDLERS_BUSY`) at once, before the claim, nothing handled;
  * - `rejected`: refused before any handling (signature, body, method, content type), 4xx; or 503
  *   with `Retry-After` for a body not read (`ERR_RECEIVER_BUSY`) or not read in time (`ERR_BODY_TIMEOUT`).
  */
-export type OutcomeKind = 'handled' | 'duplicate' | 'in-flight' | 'handler-failed' | 'handler-timeout' | 'store-unavailable' | 'rejected';
+export type OutcomeKind =
+  | 'handled'
+  | 'duplicate'
+  | 'in-flight'
+  | 'handler-failed'
+  | 'handler-timeout'
+  | 'store-unavailable'
+  | 'handlers-busy'
+  | 'rejected';
 
 /** One request's outcome, as given to `onOutcome` and logs. */
 export interface ReceiverOutcome {
@@ -51,6 +61,13 @@ export interface ReceiverStats {
   handlerTimeouts: number;
   /** Requests answered 503 because the store failed. */
   storeUnavailable: number;
+  /** Verified deliveries answered 503 `ERR_HANDLERS_BUSY`: `maxConcurrentHandlers` handlers were running. */
+  handlersBusy: number;
+  /**
+   * Slots of `maxConcurrentHandlers` taken right now: deliveries between their claim and their
+   * answer, and handlers still running after a `handler-timeout` answer.
+   */
+  handlersRunning: number;
   /** Rejections by error code (signature, body, method, content type, payload). */
   rejected: Partial<Record<ErrorCode, number>>;
   /** Bytes of this receiver's `maxBodyBytesInFlight` budget reserved right now by bodies being read (with the default, the budget every receiver of the process shares). */

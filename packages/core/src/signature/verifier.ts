@@ -1,5 +1,5 @@
 import { JobhookError } from '../errors.js';
-import { floatsApproximated, resetFloatState, type FloatMode } from '../canonical/float-format.js';
+import { FloatPass, type FloatMode } from '../canonical/float-format.js';
 import {
   MAX_MAX_DEPTH,
   TRUSTED_INPUT,
@@ -11,6 +11,7 @@ import {
 import { digestCanonical, resolveProfiles, serializeCanonicalAs, type CanonicalProfile } from '../canonical/profiles.js';
 import { F_DEL, F_DOC_BIGINT, F_DOC_FLOAT, F_DOC_NONFINITE, F_ESC, F_NONASCII, F_RAWSURR, type ParsedBody } from '../canonical/tape.js';
 import { createSharedKeyOrders, type SharedKeyOrders } from '../canonical/shared-key-orders.js';
+import { nativePythonCandidate } from '../canonical/native-candidate.js';
 import { WorkBudget, WorkBudgetExhausted } from '../canonical/work-budget.js';
 import {
   resolveBigIntegers,
@@ -205,8 +206,11 @@ function checkBodyLength(body: Uint8Array, maxBodyBytes: number): void {
  * The verify path once the signature is decoded (`recovered`: what each key signed, from
  * {@link recoverSignature}; the receiver's precheck recovers it before reading the body):
  * 1. body length against `maxBodyBytes`;
- * 2. the parse, which bounds every profile's canonical size and refuses a body over `maxCanonicalBytes`;
- * 3. candidate canonical forms, cheapest first, each hashed as it is written and compared with the
+ * 2. when the python profile comes first, its form written by the engine's JSON where that is
+ *    certain to be Python's ({@link nativePythonCandidate}): one parse, which is also the payload;
+ *    anything doubtful, or no match, goes on to the exact path, which alone refuses;
+ * 3. the parse, which bounds every profile's canonical size and refuses a body over `maxCanonicalBytes`;
+ * 4. candidate canonical forms, cheapest first, each hashed as it is written and compared with the
  *    recovered hashes: the python profile with numbers as written, then only what can differ; each
  *    object's keys sorted once per sort rule, every byte written charged to a work budget
  *    ({@link verifyWorkBudget}; exhausted, it answers as a mismatch, cause `work-budget`).
@@ -221,6 +225,13 @@ export function verifyRecovered(
   bigIntegers: BigIntegers = 'bigint',
 ): VerifyResult {
   checkBodyLength(body, run.maxBodyBytes);
+  if (run.nativeFirst !== false && profiles[0] === 'python') {
+    const native = nativePythonCandidate(body, run.maxDepth, run.maxCanonicalBytes);
+    const match = native === undefined ? undefined : matchDigest(native.digest, recovered);
+    if (match !== undefined) {
+      return new VerifiedBody(native!.payload, 'python', match.key.id, native!.digest, body, 'exact', undefined);
+    }
+  }
   const doc = parseBodyUnchecked(body, run);
   const found = findSignedCandidate(doc, profiles, recovered, new WorkBudget(verifyWorkBudget(doc, profiles.length)));
   if (found === 'work-budget') {
@@ -337,23 +348,22 @@ function findSignedCandidate(
     tried.push(profile);
     const modes: readonly FloatMode[] = profile === 'javascript' ? ['exact'] : ['as-written', 'exact'];
     for (const floatMode of modes) {
-      resetFloatState();
+      const pass = new FloatPass();
       let digest: string;
       try {
-        digest = digestCanonical(doc, profile, floatMode, orders, budget);
+        digest = digestCanonical(doc, profile, floatMode, orders, budget, pass);
       } catch (err) {
         // The profile's reference serializer would have failed on this value, so it cannot have signed it.
         if (err instanceof JobhookError && err.code === 'ERR_CANONICAL_UNREPRESENTABLE') break;
         if (err instanceof WorkBudgetExhausted) return 'work-budget';
         throw err;
       }
-      const approximated = floatsApproximated();
       if (!digests.has(digest)) {
         digests.add(digest);
         const match = matchDigest(digest, recovered);
         if (match !== undefined) return { profile, floatMode, digest, match, orders };
       }
-      if (!approximated) break; // exact conversion would write the same bytes
+      if (!pass.approximated) break; // exact conversion would write the same bytes
     }
   }
   return undefined;

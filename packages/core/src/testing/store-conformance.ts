@@ -74,7 +74,7 @@ export async function rejectionCode(promise: Promise<unknown>): Promise<ErrorCod
     await promise;
     return 'resolved';
   } catch (err) {
-    if (isJobhookError(err)) return err.code;
+    if (isJobhookError(err)) return err.code as ErrorCode; // a store throws core's codes
     const { name, code } = (err ?? {}) as { name?: unknown; code?: unknown };
     return err instanceof Error && name === 'JobhookError' && typeof code === 'string' ? (code as ErrorCode) : 'not a JobhookError';
   }

@@ -10,7 +10,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createFetchHandler, createReceiver, diagnoseDelivery, silentLogger } from '../../src/index.js';
+import { createFetchHandler, createReceiver, silentLogger } from '../../src/index.js';
+import { diagnoseDelivery } from '../../src/diagnosis/index.js';
 import {
   BREAK_VARIANTS,
   breakDelivery,

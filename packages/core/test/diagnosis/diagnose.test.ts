@@ -5,16 +5,9 @@
  * verdict as the verifier.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  createKeyRing,
-  createVerifier,
-  DIAGNOSIS_CAUSES,
-  diagnoseDelivery,
-  isDiagnosisCause,
-  JobhookError,
-  signPayload,
-  type Diagnosis,
-} from '../../src/index.js';
+import { createKeyRing, createVerifier, JobhookError } from '../../src/index.js';
+import { signPayload } from '../../src/sign/index.js';
+import { DIAGNOSIS_CAUSES, diagnoseDelivery, isDiagnosisCause, type Diagnosis } from '../../src/diagnosis/index.js';
 import { breakDelivery, buildTestEvent, createTestKeyPair } from '../../src/testing/index.js';
 import { buildDiagnosisCases, caseKeys } from '../helpers/broken-deliveries.js';
 

@@ -9,15 +9,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  constructEvent,
-  createFetchHandler,
-  createJsonLogger,
-  createReceiver,
-  diagnoseDelivery,
-  JobhookError,
-  type Logger,
-} from '../../src/index.js';
+import { constructEvent, createFetchHandler, createJsonLogger, createReceiver, JobhookError, type Logger } from '../../src/index.js';
+import { diagnoseDelivery } from '../../src/diagnosis/index.js';
 import { HEADER_CAUSE_CODE } from '../../src/signature/classify-signature-header.js';
 import { BREAK_VARIANTS, breakDelivery, buildTestEvent, createTestKeyPair, type BreakCause } from '../../src/testing/index.js';
 

@@ -4,18 +4,10 @@
  * the receiver's answers by: the canonical form, computed by core's `canonicalize`.
  */
 import type { KeyObject } from 'node:crypto';
-import {
-  CANONICAL_PROFILES,
-  canonicalize,
-  parseBody,
-  rawJson,
-  toValue,
-  validateEvent,
-  type BodyStyle,
-  type CanonicalProfile,
-  type JsonObject,
-  type JsonValue,
-} from '../../src/index.js';
+import { validateEvent, type CanonicalProfile, type JsonObject, type JsonValue } from '../../src/index.js';
+import type { BodyStyle } from '../../src/sign/index.js';
+import { parseBody, rawJson, toValue } from '../../src/json/index.js';
+import { CANONICAL_PROFILES, canonicalize } from '../../src/canonical/index.js';
 import { signTestEvent, type TestEventOverrides } from '../../src/testing/index.js';
 
 /** One valid delivery: what the signer sent, and what its signature covers. */

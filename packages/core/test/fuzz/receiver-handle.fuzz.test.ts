@@ -20,11 +20,7 @@ import {
   createKeyRing,
   createMemoryStore,
   createReceiver,
-  ERROR_STATUS,
   JobhookError,
-  parseBody,
-  signPayload,
-  toValue,
   type CanonicalProfile,
   type ErrorCode,
   type IdempotencyStore,
@@ -33,6 +29,9 @@ import {
   type ReceiverRequest,
   type ReceiverResponse,
 } from '../../src/index.js';
+import { signPayload } from '../../src/sign/index.js';
+import { parseBody, toValue } from '../../src/json/index.js';
+import { ERROR_STATUS } from '../../src/errors.js';
 import { buildTestEvent, createTestKeyPair, signTestEvent } from '../../src/testing/index.js';
 import {
   buildLargeBody,

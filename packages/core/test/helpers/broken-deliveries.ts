@@ -5,8 +5,10 @@
  * tests and the CLI's `jobhook doctor --batch` test.
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import type { BodyStyle, CanonicalProfile, DiagnosisCause } from '../../src/index.js';
-import { signPayload } from '../../src/index.js';
+import type { CanonicalProfile } from '../../src/index.js';
+import type { BodyStyle } from '../../src/sign/index.js';
+import type { DiagnosisCause } from '../../src/diagnosis/index.js';
+import { signPayload } from '../../src/sign/index.js';
 import { BREAK_VARIANTS, breakDelivery, buildTestEvent, createTestKeyPair, type BreakCause } from '../../src/testing/index.js';
 
 /** One delivery and the cause the diagnosis must name. */

@@ -7,7 +7,8 @@
  */
 import { constants, createHash, sign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { canonicalize, createReceiver, type ReceiverResponse } from '../../src/index.js';
+import { createReceiver, type ReceiverResponse } from '../../src/index.js';
+import { canonicalize } from '../../src/canonical/index.js';
 import { createTestKeyPair } from '../../src/testing/index.js';
 
 const keys = createTestKeyPair();

@@ -1,8 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
-  DEFAULT_CLOCK_SKEW_MS,
-  DEFAULT_DONE_TTL_MS,
-  DEFAULT_MAX_EVENT_AGE_MS,
   constructEvent,
   createMemoryStore,
   createReceiver,
@@ -13,6 +10,8 @@ import {
   type LateEventContext,
   type ReceiverOptions,
 } from '../../src/index.js';
+import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_EVENT_AGE_MS } from '../../src/receiver/event-age.js';
+import { DEFAULT_DONE_TTL_MS } from '../../src/receiver/receiver-options.js';
 import { parseIsoInstant } from '../../src/events/iso-instant.js';
 import { buildSignedRequest, createFakeClock, createTestKeyPair } from '../../src/testing/index.js';
 

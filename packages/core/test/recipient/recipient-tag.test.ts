@@ -1,6 +1,6 @@
 import * as crypto from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
-import { rawJson, RawJson } from '../../src/index.js';
+import { rawJson, RawJson } from '../../src/json/index.js';
 import {
   DEFAULT_RECIPIENT_TAG_MAX_AGE_MS,
   RECIPIENT_TAG_KEY,

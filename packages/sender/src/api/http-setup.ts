@@ -1,5 +1,6 @@
 import type { Socket } from 'node:net';
-import { isJobhookError, parseBody, toLosslessValue, type Logger } from '@jobhook/core';
+import { isJobhookError, type Logger } from '@jobhook/core';
+import { parseBody, toLosslessValue } from '@jobhook/core/json';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from './api-error.js';
 import { isJsonObject, type LosslessObject } from './json-values.js';

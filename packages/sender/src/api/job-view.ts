@@ -1,4 +1,4 @@
-import { stringifyJson } from '@jobhook/core';
+import { stringifyJson } from '@jobhook/core/json';
 import { attemptErrorText, type AttemptRecord } from '@jobhook/delivery';
 import ipaddr from 'ipaddr.js';
 import { jobMembers } from '../jobs/webhook-payload.js';

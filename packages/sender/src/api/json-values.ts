@@ -1,4 +1,5 @@
-import { RawJson, type LosslessJsonValue } from '@jobhook/core';
+import type { LosslessJsonValue } from '@jobhook/core';
+import { RawJson } from '@jobhook/core/json';
 
 /** A JSON object as the request parser builds it (floats kept as {@link RawJson}). */
 export type LosslessObject = { [key: string]: LosslessJsonValue };

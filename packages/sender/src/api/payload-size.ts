@@ -1,4 +1,5 @@
-import { isJobhookError, parseBody } from '@jobhook/core';
+import { isJobhookError } from '@jobhook/core';
+import { parseBody } from '@jobhook/core/json';
 import { buildWebhookPayload } from '../jobs/webhook-payload.js';
 import type { JobRecord } from '../jobs/job-record.js';
 import { simulateResult } from '../jobs/simulate-provider.js';

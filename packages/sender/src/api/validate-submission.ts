@@ -1,4 +1,5 @@
-import { stringifyJson, type LosslessJsonValue } from '@jobhook/core';
+import type { LosslessJsonValue } from '@jobhook/core';
+import { stringifyJson } from '@jobhook/core/json';
 import type { SimulatePlan } from '../jobs/job-record.js';
 import { badRequest } from './api-error.js';
 import { describeJson, isJsonObject, type LosslessObject } from './json-values.js';

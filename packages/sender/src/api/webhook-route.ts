@@ -1,4 +1,4 @@
-import { canonicalize } from '@jobhook/core';
+import { canonicalize } from '@jobhook/core/canonical';
 import type { FastifyInstance } from 'fastify';
 import { requireKey, type ApiContext } from './api-context.js';
 import { ApiError } from './api-error.js';

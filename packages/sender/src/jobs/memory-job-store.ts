@@ -13,6 +13,7 @@ import {
 } from './job-record.js';
 import { emptyJobCounts, matchesJobQuery, MAX_SCANNED_PER_PAGE, parseJobCursor } from './job-list.js';
 import { createOrgJobIndex } from './org-job-index.js';
+import { SenderError } from '../sender-error.js';
 
 /** Limits of {@link createMemoryJobStore}. */
 export interface MemoryJobStoreOptions {
@@ -93,7 +94,7 @@ function limit(name: string, value: unknown, fallback: number, max: number): num
  * on them. Settled ones sit in an LRU cache (lru-cache) and are forgotten `settledTtlMs` after they
  * settled, or earlier, least recently used first, when the jobs (all of them) exceed `maxJobs` or
  * their estimated bytes `maxBytes`. A forgotten job is unknown: its poll answers 404 as for any
- * unknown job. When unsettled jobs alone fill the limits, `create` throws `ERR_STORE_FULL` (503)
+ * unknown job. When unsettled jobs alone fill the limits, `create` throws `SenderError` `ERR_STORE_FULL` (503)
  * until some settle, so memory stays bounded even under a flood of slow jobs. A redeliver moves a
  * settled job back to the unsettled ones (without growing the total). A result that would make one
  * job larger than half of `maxBytes`, or the unsettled jobs larger than `maxBytes`, is not kept:
@@ -250,7 +251,7 @@ export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobSt
     async create(job) {
       const existing = find(job.jobId);
       if (existing === undefined && isUnsettled(job) && (unsettled.size >= maxJobs || unsettledBytes + jobBytes(job) > maxBytes)) {
-        throw new JobhookError(
+        throw new SenderError(
           'ERR_STORE_FULL',
           `the job store holds ${unsettled.size} unfinished jobs, as many as it may; retry when some have finished`,
         );

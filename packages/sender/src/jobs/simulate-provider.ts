@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { parseBody, rawJson, stringifyJson, toValue } from '@jobhook/core';
+import { parseBody, rawJson, stringifyJson, toValue } from '@jobhook/core/json';
 import { formatInstant } from '../accounts/date-time.js';
 import { jobPrice } from '../accounts/pricing.js';
 import type { JobError, JobRecord, JobResult } from './job-record.js';

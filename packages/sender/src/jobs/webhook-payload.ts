@@ -1,4 +1,5 @@
-import { JobhookError, rawJson, stringifyJson, type RawJson } from '@jobhook/core';
+import { JobhookError } from '@jobhook/core';
+import { rawJson, stringifyJson, type RawJson } from '@jobhook/core/json';
 import type { JobRecord } from './job-record.js';
 
 /**

@@ -1,6 +1,6 @@
 // GET /v3/universal-ai/async (the organization's jobs, newest first, paginated and filtered) and
 // GET …/counts (all of them, counted), GET …/{job_id}/webhook (the webhook as sent), against the memory and the Redis job store.
-import { canonicalize } from '@jobhook/core';
+import { canonicalize } from '@jobhook/core/canonical';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
 import type { Sender } from '../../src/index.js';

@@ -6,7 +6,7 @@
  * when Python verified and 401 otherwise, so the delivery outcome is Python's verdict.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BodyStyle } from '@jobhook/core';
+import type { BodyStyle } from '@jobhook/core/sign';
 import { createTestKeyPair } from '@jobhook/core/testing';
 import { createDeliverer, createRetryPolicy, createSsrfGuard } from '@jobhook/delivery';
 import { buildWebhookPayload } from '../../src/jobs/webhook-payload.js';

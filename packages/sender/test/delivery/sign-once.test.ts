@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { signPayloadAsync, silentLogger, verifySignature } from '@jobhook/core';
+import { createVerifier, silentLogger } from '@jobhook/core';
+import { signPayloadAsync } from '@jobhook/core/sign';
 import { createTestKeyPair } from '@jobhook/core/testing';
 import {
   attemptErrorText,
@@ -94,7 +95,10 @@ describe('deliverer: one signature per job', () => {
       expect(r.headers['user-agent']).toMatch(/^jobhook-sender\//);
     }
     expect(
-      verifySignature({ body: sent[0]!.body, signature: sent[0]!.headers['x-service-signature'] as string, keys: keys.publicKeyPem }),
+      createVerifier({ publicKeys: keys.publicKeyPem }).verify({
+        body: sent[0]!.body,
+        signature: sent[0]!.headers['x-service-signature'] as string,
+      }),
     ).toMatchObject({ profile: 'python' });
   });
 

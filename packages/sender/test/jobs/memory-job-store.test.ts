@@ -65,7 +65,7 @@ describe('memory job store: bounded', () => {
     await store.create(a!);
     await store.create(b!);
     const refused = plainJob();
-    await expect(store.create(refused)).rejects.toMatchObject({ code: 'ERR_STORE_FULL', status: 503 });
+    await expect(store.create(refused)).rejects.toMatchObject({ name: 'SenderError', code: 'ERR_STORE_FULL', status: 503 });
     expect(await store.get(refused.jobId)).toBeUndefined();
     expect(await store.get(a!.jobId)).toBeDefined();
     await store.finish(a!.jobId, successResult());
