@@ -8,7 +8,9 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { JobhookError, canonicalize, parseBody, toValue, type CanonicalProfile } from '../src/index.js';
+import { JobhookError } from '../src/index.js';
+import { canonicalize, type CanonicalProfile } from '../src/canonical/index.js';
+import { parseBody, toValue } from '../src/json/index.js';
 import { nativePythonCandidate } from '../src/canonical/native-candidate.js';
 import { DEFAULT_MAX_DEPTH, type ParseRun } from '../src/canonical/parse.js';
 import { CANONICAL_PROFILES } from '../src/canonical/profiles.js';
