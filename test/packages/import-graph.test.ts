@@ -28,6 +28,7 @@ const CORE_RANKS: Readonly<Record<string, number>> = {
   keys: 1,
   log: 1,
   http: 1,
+  tracing: 1,
   events: 2,
   internal: 2,
   store: 3,
@@ -38,6 +39,9 @@ const CORE_RANKS: Readonly<Record<string, number>> = {
   receiver: 6,
   adapter: 7,
   metrics: 7,
+  // Entries only (an index.ts each): what they gather is ranked where it lives.
+  json: 9,
+  sign: 9,
   testing: 8,
 };
 

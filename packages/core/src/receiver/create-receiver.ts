@@ -21,7 +21,7 @@ import { ReceiverAnswers, type AnswerStats, type VerifiedDetail } from './receiv
 import { isThenable, JobContext } from './job-context.js';
 import { BodyAdmission } from './body-admission.js';
 import { createHandlerSlots } from './handler-slots.js';
-import { createDeliveryTracing } from '../tracing/delivery-tracing.js';
+import { createDeliveryTracing } from './delivery-tracing.js';
 import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
 import type { LosslessJsonValue } from '../canonical/to-value.js';
 import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';

@@ -15,7 +15,7 @@ import type { ReceiverOutcome } from './receiver-outcome.js';
 import type { RequestHeaders } from '../http/request-headers.js';
 import type { RecipientOptions } from '../recipient/recipient-check.js';
 import { createBodyBudget, isBodyBudget, processBodyBudget, type BodyBudget } from './body-budget.js';
-import { checkTracer } from '../tracing/delivery-tracing.js';
+import { checkTracer } from './delivery-tracing.js';
 import type { TracerLike } from '../tracing/tracer-like.js';
 
 /**

@@ -1,8 +1,8 @@
 import { JobhookError } from '../errors.js';
-import type { ReceiverOutcome } from '../receiver/receiver-outcome.js';
-import type { Precheck, ReceiverRequest, ReceiverResponse, RequestHead } from '../receiver/receiver-types.js';
-import { SPAN_ATTRIBUTES as ATTR, SPAN_NAMES } from './span-names.js';
-import type { SpanAttributeValueLike, SpanLike, TracerLike } from './tracer-like.js';
+import type { ReceiverOutcome } from './receiver-outcome.js';
+import type { Precheck, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
+import { SPAN_ATTRIBUTES as ATTR, SPAN_NAMES } from '../tracing/span-names.js';
+import type { SpanAttributeValueLike, SpanLike, TracerLike } from '../tracing/tracer-like.js';
 
 /** OpenTelemetry's `SpanKind.INTERNAL`: an HTTP instrumentation, if any, owns the request's `SERVER` span. */
 const SPAN_KIND_INTERNAL = 0;
