@@ -2,8 +2,23 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { CanonicalProfile } from '@jobhook/core';
 import { CANONICAL_PROFILES, isCanonicalProfile } from '@jobhook/core/canonical';
 import { write, type CliIo } from './io.js';
-import { UsageError } from './errors.js';
 import { closestFlag } from './closest-flag.js';
+
+/**
+ * A mistake on the command line (unknown flag, missing required flag, bad flag value). `main`
+ * answers it with the message and the command's usage on stderr, and exit code 2.
+ */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+
+  /** @param command The command whose usage to print; the global usage when absent. */
+  constructor(
+    message: string,
+    readonly command?: Command,
+  ) {
+    super(message);
+  }
+}
 
 /** One `jobhook` subcommand. New commands (`serve`, `send`) are one more file and one table entry. */
 export interface Command {

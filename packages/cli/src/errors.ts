@@ -1,21 +1,3 @@
-import type { Command } from './command.js';
-
-/**
- * A mistake on the command line (unknown flag, missing required flag, bad flag value). `main`
- * answers it with the message and the command's usage on stderr, and exit code 2.
- */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-
-  /** @param command The command whose usage to print; the global usage when absent. */
-  constructor(
-    message: string,
-    readonly command?: Command,
-  ) {
-    super(message);
-  }
-}
-
 /** Codes of the failures the CLI itself detects (core's `JobhookError` codes cover the rest). */
 export type CliErrorCode =
   | 'ERR_FILE_UNREADABLE'

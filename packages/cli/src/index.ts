@@ -3,14 +3,14 @@
  * @packageDocumentation
  */
 import { readFileSync } from 'node:fs';
-import { commandHelp, commandUsage, type Command } from './command.js';
+import { commandHelp, commandUsage, type Command, UsageError } from './command.js';
 import { COMMANDS, findCommand } from './commands/index.js';
-import { describeError, UsageError } from './errors.js';
+import { describeError } from './errors.js';
 import { processIo, write, type CliIo } from './io.js';
 
-export type { Command } from './command.js';
+export { UsageError, type Command } from './command.js';
 export type { CliIo } from './io.js';
-export { CliError, UsageError, type CliErrorCode } from './errors.js';
+export { CliError, type CliErrorCode } from './errors.js';
 export { COMMANDS } from './commands/index.js';
 
 /**

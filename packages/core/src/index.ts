@@ -31,7 +31,8 @@ export {
   type JobError,
   type SuccessEvent,
 } from './events/async-job-event.js';
-export { createJsonLogger, silentLogger, type JsonLoggerOptions, type LogLevel, type Logger } from './receiver/logger.js';
+export { createJsonLogger, silentLogger, type JsonLoggerOptions, type LogLevel, type Logger } from './log/logger.js';
+export { createBodyBudget, type BodyBudget } from './receiver/body-budget.js';
 export { RECEIVER_DEFAULTS, type ReceiverDefaults } from './receiver/receiver-defaults.js';
 
 // Types only from here on: what the options, events and results above are made of.
@@ -39,7 +40,7 @@ export type { EventHandler, HandlerContext, ReceiverOptions } from './receiver/r
 export type { OutcomeKind, ReceiverOutcome, ReceiverStats, VerifiedWebhook } from './receiver/receiver-outcome.js';
 export type { PolledJob, PolledOutcome } from './receiver/polled-job.js';
 export type { LateEventContext, LateEventRule } from './receiver/event-age.js';
-export type { RequestHeaders } from './receiver/request-headers.js';
+export type { RequestHeaders } from './http/request-headers.js';
 export type { ClaimResult, Clock, IdempotencyStore, TransactionalStore, TransactionResult } from './store/idempotency-store.js';
 export type { ReceiverOrOptions } from './adapter/resolve-receiver.js';
 export type { AdapterOptions } from './adapter/adapter-options.js';

@@ -80,7 +80,10 @@ export function webhookRoute(receiver: Receiver, path: string) {
   async function readAdmittedBody(request: FastifyRequest, payload: Readable): Promise<Buffer> {
     const admission = admissions.get(request);
     if (admission === undefined) throw new JobhookError('ERR_INTERNAL', `${PLUGIN_NAME}: body of a request the precheck did not admit`);
-    return Buffer.from(await readNodeBody(payload, admission.maxBytes, admission.signal));
+    // The request's own stream holds to the Content-Length the precheck read; a stream a hook put
+    // in its place (decoded, transformed) is held to the size limit only.
+    const limit = payload === request.raw ? admission : { maxBytes: admission.maxBytes, signal: admission.signal };
+    return Buffer.from(await readNodeBody(payload, limit));
   }
 
   function jobhookErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {

@@ -1,7 +1,6 @@
 import { createKeyRing, type WebhookHeaderNames } from '@jobhook/core';
 import { diagnoseDelivery, type DiagnoseOptions, type Diagnosis } from '@jobhook/core/diagnosis';
-import { defineCommand, toProfile } from '../command.js';
-import { UsageError } from '../errors.js';
+import { defineCommand, toProfile, UsageError } from '../command.js';
 import { jsonLine, readFileArg, readInput, write, type CliIo } from '../io.js';
 import { doctorBatch } from './doctor-batch.js';
 import { readDoctorRequest } from './doctor-request.js';

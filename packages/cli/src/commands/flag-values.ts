@@ -1,5 +1,5 @@
 import type { Command } from '../command.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../command.js';
 
 /**
  * Reads a whole-number flag; a bad value is a command-line mistake naming the flag and its range.

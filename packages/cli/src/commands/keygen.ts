@@ -4,8 +4,8 @@ import { createPublicKey, generateKeyPair } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { loadPublicKey, MIN_RSA_BITS } from '@jobhook/core/sign';
-import { defineCommand } from '../command.js';
-import { CliError, UsageError } from '../errors.js';
+import { defineCommand, UsageError } from '../command.js';
+import { CliError } from '../errors.js';
 import { write, type CliIo } from '../io.js';
 
 /** Core refuses signatures over 4096 hex characters, i.e. keys over 16384 bits. */

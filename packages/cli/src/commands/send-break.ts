@@ -3,8 +3,8 @@ import { parseBody, toLosslessValue } from '@jobhook/core/json';
 import { BREAK_VARIANTS, breakDelivery, type BreakCause } from '@jobhook/core/testing';
 import type { KeyObject } from 'node:crypto';
 import type { Command } from '../command.js';
-import { UsageError } from '../errors.js';
 import { choiceFlag, integerFlag } from './flag-values.js';
+import { UsageError } from '../command.js';
 
 /** The `parseArgs` options `send` takes for breaking deliveries. */
 export const BREAK_OPTIONS = {

@@ -6,8 +6,7 @@ import { loadPrivateKey, signPayload, type BodyStyle, type SignedPayload } from 
 import { parseBody, toLosslessValue } from '@jobhook/core/json';
 import { createRecipientTag, RECIPIENT_TAG_KEY } from '@jobhook/core/recipient';
 import { buildTestEvent } from '@jobhook/core/testing';
-import { defineCommand } from '../command.js';
-import { UsageError } from '../errors.js';
+import { defineCommand, UsageError } from '../command.js';
 import { jsonLine, readFileArg, write, type CliIo } from '../io.js';
 import { BODY_STYLES, choiceFlag, integerFlag, urlFlag } from './flag-values.js';
 import { BREAK_FLAG_ROWS, BREAK_OPTIONS, breakSigned, readBreakFlags } from './send-break.js';

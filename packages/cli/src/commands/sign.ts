@@ -1,6 +1,5 @@
 import { loadPrivateKey, signPayload } from '@jobhook/core/sign';
-import { defineCommand, toProfile } from '../command.js';
-import { UsageError } from '../errors.js';
+import { defineCommand, toProfile, UsageError } from '../command.js';
 import { readFileArg, readInput, write, type CliIo } from '../io.js';
 
 /** `jobhook sign`: the signature the service would send for these exact body bytes. */

@@ -1,6 +1,6 @@
 import { createVerifier, type CanonicalProfile, type Verifier } from '@jobhook/core';
-import { defineCommand, toProfile } from '../command.js';
-import { describeError, UsageError } from '../errors.js';
+import { defineCommand, toProfile, UsageError } from '../command.js';
+import { describeError } from '../errors.js';
 import { jsonLine, readFileArg, readInput, write, type CliIo } from '../io.js';
 import { jobIdOf, verifyBatch } from './verify-batch.js';
 

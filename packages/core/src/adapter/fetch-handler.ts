@@ -47,10 +47,10 @@ export function createFetchHandler(receiverOrOptions: ReceiverOrOptions, options
   async function receive(request: Request): Promise<Response> {
     const { refusal, admission } = receiver.precheck({ method: request.method, headers: request.headers });
     if (refusal !== undefined) return toResponse(refusal);
-    const { maxBytes, signal } = admission;
+    const { maxBytes } = admission;
     let rawBody: Uint8Array;
     try {
-      rawBody = await readCappedBody(request, maxBytes, () => bodyReadError({ status: 413 }, maxBytes), signal);
+      rawBody = await readCappedBody(request, admission, () => bodyReadError({ status: 413 }, maxBytes));
     } catch (err) {
       return toResponse(admission.refuse(bodyReadError(err, maxBytes)));
     }

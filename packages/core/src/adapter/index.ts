@@ -11,6 +11,7 @@ export { adapterPath, type AdapterOptions } from './adapter-options.js';
 export { bodyReadError } from './body-read-error.js';
 export { bodyLeftUnread } from './body-left-unread.js';
 export { readCappedBody } from './read-capped-body.js';
+export type { BodyLimit } from './body-limit.js';
 export { readNodeBody } from './read-node-body.js';
 export { receiveNodeRequest, type KeptBody } from './receive-node-request.js';
 export { bodyAlreadyParsedError, captureRawBody, capturedRawBody } from './raw-body-capture.js';

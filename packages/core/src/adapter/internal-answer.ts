@@ -1,4 +1,5 @@
 import { JobhookError } from '../errors.js';
+import { jsonHeaders } from '../http/json-answer.js';
 import type { ReceiverResponse } from '../receiver/receiver-types.js';
 
 /**
@@ -9,7 +10,7 @@ export function internalAnswer(cause: unknown): ReceiverResponse {
   const error = new JobhookError('ERR_INTERNAL', 'internal error in the webhook receiver', { cause });
   return {
     status: error.status,
-    headers: { 'content-type': 'application/json; charset=utf-8', connection: 'close' },
+    headers: jsonHeaders({ connection: 'close' }),
     body: JSON.stringify(error.toJSON()),
     outcome: { kind: 'rejected', status: error.status, code: error.code, durationMs: 0 },
   };

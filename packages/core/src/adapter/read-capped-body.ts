@@ -1,9 +1,13 @@
+import { contentLength } from '../http/request-headers.js';
+import type { BodyLimit } from './body-limit.js';
+
 /**
  * The body of a Fetch-API `Request` or `Response`, at most `maxBytes`: a larger `Content-Length` is
  * refused before reading, and a body that grows past `maxBytes` while streaming is cancelled there,
  * so a misbehaving peer cannot make this process buffer without bound. `tooLarge` makes the error
  * thrown in both cases; errors of the stream itself are passed on. When `signal` aborts first (a
- * deadline), the body is cancelled and its `reason` thrown.
+ * deadline), the body is cancelled and its `reason` thrown. `limit` is `maxBytes`, or an admission
+ * (any {@link BodyLimit}): its `maxBytes`, `signal` and `declaredBytes`, so the header is not read again.
  *
  * @example
  * ```ts
@@ -12,13 +16,16 @@
  */
 export async function readCappedBody(
   message: { readonly headers: Headers; readonly body: ReadableStream<Uint8Array> | null },
-  maxBytes: number,
+  limit: BodyLimit | number,
   tooLarge: () => Error,
   signal?: AbortSignal,
 ): Promise<Uint8Array> {
+  const given = typeof limit === 'number' ? undefined : limit;
+  const maxBytes = given === undefined ? (limit as number) : given.maxBytes;
+  if (given !== undefined) signal = given.signal;
   signal?.throwIfAborted();
-  const declared = message.headers.get('content-length');
-  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > maxBytes) {
+  const declared = given === undefined ? contentLength(message.headers.get('content-length') ?? undefined) : given.declaredBytes;
+  if (declared !== undefined && declared > maxBytes) {
     await message.body?.cancel().catch(() => {});
     throw tooLarge();
   }

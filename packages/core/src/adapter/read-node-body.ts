@@ -1,5 +1,7 @@
 import type { Readable } from 'node:stream';
 import { JobhookError } from '../errors.js';
+import { contentLength } from '../http/request-headers.js';
+import type { BodyLimit } from './body-limit.js';
 
 /**
  * Reads a Node request body (an `IncomingMessage`, or the stream a framework hands its body
@@ -7,15 +9,22 @@ import { JobhookError } from '../errors.js';
  * When `signal` aborts first (the admission's deadline), reading stops and its `reason` is thrown.
  * On failure the stream is left paused and unread: answer with the connection closed.
  *
+ * `limit` is an admission (or any {@link BodyLimit}): its `maxBytes`, `signal` and `declaredBytes`,
+ * the `Content-Length` the precheck read, so the header is not read again. A number is `maxBytes`,
+ * the stream's own `Content-Length` then read from its `headers`.
+ *
  * @example
  * ```ts
  * const { refusal, admission } = receiver.precheck({ method: req.method, headers: req.headers });
- * if (admission !== undefined) answer = await admission.receive(await readNodeBody(req, admission.maxBytes, admission.signal));
+ * if (admission !== undefined) answer = await admission.receive(await readNodeBody(req, admission));
  * ```
  * @throws JobhookError `ERR_BODY_TOO_LARGE` past `maxBytes`; `ERR_BODY_INCOMPLETE` when the stream
  * fails or closes before its end (client aborted); the signal's reason.
  */
-export function readNodeBody(stream: Readable, maxBytes: number, signal?: AbortSignal): Promise<Uint8Array> {
+export function readNodeBody(stream: Readable, limit: BodyLimit | number, signal?: AbortSignal): Promise<Uint8Array> {
+  const given = typeof limit === 'number' ? undefined : limit;
+  const maxBytes = given === undefined ? (limit as number) : given.maxBytes;
+  if (given !== undefined) signal = given.signal;
   return new Promise<Uint8Array>((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
@@ -26,7 +35,7 @@ export function readNodeBody(stream: Readable, maxBytes: number, signal?: AbortS
       return;
     }
     // A request's own Content-Length: Node's parser never hands over more, but another stream may.
-    const declared = declaredLength((stream as { headers?: Record<string, unknown> }).headers);
+    const declared = given === undefined ? ownDeclaredLength(stream) : given.declaredBytes;
     const chunks: Buffer[] = [];
     let total = 0;
     const stop = (err: unknown): void => {
@@ -60,7 +69,7 @@ export function readNodeBody(stream: Readable, maxBytes: number, signal?: AbortS
       stop(new JobhookError('ERR_BODY_INCOMPLETE', `request body incomplete: ${why}`, { cause: err }));
     };
     const onClose = (): void => onError(new Error('the connection closed before the body ended'));
-    const onAbort = (): void => stop(signal!.reason);
+    const onAbort = (): void => stop(signal?.reason);
     function cleanup(): void {
       stream.off('data', onData);
       stream.off('end', onEnd);
@@ -76,7 +85,8 @@ export function readNodeBody(stream: Readable, maxBytes: number, signal?: AbortS
   });
 }
 
-function declaredLength(headers: Record<string, unknown> | undefined): number | undefined {
-  const value = headers?.['content-length'];
-  return typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : undefined;
+/** A request's own `Content-Length`, for a caller that has not read it. */
+function ownDeclaredLength(stream: Readable): number | undefined {
+  const value = (stream as { headers?: Record<string, unknown> }).headers?.['content-length'];
+  return typeof value === 'string' ? contentLength(value) : undefined;
 }

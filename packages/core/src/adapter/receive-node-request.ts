@@ -48,7 +48,7 @@ async function receive(receiver: Receiver, req: IncomingMessage, head: RequestHe
   try {
     const kept = keptBody();
     if (kept instanceof JobhookError) throw kept;
-    rawBody = kept ?? (await readNodeBody(req, admission.maxBytes, admission.signal));
+    rawBody = kept ?? (await readNodeBody(req, admission));
   } catch (err) {
     return closingIfUnread(admission.refuse(bodyReadError(err, admission.maxBytes)), req);
   }

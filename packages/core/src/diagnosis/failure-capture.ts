@@ -4,12 +4,12 @@ import { readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { JobhookError } from '../errors.js';
 import type { KeyRing } from '../keys/key-ring.js';
-import type { Logger } from '../receiver/logger.js';
-import type { RequestHeaders } from '../receiver/request-headers.js';
+import type { Logger } from '../log/logger.js';
+import type { RequestHeaders } from '../http/request-headers.js';
 import { keySizedSignatureIn } from '../signature/classify-signature-header.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
 import { recoverDigests } from '../signature/recover-digest.js';
-import { listHeaders } from './header-list.js';
+import { listHeaders } from '../http/header-list.js';
 import { REFUSAL_CAUSES, type RefusalCause, type RefusalCauseFields } from './refusal-cause.js';
 
 /**

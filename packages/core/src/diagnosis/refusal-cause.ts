@@ -1,6 +1,6 @@
 import type { JobhookError } from '../errors.js';
 import type { KeyRing } from '../keys/key-ring.js';
-import type { RequestHeaders } from '../receiver/request-headers.js';
+import type { RequestHeaders } from '../http/request-headers.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
 import { checkSignatureHeaders, type HeaderCause } from '../signature/classify-signature-header.js';
 

@@ -85,13 +85,17 @@ function requireString(p: JsonObject, field: string): void {
 }
 
 /** An ISO 8601 instant, as the receiver's replay window reads it: the same event is valid or not whatever the options. */
-function requireInstant(p: JsonObject, field: string): void {
+function requireInstant(p: JsonObject, field: string): number {
   const value = p[field];
   if (typeof value !== 'string') invalid(field, 'an ISO 8601 timestamp string', value);
-  if (parseIsoInstant(value) === undefined) {
+  const instant = parseIsoInstant(value);
+  if (instant === undefined) {
     throw new JobhookError('ERR_PAYLOAD_INVALID', `payload.${field} must be an ISO 8601 timestamp`, { detail: { path: field } });
   }
+  return instant;
 }
+
+const STRING_FIELDS = ['feature', 'subfeature', 'provider', 'created_at'] as const;
 
 /**
  * Checks a verified payload against the `async_job_completed` shape of spec §6.2 and returns it typed.
@@ -105,11 +109,22 @@ function requireInstant(p: JsonObject, field: string): void {
  * @throws JobhookError `ERR_PAYLOAD_INVALID` (400), its message and `detail.path` naming the field.
  */
 export function validateEvent(payload: JsonObject): AsyncJobCompletedEvent {
+  checkEventShape(payload);
+  return payload as AsyncJobCompletedEvent;
+}
+
+/**
+ * The checks of {@link validateEvent}; answers the instant `finished_at` names (ms since the epoch),
+ * read once, so the receiver's replay window does not parse it again.
+ * @throws JobhookError `ERR_PAYLOAD_INVALID` (400), as {@link validateEvent}.
+ * @internal
+ */
+export function checkEventShape(payload: JsonObject): number {
   if (payload['event'] !== 'async_job_completed') invalid('event', '"async_job_completed"', payload['event']);
   const jobId = payload['job_id'];
   if (typeof jobId !== 'string' || !UUID.test(jobId)) invalid('job_id', 'a UUID string', jobId);
-  for (const field of ['feature', 'subfeature', 'provider', 'created_at']) requireString(payload, field);
-  requireInstant(payload, 'finished_at');
+  for (const field of STRING_FIELDS) requireString(payload, field);
+  const finishedMs = requireInstant(payload, 'finished_at');
   const model = payload['model'];
   if (model !== null && typeof model !== 'string') invalid('model', 'a string or null', model);
   const status = payload['status'];
@@ -136,5 +151,5 @@ export function validateEvent(payload: JsonObject): AsyncJobCompletedEvent {
   }
   const cost = payload['cost'];
   if (cost !== undefined && typeof cost !== 'string' && typeof cost !== 'number') invalid('cost', 'a string', cost);
-  return payload as AsyncJobCompletedEvent;
+  return finishedMs;
 }

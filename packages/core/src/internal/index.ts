@@ -7,7 +7,7 @@
  * @packageDocumentation
  * @internal
  */
-export { isLogger } from '../receiver/logger.js';
+export { isLogger } from '../log/logger.js';
 export { isHeaderName } from '../signature/headers.js';
 export { BODY_STYLES, isBodyStyle } from '../signature/sign.js';
 export {

@@ -1,36 +1,44 @@
-import { JobhookError, type ErrorCode } from '../errors.js';
-import { validateEvent, type AsyncJobCompletedEvent, type FailEvent, type SuccessEvent } from '../events/async-job-event.js';
-import { readSignatureHeader } from '../signature/read-signature-header.js';
+import { JobhookError } from '../errors.js';
+import { checkEventShape, type AsyncJobCompletedEvent, type FailEvent, type SuccessEvent } from '../events/async-job-event.js';
+import { contentLength, firstValue, isJsonContentType, quoteHeader, readHeaders } from '../http/request-headers.js';
 import { resolveProfiles } from '../canonical/profiles.js';
 import { createKeyRing } from '../keys/key-ring.js';
+import { classifySignature } from '../signature/classify-signature-header.js';
+import { signatureOf } from '../signature/read-signature-header.js';
 import { recoverSignature, type RecoveredDigest } from '../signature/recover-digest.js';
 import { verifyRecovered, type VerifyResult } from '../signature/verifier.js';
-import { isTransactionalStore } from '../store/idempotency-store.js';
+import { isTransactionalStore, syncClaimsOf, type ClaimResult } from '../store/idempotency-store.js';
 import { createMemoryStore } from '../store/memory-store.js';
+import { createFailureCapture } from '../diagnosis/failure-capture.js';
+import { createRecipientCheck } from '../recipient/recipient-check.js';
 import { resolveReceiverOptions, type HandlerContext, type ReceiverOptions } from './receiver-options.js';
-import type { OutcomeKind, ReceiverOutcome, ReceiverStats } from './receiver-outcome.js';
-import { firstHeader, isJsonContentType, quoteHeader } from './request-headers.js';
-import { runClaimedJob } from './run-claimed-job.js';
+import type { ReceiverStats } from './receiver-outcome.js';
+import { runClaimedJob, type RunHandlers } from './run-claimed-job.js';
 import { runInTransaction, type TransactionEnd } from './run-in-transaction.js';
 import { checkEventAge } from './event-age.js';
-import { createRejectionLogLimit } from './rejection-log-limit.js';
-import { createBodyBudget } from './body-budget.js';
-import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
-import { refusalCause, type RefusalCauseFields } from '../diagnosis/refusal-cause.js';
-import { createFailureCapture, type FailedRequest } from '../diagnosis/failure-capture.js';
-import type { LosslessJsonValue } from '../canonical/to-value.js';
-import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
-import { createRecipientCheck } from './recipient-check.js';
-import { backgroundTimeout } from './background-timeout.js';
+import { createOutcomeLog } from './outcome-log.js';
+import { ReceiverAnswers, type AnswerStats, type VerifiedDetail } from './receiver-answers.js';
+import { isThenable, JobContext } from './job-context.js';
+import { BodyAdmission } from './body-admission.js';
 import { createHandlerSlots } from './handler-slots.js';
-import { createDeliveryTracing } from '../tracing/delivery-tracing.js';
-
-/** How a job's run ended: the store's end, or no handler slot free (nothing claimed). */
-type JobEnd = TransactionEnd | { kind: 'handlers-busy' };
+import { createDeliveryTracing } from './delivery-tracing.js';
+import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
+import type { LosslessJsonValue } from '../canonical/to-value.js';
+import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
 export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as const;
+const DUPLICATE: TransactionEnd = Object.freeze({ kind: 'duplicate' });
+
+/** How a job's run ended: the store's end, or no handler slot free (nothing claimed). */
+type JobEnd = TransactionEnd | { kind: 'handlers-busy' };
+const HANDLERS_BUSY: JobEnd = Object.freeze({ kind: 'handlers-busy' });
+
+/** What the head step found: what the configured keys signed, and the declared `Content-Length`. */
+interface CheckedHead {
+  readonly recovered: readonly RecoveredDigest[];
+  readonly declared: number | undefined;
+}
 
 /**
  * Creates the receive pipeline:
@@ -42,6 +50,11 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as co
  * duplicate; 503 + Retry-After when the job is in flight elsewhere, the store is down or the
  * handler is slow, or the body was not read (busy, too slow); 500 when the handler failed;
  * 401/400/405/413/415 for requests to drop.
+ *
+ * One pass: each header is read and checked once per request, and what the head step learned (the
+ * recovered digests, the declared length) is handed to the body step. A handler that returns no
+ * promise, on a store that answers in the same turn (the memory store), runs without a timer or a
+ * promise besides the one `handle` returns.
  *
  * @example
  * ```ts
@@ -55,21 +68,23 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' } as co
  */
 export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Receiver {
   const resolved = resolveReceiverOptions(options);
-  const { headerNames, logger: log, retryAfterSeconds, limits } = resolved;
-  // verifyBody builds the payload before returning, so its parse may use the scratch tape.
+  const { headerNames, logger: log, retryAfterSeconds, limits, leaseMs, doneTtlMs, handlerTimeoutMs, eventAge, bigIntegers } = resolved;
+  const budget = resolved.bodyBudget;
+  // verifyRecovered builds the payload before returning, so its parse may use the scratch tape.
   const parseRun = { ...limits, scratch: true };
   const keyRing = createKeyRing(options.publicKeys);
   const profiles = resolveProfiles(options.profiles, 'createReceiver');
   const ownsStore = options.store === undefined;
   const store = options.store ?? createMemoryStore();
-  const { onSuccess, onFail, onEvent, onOutcome, ledger } = options;
-  const recipientCheck = createRecipientCheck(options, 'createReceiver', log, resolved.eventAge?.clockSkewMs ?? options.clockSkewMs);
-  const budget = createBodyBudget(resolved.maxBodyBytesInFlight);
+  const claims = syncClaimsOf(store);
+  const transactional = isTransactionalStore(store);
+  const { onSuccess, onFail, onEvent, ledger } = options;
+  const recipientCheck = createRecipientCheck(options, 'createReceiver', log, eventAge?.clockSkewMs ?? options.clockSkewMs);
   // Backpressure: handlers running at once (handler-slots.ts).
   const slots = createHandlerSlots(resolved.maxConcurrentHandlers);
   // Traces: spans around the entry points and the handler run (tracing/), identities without a tracer.
   const tracing = createDeliveryTracing(resolved.tracer);
-  const stats: Omit<ReceiverStats, 'bodyBytesInFlight' | 'handlersRunning'> = {
+  const stats: AnswerStats = {
     received: 0,
     verified: 0,
     handled: 0,
@@ -81,106 +96,40 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     handlersBusy: 0,
     rejected: {},
   };
-
-  async function runHandlers(event: AsyncJobCompletedEvent, untyped: HandlerContext<unknown>): Promise<void> {
-    // `db` is the store's transaction (a TransactionalStore<Db>), or undefined otherwise.
-    const context = untyped as HandlerContext<Db>;
-    if (event.status === 'success') {
-      if (onSuccess !== undefined) await onSuccess(event as SuccessEvent, context);
-    } else if (onFail !== undefined) {
-      await onFail(event as FailEvent, context);
-    }
-    if (onEvent !== undefined) await onEvent(event, context);
-  }
-
-  const rejectionLogAllowed = createRejectionLogLimit();
-  const captureFailure =
-    resolved.captureFailures === undefined ? undefined : createFailureCapture(resolved.captureFailures, headerNames, keyRing, log);
+  const answers = new ReceiverAnswers({
+    stats,
+    logOutcome: createOutcomeLog(log),
+    onOutcome: options.onOutcome,
+    log,
+    captureFailure:
+      resolved.captureFailures === undefined ? undefined : createFailureCapture(resolved.captureFailures, headerNames, keyRing, log),
+    headerNames,
+    keyRing,
+  });
+  const retryAfter = Object.freeze({ 'retry-after': String(retryAfterSeconds) });
+  /** The headers the head step reads, each once, by their lower-case names (worked out here, not per request). */
+  const headNames = ['content-type', 'content-length', headerNames.hashAlgorithm.toLowerCase(), headerNames.signature.toLowerCase()];
 
   /**
-   * One log line per answer, at the level a team would page on: handler and store failures as
-   * errors with `err`, every one; refusals (`rejected`) at most one line per code per minute,
-   * whatever the status, since anyone can cause them (a 500 refusal, `ERR_BODY_ALREADY_PARSED` on a
-   * misconfigured route or `ERR_INTERNAL`, still at error with `err`; 4xx as warnings); the rest at info.
+   * onSuccess / onFail, then onEvent. Nothing is returned when every handler returned without a
+   * promise; otherwise the promise of their end. `db` is the store's transaction (a
+   * TransactionalStore<Db>), or undefined otherwise.
    */
-  function logOutcome(outcome: ReceiverOutcome, error: JobhookError | undefined, cause: RefusalCauseFields | undefined): void {
-    const { kind, status } = outcome;
-    if (kind === 'handled' || kind === 'duplicate' || kind === 'in-flight') {
-      log.info(outcome, `jobhook: webhook ${kind}`);
-    } else if (kind === 'handler-timeout') {
-      log.warn(outcome, `jobhook: webhook ${kind}; the handler goes on`);
-    } else if (kind === 'rejected' || kind === 'handlers-busy') {
-      const code = outcome.code ?? kind;
-      const suppressed = rejectionLogAllowed(code);
-      if (suppressed === undefined) return;
-      // Whole: our messages are bounded, and the header values they quote are cut where they are quoted.
-      const reason = error?.message ?? '';
-      // A 500 refusal is our setup or our bug: its error (the cause's stack, or ours) is what to debug.
-      // A 503 one (busy, a body too slow, every handler slot taken) is load: a warning.
-      const failed = status === 500;
-      const err = failed ? (error?.cause ?? error) : error?.cause;
-      const fields = { ...outcome, reason, ...cause, ...(suppressed > 0 ? { suppressed } : {}), ...(err === undefined ? {} : { err }) };
-      if (failed) log.error(fields, `jobhook: webhook refused (${code}): ${reason}; one line per code per minute`);
-      else log.warn(fields, `jobhook: webhook refused (${code}); one line per code per minute`);
-    } else {
-      // The cause (the handler's or the store's own error, with its stack) is what to debug; our wrapper says where.
-      log.error({ ...outcome, err: error?.cause ?? error }, `jobhook: webhook ${kind}: ${error?.message ?? ''}`);
-    }
+  function runHandlers(event: AsyncJobCompletedEvent, context: JobContext): void | Promise<void> {
+    const typed = context as unknown as HandlerContext<Db>;
+    const first =
+      event.status === 'success'
+        ? onSuccess === undefined
+          ? undefined
+          : onSuccess(event as SuccessEvent, typed)
+        : onFail === undefined
+          ? undefined
+          : onFail(event as FailEvent, typed);
+    if (isThenable(first)) return Promise.resolve(first).then(() => (onEvent === undefined ? undefined : settled(onEvent(event, typed))));
+    if (onEvent === undefined) return undefined;
+    const last = onEvent(event, typed);
+    return isThenable(last) ? settled(last) : undefined;
   }
-
-  function answer(
-    started: number,
-    kind: OutcomeKind,
-    status: number,
-    body: object,
-    detail: Partial<ReceiverOutcome> & { event?: AsyncJobCompletedEvent },
-    extraHeaders: Record<string, string> = {},
-    error?: JobhookError,
-    cause?: RefusalCauseFields,
-  ): ReceiverResponse {
-    const { event, ...outcomeDetail } = detail;
-    const outcome: ReceiverOutcome = { kind, status, ...outcomeDetail, durationMs: performance.now() - started };
-    logOutcome(outcome, error, cause);
-    if (onOutcome !== undefined) {
-      try {
-        onOutcome(outcome);
-      } catch (err) {
-        log.error({ err }, 'jobhook: onOutcome threw');
-      }
-    }
-    return {
-      status,
-      headers: { ...JSON_HEADERS, ...extraHeaders },
-      body: JSON.stringify(body),
-      outcome,
-      ...(event === undefined ? {} : { event }),
-    };
-  }
-
-  function errorAnswer(
-    started: number,
-    kind: OutcomeKind,
-    error: JobhookError,
-    detail: Partial<ReceiverOutcome> & { event?: AsyncJobCompletedEvent } = {},
-    extraHeaders: Record<string, string> = {},
-  ): ReceiverResponse {
-    if (kind === 'rejected') stats.rejected[error.code] = (stats.rejected[error.code] ?? 0) + 1;
-    return answer(started, kind, error.status, error.toJSON(), { code: error.code, ...detail }, extraHeaders, error);
-  }
-
-  /** A refusal of the verify path: its log line carries the cheap cause, and `captureFailures` may save the request. */
-  function verifyRefusal(started: number, error: JobhookError, request: FailedRequest): ReceiverResponse {
-    stats.rejected[error.code] = (stats.rejected[error.code] ?? 0) + 1;
-    const cause = refusalCause(error, request.headers, headerNames, keyRing);
-    if (cause !== undefined && captureFailure !== undefined) captureFailure(request, { status: error.status, code: error.code, cause });
-    return answer(started, 'rejected', error.status, error.toJSON(), { code: error.code }, {}, error, cause);
-  }
-
-  function rejection(started: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): ReceiverResponse {
-    return errorAnswer(started, 'rejected', new JobhookError(code, message), {}, headers);
-  }
-
-  const retryAfter = { 'retry-after': String(retryAfterSeconds) };
 
   /**
    * `Retry-After` of an in-flight answer. A live holder renews its lease every `leaseMs / 3`, so its
@@ -189,89 +138,276 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
    * (the holder died or stalled): the sender comes back when the lease ends and the job is free.
    */
   function inFlightRetryAfter(leaseLeftMs: number): number {
-    if (!Number.isFinite(leaseLeftMs) || leaseLeftMs >= resolved.leaseMs / 2) return retryAfterSeconds;
+    if (!Number.isFinite(leaseLeftMs) || leaseLeftMs >= leaseMs / 2) return retryAfterSeconds;
     return Math.max(1, Math.min(retryAfterSeconds, Math.ceil(leaseLeftMs / 1000)));
   }
 
-  const transactional = isTransactionalStore(store);
+  /** claim → handler → complete | release (stores without transactions); in this turn when the store and the handler allow. */
+  function claimAndRun(event: AsyncJobCompletedEvent, context: JobContext, run: RunHandlers): TransactionEnd | Promise<TransactionEnd> {
+    if (claims !== undefined) return afterClaim(event, context, run, claims.claim(context.jobId, leaseMs));
+    return Promise.resolve(store.claim(context.jobId, { leaseMs })).then((claim) => afterClaim(event, context, run, claim));
+  }
 
-  /** claim → handler → complete | release, the lease renewed meanwhile (stores without transactions). */
-  async function claimAndRun(
+  function afterClaim(
     event: AsyncJobCompletedEvent,
-    context: Omit<HandlerContext<unknown>, 'signal'>,
-    run: typeof runHandlers,
-  ): Promise<TransactionEnd> {
-    const claim = await store.claim(context.jobId, { leaseMs: resolved.leaseMs });
-    if (claim.state === 'done') return { kind: 'duplicate' };
+    context: JobContext,
+    run: RunHandlers,
+    claim: ClaimResult,
+  ): TransactionEnd | Promise<TransactionEnd> {
+    if (claim.state === 'done') return DUPLICATE;
     if (claim.state === 'in-flight') return { kind: 'in-flight', retryAfterMs: claim.retryAfterMs };
-    return runClaimedJob({
-      event,
-      token: claim.token,
-      store,
-      run,
-      context,
-      leaseMs: resolved.leaseMs,
-      doneTtlMs: resolved.doneTtlMs,
-      handlerTimeoutMs: resolved.handlerTimeoutMs,
-      log,
-    });
+    return runClaimedJob({ event, token: claim.token, store, claims, run, context, leaseMs, doneTtlMs, handlerTimeoutMs, log });
+  }
+
+  /**
+   * The head checks, cheapest first, each header read once, then the RSA recovery: a refusal, or
+   * what the configured keys signed. `body` when already read (`handle`): its length is checked
+   * with the declared one, before the RSA operation, and it goes into captures.
+   */
+  function checkHead(started: number, head: RequestHead, body?: Uint8Array): ReceiverResponse | CheckedHead {
+    const { method, headers } = head;
+    if (method !== 'POST' && method.toUpperCase() !== 'POST') {
+      return answers.reject(started, 'ERR_METHOD_NOT_ALLOWED', `webhooks are POSTed; got ${quoteHeader(method)}`, { allow: 'POST' });
+    }
+    const [typeValue, lengthValue, hashAlgorithm, signature] = readHeaders(headers, headNames);
+    const contentType = firstValue(typeValue);
+    if (!isJsonContentType(contentType)) {
+      return answers.reject(
+        started,
+        'ERR_UNSUPPORTED_MEDIA_TYPE',
+        `expected Content-Type application/json, got ${quoteHeader(contentType)}`,
+      );
+    }
+    const declared = contentLength(firstValue(lengthValue));
+    if (declared !== undefined && declared > limits.maxBodyBytes) {
+      return answers.reject(started, 'ERR_BODY_TOO_LARGE', `Content-Length is ${declared} bytes; the limit is ${limits.maxBodyBytes}`);
+    }
+    if (body !== undefined && body.length > limits.maxBodyBytes) {
+      return answers.reject(started, 'ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${limits.maxBodyBytes}`);
+    }
+    try {
+      // One RSA public operation per key, whatever the body: a signature no key decodes ends here.
+      const decoded = signatureOf(classifySignature(firstValue(hashAlgorithm), signature, keyRing, headerNames, headers));
+      return { recovered: recoverSignature(decoded, keyRing), declared };
+    } catch (err) {
+      if (err instanceof JobhookError) return answers.verifyRefusal(started, err, { method, headers, body });
+      throw err;
+    }
+  }
+
+  /**
+   * The body step: verification against the digests the head step recovered, the event's shape, the
+   * recipient tag, the replay window, then claim, handler, answer. A promise only when something is
+   * pending (an async store or handler, `acceptLateEvent`'s promise).
+   */
+  function receiveBody(
+    started: number,
+    head: RequestHead,
+    recovered: readonly RecoveredDigest[],
+    body: Uint8Array,
+  ): ReceiverResponse | Promise<ReceiverResponse> {
+    let verified: VerifyResult;
+    try {
+      verified = verifyRecovered(body, recovered, profiles, parseRun, bigIntegers);
+    } catch (err) {
+      if (err instanceof JobhookError) return answers.verifyRefusal(started, err, { method: head.method, headers: head.headers, body });
+      throw err;
+    }
+    stats.verified++;
+    let finishedMs: number;
+    try {
+      finishedMs = checkEventShape(verified.payload);
+    } catch (err) {
+      if (err instanceof JobhookError) return answers.error(started, 'rejected', err);
+      throw err;
+    }
+    let event = verified.payload as AsyncJobCompletedEvent;
+    // UUIDs name the same job in either case; the store key is the lower-case form.
+    const jobId = event.job_id.toLowerCase();
+    const { profile, keyId } = verified;
+    if (recipientCheck !== undefined) {
+      // Signed, but is the job ours? Before the replay window and the claim: a refusal never runs the handler.
+      const checked = recipientCheck(event, Date.now());
+      if (checked instanceof JobhookError) {
+        return answers.error(started, 'rejected', checked, { jobId, eventStatus: event.status, profile, keyId, event });
+      }
+      event = checked;
+    }
+    const detail: VerifiedDetail = { jobId, eventStatus: event.status, profile, keyId, event };
+    const context = new JobContext(jobId, 'webhook', profile, keyId, head.headers, log, verified);
+    if (eventAge !== undefined) {
+      const age = checkEventAge(event, { jobId, profile, keyId, headers: head.headers, log }, Date.now(), eventAge, finishedMs);
+      if (isThenable(age)) {
+        return age.then((tooOld) =>
+          tooOld === undefined ? run(started, event, context, detail) : answers.error(started, 'rejected', tooOld, detail),
+        );
+      }
+      if (age !== undefined) return answers.error(started, 'rejected', age, detail);
+    }
+    return run(started, event, context, detail);
   }
 
   /**
    * The claim and the handlers, as a webhook and a poll share them: in the store's transaction, or
    * claim → handler → complete | release. A handled or duplicate job is then settled in the ledger.
-   * `handlers-busy` when every handler slot is taken: then nothing was claimed.
+   * @throws what the store throws (a promise rejects with it).
    */
-  async function runJob(event: AsyncJobCompletedEvent, context: Omit<HandlerContext<unknown>, 'signal' | 'db'>): Promise<JobEnd> {
+  function runJob(event: AsyncJobCompletedEvent, context: JobContext): JobEnd | Promise<JobEnd> {
     // Backpressure: a handler slot before the claim, or busy at once (no lease taken, nothing queued).
     const slot = slots.tryAcquire();
-    if (slot === undefined) return { kind: 'handlers-busy' };
+    if (slot === undefined) return HANDLERS_BUSY;
     const run = slot.track(tracing.handler(runHandlers));
-    let end: TransactionEnd;
+    let end: TransactionEnd | Promise<TransactionEnd>;
     try {
       end = transactional
-        ? await runInTransaction({
-            event,
-            store,
-            run,
-            context,
-            doneTtlMs: resolved.doneTtlMs,
-            handlerTimeoutMs: resolved.handlerTimeoutMs,
-          })
-        : await claimAndRun(event, { ...context, db: undefined }, run);
-    } finally {
-      // The slot comes back now, or when a handler still running past its timeout settles.
+        ? runInTransaction({ event, store, run, context, doneTtlMs, handlerTimeoutMs })
+        : claimAndRun(event, context, run);
+    } catch (err) {
+      slot.done();
+      throw err;
+    }
+    // The slot comes back once the pipeline has its end, or when a handler still running past its timeout settles.
+    if (isThenable(end)) {
+      end = end.then(
+        (ended) => {
+          slot.done();
+          return ended;
+        },
+        (err: unknown) => {
+          slot.done();
+          throw err;
+        },
+      );
+    } else {
       slot.done();
     }
-    if ((end.kind === 'done' || end.kind === 'duplicate') && ledger !== undefined) {
-      await ledger.settle(context.jobId).catch((err: unknown) => {
-        log.warn(
-          { jobId: context.jobId, err },
-          'jobhook: could not settle the job in the ledger; the reconciler will poll it once and settle it',
-        );
-      });
+    if (ledger === undefined) return end;
+    return isThenable(end) ? end.then((ended) => settleInLedger(ended, context.jobId)) : settleInLedger(end, context.jobId);
+  }
+
+  function settleInLedger(end: TransactionEnd, jobId: string): TransactionEnd | Promise<TransactionEnd> {
+    if (ledger === undefined || (end.kind !== 'done' && end.kind !== 'duplicate')) return end;
+    return Promise.resolve()
+      .then(() => ledger.settle(jobId))
+      .then(
+        () => end,
+        (err: unknown) => {
+          log.warn({ jobId, err }, 'jobhook: could not settle the job in the ledger; the reconciler will poll it once and settle it');
+          return end;
+        },
+      );
+  }
+
+  /** Claim, handler, answer. */
+  function run(
+    started: number,
+    event: AsyncJobCompletedEvent,
+    context: JobContext,
+    detail: VerifiedDetail,
+  ): ReceiverResponse | Promise<ReceiverResponse> {
+    let end: JobEnd | Promise<JobEnd>;
+    try {
+      end = runJob(event, context);
+    } catch (err) {
+      return storeFailed(started, err, detail);
     }
-    return end;
+    if (isThenable(end)) {
+      return end.then(
+        (ended) => answerEnd(started, ended, detail),
+        (err: unknown) => storeFailed(started, err, detail),
+      );
+    }
+    return answerEnd(started, end, detail);
+  }
+
+  function storeFailed(started: number, err: unknown, detail: VerifiedDetail): ReceiverResponse {
+    stats.storeUnavailable++;
+    const error =
+      err instanceof JobhookError && err.code === 'ERR_STORE_UNAVAILABLE'
+        ? err
+        : new JobhookError('ERR_STORE_UNAVAILABLE', 'the idempotency store failed', { cause: err });
+    return answers.error(started, 'store-unavailable', error, detail, retryAfter);
+  }
+
+  function answerEnd(started: number, end: JobEnd, detail: VerifiedDetail): ReceiverResponse {
+    const { jobId } = detail;
+    switch (end.kind) {
+      case 'done':
+        stats.handled++;
+        return answers.ok(started, 'handled', detail);
+      case 'duplicate':
+        stats.duplicates++;
+        return answers.ok(started, 'duplicate', detail);
+      case 'in-flight': {
+        stats.inFlight++;
+        const error = new JobhookError('ERR_JOB_IN_FLIGHT', `job ${jobId} is being handled right now; retry later`);
+        return answers.error(started, 'in-flight', error, detail, { 'retry-after': String(inFlightRetryAfter(end.retryAfterMs)) });
+      }
+      case 'timeout': {
+        stats.handlerTimeouts++;
+        const error = new JobhookError(
+          'ERR_HANDLER_TIMEOUT',
+          `the handler of job ${jobId} is still running after ${handlerTimeoutMs} ms; retry later`,
+        );
+        return answers.error(started, 'handler-timeout', error, detail, retryAfter);
+      }
+      case 'handlers-busy': {
+        // Every handler slot taken: the sender retries, nothing was claimed.
+        stats.handlersBusy++;
+        const error = new JobhookError(
+          'ERR_HANDLERS_BUSY',
+          `the receiver is running ${slots.capacity} handlers (maxConcurrentHandlers); retry later`,
+        );
+        return answers.error(started, 'handlers-busy', error, detail, retryAfter);
+      }
+      case 'failed': {
+        stats.handlerFailures++;
+        // The handler's own message stays in the logs: it may hold internals the sender must not see.
+        const error = new JobhookError('ERR_HANDLER_FAILED', `the handler of job ${jobId} failed; retry later`, { cause: end.error });
+        return answers.error(started, 'handler-failed', error, detail);
+      }
+    }
+  }
+
+  /** The body step for a body in hand, never rejecting: a throw is answered 500. */
+  function receiveSafely(
+    started: number,
+    head: RequestHead,
+    recovered: readonly RecoveredDigest[],
+    body: Uint8Array,
+  ): Promise<ReceiverResponse> {
+    let answer: ReceiverResponse | Promise<ReceiverResponse>;
+    try {
+      answer = receiveBody(started, head, recovered, body);
+    } catch (err) {
+      return Promise.resolve(answers.internal(err));
+    }
+    return isThenable(answer) ? answer.then(undefined, (err: unknown) => answers.internal(err)) : Promise.resolve(answer);
+  }
+
+  function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
+    try {
+      const started = performance.now();
+      stats.received++;
+      const body = bytesOf(request.rawBody);
+      const head = checkHead(started, request, body);
+      if (!('recovered' in head)) return Promise.resolve(head);
+      return receiveSafely(started, request, head.recovered, body);
+    } catch (err) {
+      return Promise.resolve(answers.internal(err));
+    }
   }
 
   async function handlePolled(job: PolledJob): Promise<PolledOutcome> {
     let event: AsyncJobCompletedEvent;
     try {
-      event = polledEvent(job, resolved.bigIntegers);
+      event = polledEvent(job, bigIntegers);
     } catch (error) {
       return { kind: 'rejected', error };
     }
     const jobId = event.job_id.toLowerCase();
     // No signature covers a poll answer: its lossless form is the answer as the client read it.
-    const context = {
-      jobId,
-      source: 'poll' as const,
-      profile: null,
-      keyId: null,
-      headers: {},
-      log,
-      losslessPayload: () => job as LosslessJsonValue,
-    };
+    const context = new JobContext(jobId, 'poll', null, null, {}, log, { losslessPayload: () => job as LosslessJsonValue });
     let end: JobEnd;
     try {
       end = await runJob(event, context);
@@ -279,12 +415,12 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       return { kind: 'store-unavailable', jobId, error };
     }
     switch (end.kind) {
-      case 'handlers-busy':
-        return { kind: 'handlers-busy', jobId };
       case 'done':
         return { kind: 'handled', jobId };
       case 'duplicate':
         return { kind: 'duplicate', jobId };
+      case 'handlers-busy':
+        return { kind: 'handlers-busy', jobId };
       case 'in-flight':
         return { kind: 'in-flight', jobId, retryAfterMs: end.retryAfterMs };
       case 'timeout':
@@ -294,215 +430,33 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     }
   }
 
-  /**
-   * The head checks, cheapest first, then the RSA recovery: a refusal, or what the configured keys
-   * signed. `body` when already read (`handle`): its length is checked with the declared one, before
-   * the RSA operation, and it goes into captures.
-   */
-  function checkHead(started: number, { method, headers }: RequestHead, body?: Uint8Array): ReceiverResponse | RecoveredDigest[] {
-    if (method.toUpperCase() !== 'POST') {
-      return rejection(started, 'ERR_METHOD_NOT_ALLOWED', `webhooks are POSTed; got ${quoteHeader(method)}`, { allow: 'POST' });
-    }
-    const contentType = firstHeader(headers, 'content-type');
-    if (!isJsonContentType(contentType)) {
-      return rejection(started, 'ERR_UNSUPPORTED_MEDIA_TYPE', `expected Content-Type application/json, got ${quoteHeader(contentType)}`);
-    }
-    const declared = declaredLength(headers);
-    if (declared !== undefined && declared > limits.maxBodyBytes) {
-      return rejection(started, 'ERR_BODY_TOO_LARGE', `Content-Length is ${declared} bytes; the limit is ${limits.maxBodyBytes}`);
-    }
-    if (body !== undefined && body.length > limits.maxBodyBytes) {
-      return rejection(started, 'ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${limits.maxBodyBytes}`);
-    }
-    try {
-      // One RSA public operation per key, whatever the body: a signature no key decodes ends here.
-      return recoverSignature(readSignatureHeader(headers, headerNames, keyRing), keyRing);
-    } catch (err) {
-      if (err instanceof JobhookError) return verifyRefusal(started, err, { method, headers, body });
-      throw err;
-    }
-  }
-
-  /** The body step: verification against the digests the head step recovered, then claim, handler, answer. */
-  async function receiveBody(
-    started: number,
-    { method, headers }: RequestHead,
-    recovered: readonly RecoveredDigest[],
-    body: Uint8Array,
-  ): Promise<ReceiverResponse> {
-    let verified: VerifyResult;
-    let event: AsyncJobCompletedEvent;
-    try {
-      verified = verifyRecovered(body, recovered, profiles, parseRun, resolved.bigIntegers);
-    } catch (err) {
-      if (err instanceof JobhookError) return verifyRefusal(started, err, { method, headers, body });
-      throw err;
-    }
-    try {
-      stats.verified++;
-      event = validateEvent(verified.payload);
-    } catch (err) {
-      if (err instanceof JobhookError) return errorAnswer(started, 'rejected', err);
-      throw err;
-    }
-    if (recipientCheck !== undefined) {
-      // Signed, but is the job ours? Before the replay window and the claim: a refusal never runs the handler.
-      const checked = recipientCheck(event, Date.now());
-      if (checked instanceof JobhookError) {
-        const { profile, keyId } = verified;
-        return errorAnswer(started, 'rejected', checked, {
-          jobId: event.job_id.toLowerCase(),
-          eventStatus: event.status,
-          profile,
-          keyId,
-          event,
-        });
-      }
-      event = checked;
-    }
-
-    // UUIDs name the same job in either case; the store key is the lower-case form.
-    const jobId = event.job_id.toLowerCase();
-    const known = { jobId, eventStatus: event.status, profile: verified.profile, keyId: verified.keyId, event };
-    const context = {
-      jobId,
-      source: 'webhook' as const,
-      profile: verified.profile,
-      keyId: verified.keyId,
-      headers,
-      log,
-      losslessPayload: () => verified.losslessPayload(),
-    };
-    if (resolved.eventAge !== undefined) {
-      const age = checkEventAge(event, context, Date.now(), resolved.eventAge);
-      const tooOld = age instanceof Promise ? await age : age;
-      if (tooOld !== undefined) return errorAnswer(started, 'rejected', tooOld, known);
-    }
-    let end: JobEnd;
-    try {
-      end = await runJob(event, context);
-    } catch (err) {
-      stats.storeUnavailable++;
-      const error =
-        err instanceof JobhookError && err.code === 'ERR_STORE_UNAVAILABLE'
-          ? err
-          : new JobhookError('ERR_STORE_UNAVAILABLE', 'the idempotency store failed', { cause: err });
-      return errorAnswer(started, 'store-unavailable', error, known, retryAfter);
-    }
-    if (end.kind === 'handlers-busy') return handlersBusy(started, known);
-    if (end.kind === 'duplicate') {
-      stats.duplicates++;
-      return answer(started, 'duplicate', 200, { ok: true, job_id: jobId, duplicate: true }, known);
-    }
-    if (end.kind === 'in-flight') {
-      stats.inFlight++;
-      const error = new JobhookError('ERR_JOB_IN_FLIGHT', `job ${jobId} is being handled right now; retry later`);
-      return errorAnswer(started, 'in-flight', error, known, { 'retry-after': String(inFlightRetryAfter(end.retryAfterMs)) });
-    }
-    if (end.kind === 'done') {
-      stats.handled++;
-      return answer(started, 'handled', 200, { ok: true, job_id: jobId, duplicate: false }, known);
-    }
-    if (end.kind === 'timeout') {
-      stats.handlerTimeouts++;
-      const error = new JobhookError(
-        'ERR_HANDLER_TIMEOUT',
-        `the handler of job ${jobId} is still running after ${resolved.handlerTimeoutMs} ms; retry later`,
-      );
-      return errorAnswer(started, 'handler-timeout', error, known, retryAfter);
-    }
-    stats.handlerFailures++;
-    // The handler's own message stays in the logs: it may hold internals the sender must not see.
-    const error = new JobhookError('ERR_HANDLER_FAILED', `the handler of job ${jobId} failed; retry later`, {
-      cause: end.error,
-    });
-    return errorAnswer(started, 'handler-failed', error, known);
-  }
-
-  /** The answer when every handler slot is taken: the sender retries, nothing was claimed. */
-  function handlersBusy(started: number, known: Partial<ReceiverOutcome> & { event: AsyncJobCompletedEvent }): ReceiverResponse {
-    stats.handlersBusy++;
-    const error = new JobhookError(
-      'ERR_HANDLERS_BUSY',
-      `the receiver is running ${slots.capacity} handlers (maxConcurrentHandlers); retry later`,
-    );
-    return errorAnswer(started, 'handlers-busy', error, known, retryAfter);
-  }
-
-  /** A bug or a non-jobhook throw (a bad headers object, ...): answered 500 rather than crashing the server. */
-  function internalError(err: unknown): ReceiverResponse {
-    const error = new JobhookError('ERR_INTERNAL', 'internal error in the webhook receiver', { cause: err });
-    return errorAnswer(performance.now(), 'rejected', error);
-  }
-
-  async function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
-    try {
-      const started = performance.now();
-      stats.received++;
-      const body = bytesOf(request.rawBody);
-      const recovered = checkHead(started, request, body);
-      if (!Array.isArray(recovered)) return recovered;
-      return await receiveBody(started, request, recovered, body);
-    } catch (err) {
-      return internalError(err);
-    }
-  }
-
-  const { bodyTimeoutMs } = resolved;
-
-  /** The admission of a body whose signature decoded: its share of the budget, its deadline, and the body step. */
-  function admit(started: number, head: RequestHead, recovered: readonly RecoveredDigest[], reserved: number): Admission {
-    const deadline = new AbortController();
-    let open = true;
-    const settle = (): void => {
-      if (!open) return;
-      open = false;
-      clearTimeout(timer);
-      budget.release(reserved);
-    };
-    // An open connection keeps the process alive, not the deadline of its body.
-    const timer = backgroundTimeout(() => {
-      settle();
-      deadline.abort(
-        new JobhookError('ERR_BODY_TIMEOUT', `the body did not arrive within ${bodyTimeoutMs} ms (bodyTimeoutMs); retry later`),
-      );
-    }, bodyTimeoutMs);
-    return {
-      maxBytes: reserved,
-      signal: deadline.signal,
-      async receive(rawBody) {
-        // Verification runs synchronously from here, so the share comes back once the body is verified.
-        settle();
-        try {
-          return await receiveBody(started, head, recovered, bytesOf(rawBody));
-        } catch (err) {
-          return internalError(err);
-        }
-      },
-      refuse(error) {
-        settle();
-        return errorAnswer(started, 'rejected', error, {}, error.status === 503 ? retryAfter : {});
-      },
-    };
-  }
+  const admissionSetup = {
+    budget,
+    bodyTimeoutMs: resolved.bodyTimeoutMs,
+    receive: (started: number, head: RequestHead, recovered: readonly RecoveredDigest[], rawBody: Uint8Array | string) =>
+      receiveSafely(started, head, recovered, bytesOf(rawBody)),
+    refuse: (started: number, error: JobhookError): ReceiverResponse =>
+      answers.error(started, 'rejected', error, undefined, error.status === 503 ? retryAfter : undefined),
+  };
 
   function precheck(head: RequestHead): Precheck {
     try {
       const started = performance.now();
       stats.received++;
-      const recovered = checkHead(started, head);
-      if (!Array.isArray(recovered)) return { refusal: recovered };
-      const reserved = declaredLength(head.headers) ?? limits.maxBodyBytes;
+      const checked = checkHead(started, head);
+      if (!('recovered' in checked)) return { refusal: checked };
+      const reserved = checked.declared ?? limits.maxBodyBytes;
       if (!budget.tryReserve(reserved)) {
         const error = new JobhookError(
           'ERR_RECEIVER_BUSY',
-          `the receiver is reading ${budget.reserved} bytes of other bodies (maxBodyBytesInFlight ${resolved.maxBodyBytesInFlight}); retry later`,
+          `${budget.reserved} bytes of other bodies are being read (maxBodyBytesInFlight ${budget.capacity}); retry later`,
         );
-        return { refusal: errorAnswer(started, 'rejected', error, {}, retryAfter) };
+        return { refusal: answers.error(started, 'rejected', error, undefined, retryAfter) };
       }
-      return { admission: admit(started, head, recovered, reserved) };
+      const admission: Admission = new BodyAdmission(admissionSetup, started, head, checked.recovered, checked.declared, reserved);
+      return { admission };
     } catch (err) {
-      return { refusal: internalError(err) };
+      return { refusal: answers.internal(err) };
     }
   }
 
@@ -523,10 +477,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   });
 }
 
-/** The declared `Content-Length`, when there is one that reads as a length. */
-function declaredLength(headers: RequestHead['headers']): number | undefined {
-  const value = firstHeader(headers, 'content-length');
-  return value !== undefined && /^\d+$/.test(value) ? Number(value) : undefined;
+/** A handler's promise, its value dropped. */
+function settled(value: unknown): Promise<void> | undefined {
+  return isThenable(value) ? Promise.resolve(value).then(() => undefined) : undefined;
 }
 
 /** A body as bytes: a string is taken as its UTF-8 bytes. */

@@ -2,11 +2,10 @@ import type { CanonicalProfile } from '../canonical/profiles.js';
 import { JobhookError } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import { parseIsoInstant } from '../events/iso-instant.js';
-import type { Logger } from './logger.js';
-import type { RequestHeaders } from './request-headers.js';
+import type { Logger } from '../log/logger.js';
+import type { RequestHeaders } from '../http/request-headers.js';
 
-/** Default of `clockSkewMs`: 5 minutes, what NTP-synced hosts stay well within. */
-export const DEFAULT_CLOCK_SKEW_MS = 5 * 60_000;
+export { DEFAULT_CLOCK_SKEW_MS } from '../events/clock-skew.js';
 
 /**
  * Default of `maxEventAgeMs`: 6 hours. The service gives one delivery at most 4 attempts of 30 s
@@ -67,7 +66,8 @@ export type EventAgeRequest = Omit<LateEventContext, 'ageMs' | 'maxEventAgeMs'>;
  * before `now`, unless `acceptLateEvent` admits it: a captured delivery replayed after its `job_id`
  * may have left the store. The refusal is 4xx, so the sender does not retry it. `undefined` lets the
  * event on. Synchronous unless the rule runs, so fresh deliveries wait on no promise.
- * `event.finished_at` is that of an event `validateEvent` accepted, so an ISO 8601 instant.
+ * `event.finished_at` is that of an event `validateEvent` accepted, so an ISO 8601 instant;
+ * `finishedMs` is the instant it names, when the caller read it already (`checkEventShape`).
  * @internal
  */
 export function checkEventAge(
@@ -75,9 +75,10 @@ export function checkEventAge(
   request: EventAgeRequest,
   now: number,
   limit: EventAgeLimit,
+  finishedMs: number | undefined = parseIsoInstant(event.finished_at),
 ): JobhookError | undefined | Promise<JobhookError | undefined> {
   const finishedAt = event.finished_at;
-  const finished = parseIsoInstant(finishedAt);
+  const finished = finishedMs;
   if (finished === undefined) throw new JobhookError('ERR_INTERNAL', 'checkEventAge: finished_at was not checked by validateEvent');
   const ageMs = now - finished;
   const { maxEventAgeMs, acceptLateEvent } = limit;

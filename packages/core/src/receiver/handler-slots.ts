@@ -1,3 +1,5 @@
+import { isThenable } from './job-context.js';
+
 /**
  * The receiver's bound on handlers running at once (`maxConcurrentHandlers`). A delivery takes a
  * slot after it verified and before its claim, so a delivery refused for want of one leaves no
@@ -19,7 +21,7 @@ export interface HandlerSlots {
 /** One taken slot. Call {@link HandlerSlot.done} exactly once, whatever the pipeline's end. @internal */
 export interface HandlerSlot {
   /** `run`, wrapped so that the slot stays taken while a call of it runs, past `done` if need be. */
-  track<A extends unknown[]>(run: (...args: A) => Promise<void>): (...args: A) => Promise<void>;
+  track<A extends unknown[]>(run: (...args: A) => void | Promise<void>): (...args: A) => void | Promise<void>;
   /** The pipeline has answered: the slot comes back now, or when the tracked handler settles. */
   done(): void;
 }
@@ -41,14 +43,26 @@ export function createHandlerSlots(capacity: number): HandlerSlots {
       };
       return {
         track: (run) =>
-          async function runInSlot(...args) {
+          function runInSlot(...args) {
             handlers++;
+            let pending: void | Promise<void>;
             try {
-              await run(...args);
-            } finally {
+              pending = run(...args);
+            } catch (err) {
               handlers--;
               free();
+              throw err;
             }
+            // A handler that returned no promise has ended: the slot is free at once, no promise made.
+            if (!isThenable(pending)) {
+              handlers--;
+              free();
+              return undefined;
+            }
+            return Promise.resolve(pending).finally(() => {
+              handlers--;
+              free();
+            });
           },
         done() {
           answered = true;

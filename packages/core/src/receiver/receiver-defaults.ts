@@ -1,13 +1,13 @@
 import { CANONICAL_BYTES_PER_BODY_BYTE, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DEPTH } from '../canonical/parse.js';
 import { DEFAULT_RECIPIENT_TAG_MAX_AGE_MS } from '../recipient/recipient-tag.js';
 import { DEFAULT_HEADER_NAMES, type WebhookHeaderNames } from '../signature/headers.js';
+import { DEFAULT_MAX_BODY_BYTES_IN_FLIGHT } from './body-budget.js';
 import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_EVENT_AGE_MS } from './event-age.js';
 import {
   DEFAULT_BODY_TIMEOUT_MS,
   DEFAULT_DONE_TTL_MS,
   DEFAULT_HANDLER_TIMEOUT_MS,
   DEFAULT_LEASE_MS,
-  DEFAULT_MAX_BODY_BYTES_IN_FLIGHT,
   DEFAULT_RETRY_AFTER_SECONDS,
 } from './receiver-options.js';
 
@@ -19,7 +19,7 @@ export interface ReceiverDefaults {
   readonly maxDepth: number;
   /** `maxCanonicalBytes` with the default `maxBodyBytes`: 16 MiB (it is 16 × `maxBodyBytes`). */
   readonly maxCanonicalBytes: number;
-  /** `maxBodyBytesInFlight`: 64 MiB (or `maxBodyBytes` when larger). */
+  /** `maxBodyBytesInFlight`: 64 MiB, one budget shared by every receiver of the process given none. */
   readonly maxBodyBytesInFlight: number;
   /** `bodyTimeoutMs`: 5 s from a request's head to its body's last byte. */
   readonly bodyTimeoutMs: number;

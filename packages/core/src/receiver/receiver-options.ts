@@ -9,11 +9,12 @@ import { resolveCaptureFailures, type CaptureFailuresOptions, type ResolvedCaptu
 import type { IdempotencyStore, TransactionalStore } from '../store/idempotency-store.js';
 import type { JobLedger } from '../ledger/job-ledger.js';
 import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_EVENT_AGE_MS, type EventAgeLimit, type LateEventRule } from './event-age.js';
-import { createJsonLogger, isLogger, type Logger } from './logger.js';
+import { createJsonLogger, isLogger, type Logger } from '../log/logger.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';
-import type { RequestHeaders } from './request-headers.js';
-import type { RecipientOptions } from './recipient-check.js';
-import { checkTracer } from '../tracing/delivery-tracing.js';
+import type { RequestHeaders } from '../http/request-headers.js';
+import type { RecipientOptions } from '../recipient/recipient-check.js';
+import { createBodyBudget, isBodyBudget, processBodyBudget, type BodyBudget } from './body-budget.js';
+import { checkTracer } from './delivery-tracing.js';
 import type { TracerLike } from '../tracing/tracer-like.js';
 
 /**
@@ -136,15 +137,16 @@ export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
   /** Bodies above this are refused with 413. Default 1 MiB. */
   maxBodyBytes?: number;
   /**
-   * Bytes of request bodies the adapters read at once, across this receiver's requests. A body is
-   * read only behind a signature a configured key decodes, and first reserves its declared
-   * `Content-Length` (or `maxBodyBytes` when it declares none); one that would pass this bound is
-   * answered 503 `ERR_RECEIVER_BUSY` with `Retry-After`, unread, and the connection closed. It bounds
-   * what bodies behind replayed real signatures hold in memory. Default {@link DEFAULT_MAX_BODY_BYTES_IN_FLIGHT}
-   * (64 MiB), or `maxBodyBytes` when that is larger; never less than `maxBodyBytes`.
-   * Share one receiver between routes to share the bound.
+   * Bytes of request bodies the adapters read at once. A body is read only behind a signature a
+   * configured key decodes, and first reserves its declared `Content-Length` (or `maxBodyBytes` when
+   * it declares none); one that would pass the bound is answered 503 `ERR_RECEIVER_BUSY` with
+   * `Retry-After`, unread, and the connection closed. It bounds what bodies behind replayed real
+   * signatures hold in memory. Default: one budget of `DEFAULT_MAX_BODY_BYTES_IN_FLIGHT` (64 MiB)
+   * shared by every receiver of the process that is given none (`processBodyBudget()`); a body larger
+   * than it reserves all of it. A number gives this receiver a budget of its own (at least
+   * `maxBodyBytes`); a budget from `createBodyBudget` is shared by the receivers given it.
    */
-  maxBodyBytesInFlight?: number;
+  maxBodyBytesInFlight?: number | BodyBudget;
   /**
    * Longest time from a request's head to its body's last byte, when an adapter reads the body: a
    * trickled or stalled upload is answered 503 `ERR_BODY_TIMEOUT` with `Retry-After` and its
@@ -239,8 +241,8 @@ export interface ResolvedReceiverOptions {
   /** Body, depth and canonical-size limits. */
   limits: ResolvedParseOptions;
   handlerTimeoutMs: number;
-  /** Bytes of bodies read at once (`maxBodyBytesInFlight`). */
-  maxBodyBytesInFlight: number;
+  /** The bytes of bodies read at once (`maxBodyBytesInFlight`): the process's budget, or this receiver's. */
+  bodyBudget: BodyBudget;
   /** Handlers run at once (`maxConcurrentHandlers`). */
   maxConcurrentHandlers: number;
   bodyTimeoutMs: number;
@@ -284,12 +286,6 @@ export const DEFAULT_RETRY_AFTER_SECONDS = 30;
  * needs about 200 KB/s for it, far below any link the service sends from.
  */
 export const DEFAULT_BODY_TIMEOUT_MS = 5_000;
-
-/**
- * Default `maxBodyBytesInFlight`: 64 MiB, 64 bodies of the default 1 MiB limit read at once. Real
- * deliveries are far smaller and read in milliseconds; only held uploads fill it.
- */
-export const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 
 /**
  * Default `maxConcurrentHandlers`: 64. The bound is there for a handler's downstream that slows or
@@ -388,13 +384,16 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
       ? doneTtlMs
       : Math.min(Math.max(doneTtlMs, eventAge.maxEventAgeMs + eventAge.clockSkewMs), Number.MAX_SAFE_INTEGER);
   const captureFailures = resolveCaptureFailures(options.captureFailures, 'createReceiver');
-  const {
-    maxBodyBytesInFlight = Math.max(DEFAULT_MAX_BODY_BYTES_IN_FLIGHT, limits.maxBodyBytes),
-    bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS,
-  } = options;
-  positiveInteger('maxBodyBytesInFlight', maxBodyBytesInFlight);
-  if (maxBodyBytesInFlight < limits.maxBodyBytes) {
-    fail(`maxBodyBytesInFlight (${maxBodyBytesInFlight}) must not be less than maxBodyBytes (${limits.maxBodyBytes})`);
+  const { maxBodyBytesInFlight, bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS } = options;
+  let bodyBudget: BodyBudget;
+  if (maxBodyBytesInFlight === undefined) {
+    bodyBudget = processBodyBudget();
+  } else {
+    if (!isBodyBudget(maxBodyBytesInFlight)) positiveInteger('maxBodyBytesInFlight', maxBodyBytesInFlight as number);
+    bodyBudget = isBodyBudget(maxBodyBytesInFlight) ? maxBodyBytesInFlight : createBodyBudget(maxBodyBytesInFlight);
+    if (bodyBudget.capacity < limits.maxBodyBytes) {
+      fail(`maxBodyBytesInFlight (${bodyBudget.capacity}) must not be less than maxBodyBytes (${limits.maxBodyBytes})`);
+    }
   }
   positiveInteger('bodyTimeoutMs', bodyTimeoutMs, MAX_TIMER_MS);
   const { maxConcurrentHandlers = DEFAULT_MAX_CONCURRENT_HANDLERS } = options;
@@ -405,7 +404,7 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     eventAge,
     limits,
     handlerTimeoutMs,
-    maxBodyBytesInFlight,
+    bodyBudget,
     maxConcurrentHandlers,
     bodyTimeoutMs,
     retryAfterSeconds,

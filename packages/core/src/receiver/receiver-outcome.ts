@@ -70,7 +70,7 @@ export interface ReceiverStats {
   handlersRunning: number;
   /** Rejections by error code (signature, body, method, content type, payload). */
   rejected: Partial<Record<ErrorCode, number>>;
-  /** Bytes of `maxBodyBytesInFlight` reserved right now by bodies being read. */
+  /** Bytes of this receiver's `maxBodyBytesInFlight` budget reserved right now by bodies being read (with the default, the budget every receiver of the process shares). */
   bodyBytesInFlight: number;
 }
 

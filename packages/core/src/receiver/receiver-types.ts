@@ -2,7 +2,7 @@ import type { JobhookError } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import type { ReceiverOutcome, ReceiverStats } from './receiver-outcome.js';
-import type { RequestHeaders } from './request-headers.js';
+import type { RequestHeaders } from '../http/request-headers.js';
 import type { PolledJob, PolledOutcome } from './polled-job.js';
 
 /** A request before its body is read. */
@@ -41,6 +41,11 @@ export interface ReceiverResponse {
 export interface Admission {
   /** Most bytes the body may have: its declared `Content-Length`, or `maxBodyBytes` when it declares none. */
   readonly maxBytes: number;
+  /**
+   * The request's `Content-Length`, as the precheck read it (undefined when it declares none): a
+   * body reader holds the body to it without reading the header again.
+   */
+  readonly declaredBytes: number | undefined;
   /**
    * Aborted `bodyTimeoutMs` after the precheck, with an `ERR_BODY_TIMEOUT` error as its `reason`:
    * stop reading, answer `refuse(signal.reason)` and close the connection.

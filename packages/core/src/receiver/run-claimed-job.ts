@@ -1,45 +1,60 @@
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
-import type { IdempotencyStore } from '../store/idempotency-store.js';
-import type { Logger } from './logger.js';
-import { timeoutReason, withLazySignal } from './handler-signal.js';
-import type { HandlerContext } from './receiver-options.js';
+import type { IdempotencyStore, SyncClaims } from '../store/idempotency-store.js';
+import type { Logger } from '../log/logger.js';
+import { isThenable, JobContext, timeoutReason } from './job-context.js';
 import { backgroundTimeout } from './background-timeout.js';
 
 /** How a claimed job's handler ended, as far as the HTTP answer is concerned. */
 export type HandlerEnd = { kind: 'done' } | { kind: 'failed'; error: unknown } | { kind: 'timeout' };
+
+/** The handlers of a receiver: `undefined` when they all returned without a promise, else the promise of their end. @internal */
+export type RunHandlers = (event: AsyncJobCompletedEvent, context: JobContext) => void | Promise<void>;
 
 /** What running a claimed job needs. @internal */
 export interface ClaimedJob {
   event: AsyncJobCompletedEvent;
   token: string;
   store: IdempotencyStore;
-  run: (event: AsyncJobCompletedEvent, context: HandlerContext<unknown>) => Promise<void>;
-  context: Omit<HandlerContext<unknown>, 'signal'>;
+  /** The store's same-turn claims, when it has them (the memory store): complete and release without a promise. */
+  claims: SyncClaims | undefined;
+  run: RunHandlers;
+  context: JobContext;
   leaseMs: number;
   doneTtlMs: number;
   handlerTimeoutMs: number;
   log: Logger;
 }
 
+const DONE: HandlerEnd = Object.freeze({ kind: 'done' });
+
 /**
- * Runs the handler of a claimed job and settles the claim: complete on success, release on failure,
- * the lease renewed every `leaseMs / 3` while the handler runs, so a slow handler never lets
- * another instance run the same job at the same time. If a renewal finds the lease gone (the store
- * was unreachable, or the process stalled, past the lease), renewals stop and `ctx.signal` aborts. Resolves as soon as the handler settles or
- * `handlerTimeoutMs` elapses, whichever is first; after a timeout the claim is settled later,
- * when the handler finally settles.
- *
- * Per request this costs two timers and no AbortController unless the handler reads `ctx.signal`:
- * it runs on every delivery, and those were a measurable part of the pipeline's overhead.
+ * Runs the handler of a claimed job and settles the claim: complete on success, release on failure.
+ * A handler that returns without a promise has run to its end in this turn: no timer, no promise,
+ * and with a store of same-turn claims the answer is known at once. A handler with work pending gets
+ * the lease renewed every `leaseMs / 3` while it runs, so a slow handler never lets another
+ * instance run the same job at the same time; if a renewal finds the lease gone (the store was
+ * unreachable, or the process stalled, past the lease), renewals stop and `ctx.signal` aborts. Its
+ * end resolves as soon as the handler settles or `handlerTimeoutMs` elapses, whichever is first;
+ * after a timeout the claim is settled later, when the handler finally settles.
  * @internal
  */
-export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
-  const { event, token, store, log } = job;
-  const { jobId } = job.context;
-  const { context, stop } = withLazySignal(job.context);
+export function runClaimedJob(job: ClaimedJob): HandlerEnd | Promise<HandlerEnd> {
+  let pending: void | Promise<void>;
+  try {
+    pending = job.run(job.event, job.context);
+  } catch (error) {
+    return settle(job, 'release', { kind: 'failed', error });
+  }
+  if (!isThenable(pending)) return settle(job, 'complete', DONE);
+  return watch(job, pending);
+}
 
+/** A handler with work pending: the lease renewed meanwhile, the answer given by its end or by `handlerTimeoutMs`. */
+function watch(job: ClaimedJob, pending: Promise<void>): Promise<HandlerEnd> {
+  const { token, store, log, context } = job;
+  const { jobId } = context;
   const beatEveryMs = Math.max(10, Math.floor(job.leaseMs / 3));
-  let heartbeat: NodeJS.Timeout | undefined;
+  let heartbeat: ReturnType<typeof setTimeout> | undefined;
   let renewing = true;
   // When the lease was last known to run out: claimed (or renewed) just before, so at most this.
   let leaseEndsAt = performance.now() + job.leaseMs;
@@ -49,7 +64,10 @@ export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
     renewing = false;
     clearTimeout(heartbeat);
     log.warn({ jobId }, 'jobhook: lease lost while the handler runs (another instance may take the job); ctx.signal aborted');
-    stop(new Error("jobhook: the claim's lease was lost (store unreachable or stalled past the lease); another instance may run this job"));
+    JobContext.stop(
+      context,
+      new Error("jobhook: the claim's lease was lost (store unreachable or stalled past the lease); another instance may run this job"),
+    );
   };
   const beat = (): void => {
     const sentAt = performance.now();
@@ -72,7 +90,7 @@ export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
 
   return new Promise<HandlerEnd>((resolve) => {
     const timer = backgroundTimeout(() => {
-      stop(timeoutReason(job.handlerTimeoutMs));
+      JobContext.stop(context, timeoutReason(job.handlerTimeoutMs));
       resolve({ kind: 'timeout' });
     }, job.handlerTimeoutMs);
 
@@ -83,34 +101,64 @@ export function runClaimedJob(job: ClaimedJob): Promise<HandlerEnd> {
       renewing = false;
       clearTimeout(heartbeat);
     };
-    const settle = async (): Promise<HandlerEnd> => {
-      try {
-        await job.run(event, context);
-      } catch (error) {
-        handlerEnded();
-        await settleClaim(() => store.release(jobId, token), log, jobId, 'release');
-        return { kind: 'failed', error };
-      }
-      handlerEnded();
-      await settleClaim(() => store.complete(jobId, token, { ttlMs: job.doneTtlMs }), log, jobId, 'complete');
-      return { kind: 'done' };
-    };
-    void settle().then((end) => {
-      resolve(end); // no effect after a timeout answered already
-    });
+    pending
+      .then(
+        () => {
+          handlerEnded();
+          return settle(job, 'complete', DONE);
+        },
+        (error: unknown) => {
+          handlerEnded();
+          return settle(job, 'release', { kind: 'failed', error });
+        },
+      )
+      .then(resolve); // no effect after a timeout answered already
   });
 }
 
 /**
  * Completing or releasing can fail (store down, lease lost). The handler's work is done either way,
  * so this is logged, not answered: on complete the job was handled (a later duplicate may run it
- * again), on release the lease simply runs out.
+ * again), on release the lease simply runs out. With same-turn claims, `end` comes back at once.
  */
-async function settleClaim(settle: () => Promise<boolean>, log: Logger, jobId: string, what: 'complete' | 'release'): Promise<void> {
-  try {
-    const kept = await settle();
-    if (!kept) log.warn({ jobId }, `jobhook: could not ${what} the claim: its lease had expired and the job was claimed again`);
-  } catch (err) {
-    log.error({ jobId, err }, `jobhook: could not ${what} the claim (store unavailable)`);
+function settle(job: ClaimedJob, what: 'complete' | 'release', end: HandlerEnd): HandlerEnd | Promise<HandlerEnd> {
+  const { claims, token, log } = job;
+  const { jobId } = job.context;
+  if (claims !== undefined) {
+    try {
+      const kept = what === 'complete' ? claims.complete(jobId, token, job.doneTtlMs) : claims.release(jobId, token);
+      if (!kept) unkept(log, jobId, what);
+    } catch (err) {
+      unavailable(log, jobId, what, err);
+    }
+    return end;
   }
+  let settled: Promise<boolean>;
+  try {
+    // A store of your own making may throw rather than reject, or answer without a promise.
+    settled = Promise.resolve(
+      what === 'complete' ? job.store.complete(jobId, token, { ttlMs: job.doneTtlMs }) : job.store.release(jobId, token),
+    );
+  } catch (err) {
+    unavailable(log, jobId, what, err);
+    return end;
+  }
+  return settled.then(
+    (kept) => {
+      if (!kept) unkept(log, jobId, what);
+      return end;
+    },
+    (err: unknown) => {
+      unavailable(log, jobId, what, err);
+      return end;
+    },
+  );
+}
+
+function unkept(log: Logger, jobId: string, what: 'complete' | 'release'): void {
+  log.warn({ jobId }, `jobhook: could not ${what} the claim: its lease had expired and the job was claimed again`);
+}
+
+function unavailable(log: Logger, jobId: string, what: 'complete' | 'release', err: unknown): void {
+  log.error({ jobId, err }, `jobhook: could not ${what} the claim (store unavailable)`);
 }

@@ -1,9 +1,8 @@
 import { JobhookError } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import type { TransactionalStore } from '../store/idempotency-store.js';
-import { timeoutReason, withLazySignal } from './handler-signal.js';
-import type { HandlerContext } from './receiver-options.js';
-import type { HandlerEnd } from './run-claimed-job.js';
+import { JobContext, timeoutReason } from './job-context.js';
+import type { HandlerEnd, RunHandlers } from './run-claimed-job.js';
 import { backgroundTimeout } from './background-timeout.js';
 
 /** How a job run in the store's transaction ended, for the answer. @internal */
@@ -13,8 +12,9 @@ export type TransactionEnd = HandlerEnd | { kind: 'duplicate' } | { kind: 'in-fl
 export interface TransactionJob {
   event: AsyncJobCompletedEvent;
   store: TransactionalStore;
-  run: (event: AsyncJobCompletedEvent, context: HandlerContext<unknown>) => Promise<void>;
-  context: Omit<HandlerContext<unknown>, 'signal' | 'db'>;
+  run: RunHandlers;
+  /** The handler's context; its `db` is set to the transaction once the store opens it. */
+  context: JobContext;
   doneTtlMs: number;
   handlerTimeoutMs: number;
 }
@@ -28,18 +28,16 @@ export interface TransactionJob {
  * @internal
  */
 export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
-  const { event, store } = job;
-  let stopSignal: ((reason: Error) => void) | undefined;
+  const { event, store, context } = job;
   // Set when the store enters the work: a timeout before it is the store's, not the handler's.
   let entered = false;
   let timeoutError: Error | undefined;
   const ended = store
-    .runInTransaction(job.context.jobId, { doneTtlMs: job.doneTtlMs }, async (db) => {
+    .runInTransaction(context.jobId, { doneTtlMs: job.doneTtlMs }, async (db) => {
       // The sender was already told the store failed: the transaction rolls back, nothing runs.
       if (timeoutError !== undefined) throw timeoutError;
       entered = true;
-      const { context, stop } = withLazySignal({ ...job.context, db });
-      stopSignal = stop;
+      context.db = db;
       await job.run(event, context);
     })
     .then((result): TransactionEnd => {
@@ -54,16 +52,16 @@ export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
           return { kind: 'failed', error: result.error };
       }
     });
-  let timer: NodeJS.Timeout | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const timedOut = new Promise<TransactionEnd>((resolve, reject) => {
     timer = backgroundTimeout(() => {
       timeoutError = timeoutReason(job.handlerTimeoutMs);
       if (!entered) {
-        const message = `the idempotency store did not start job ${job.context.jobId} in ${job.handlerTimeoutMs} ms`;
+        const message = `the idempotency store did not start job ${context.jobId} in ${job.handlerTimeoutMs} ms`;
         reject(new JobhookError('ERR_STORE_UNAVAILABLE', message, { cause: timeoutError }));
         return;
       }
-      stopSignal?.(timeoutError);
+      JobContext.stop(context, timeoutError);
       resolve({ kind: 'timeout' });
     }, job.handlerTimeoutMs);
   });

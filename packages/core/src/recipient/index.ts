@@ -16,4 +16,4 @@ export {
   type RecipientTag,
   type RecipientTagCause,
 } from './recipient-tag.js';
-export type { RecipientCheckMode, RecipientOptions } from '../receiver/recipient-check.js';
+export type { RecipientCheckMode, RecipientOptions } from './recipient-check.js';

@@ -1,6 +1,6 @@
 import type { KeyRing } from '../keys/key-ring.js';
-import { firstHeader, readHeader, type RequestHeaders } from '../receiver/request-headers.js';
-import { listHeaders } from '../diagnosis/header-list.js';
+import { firstValue, readHeaders, type HeaderValue, type RequestHeaders } from '../http/request-headers.js';
+import { listHeaders } from '../http/header-list.js';
 import type { ErrorCode } from '../errors.js';
 import { HASH_ALGORITHM, type WebhookHeaderNames } from './headers.js';
 
@@ -59,24 +59,68 @@ const SEPARATORS = /[\s:,.-]+/g;
 
 const bytesOf = (bits: number): number => (bits + 7) >> 3;
 
+/** What a ring's signatures look like: their byte lengths, and how a message names them. */
+interface RingShape {
+  readonly keyBytes: ReadonlySet<number>;
+  /** `512 or 768`: the hex digits a signature of the ring's keys has. */
+  readonly expected: string;
+}
+
+/** A cache, per key ring (rings never change): worked out on a ring's first signature, not on each. */
+const ringShapes = new WeakMap<KeyRing, RingShape>();
+
+function shapeOf(keyRing: KeyRing): RingShape {
+  let shape = ringShapes.get(keyRing);
+  if (shape === undefined) {
+    const keyBytes = new Set(keyRing.keys.map((k) => bytesOf(k.bits)));
+    shape = { keyBytes, expected: [...keyBytes].map((b) => b * 2).join(' or ') };
+    ringShapes.set(keyRing, shape);
+  }
+  return shape;
+}
+
 /**
- * The one classifier of the signature headers, for the receiver, `constructEvent` and the diagnosis
+ * The signature as bytes when `text` is hex (either case) as long as a signature of one of the ring's
+ * keys: checked by decoding and comparing lengths (Buffer stops at the first pair that is not hex).
+ */
+function decodeHex(text: string, keyBytes: ReadonlySet<number>): Buffer | undefined {
+  if ((text.length & 1) !== 0 || !keyBytes.has(text.length >>> 1)) return undefined;
+  const bytes = Buffer.from(text, 'hex');
+  return bytes.length * 2 === text.length ? bytes : undefined;
+}
+
+/** Names for a signature given as a value rather than in request headers (`verifier.verify`). */
+const VALUE_NAMES: Pick<WebhookHeaderNames, 'signature' | 'hashAlgorithm' | 'webhook'> = Object.freeze({
+  signature: 'the signature',
+  hashAlgorithm: '',
+  webhook: '',
+});
+
+/**
+ * The one signature decoder, for the receiver, `constructEvent`, `verifier.verify` and the diagnosis
  * alike (the receiver maps a finding to its error code, {@link HEADER_CAUSE_CODE}; the diagnosis
- * reports the cause). Bounded work: string work on the headers, no RSA, nothing of the body. In
- * the receiver's order: the hash-algorithm header, when sent, names SHA256 (either case); the
- * signature header is there and not blank (when it is not, another header holding a value shaped
- * like a signature is `signature-elsewhere`); sent once; hex (either case, surrounding whitespace
- * ignored) as long as a signature of one of the ring's keys, so a truncated or padded one costs no
- * RSA operation. A well-formed signature of an RSA size no configured key has is `unknown-key`.
+ * reports the cause). Bounded work: string work on the values, no RSA, nothing of the body. In the
+ * receiver's order: the hash-algorithm value, when sent, names SHA256 (either case); the signature is
+ * there and not blank (when it is not and `headers` are given, another header holding a value
+ * shaped like a signature is `signature-elsewhere`); sent once; hex (either case, surrounding
+ * whitespace ignored) as long as a signature of one of the ring's keys, so a truncated or padded one
+ * costs no RSA operation. A well-formed signature of an RSA size no configured key has is
+ * `unknown-key`. A good signature costs one decode; the rest is worked out only for a refusal.
+ *
+ * @param hashAlgorithm the hash-algorithm header's first value (`undefined`: not sent).
+ * @param signature the signature header's value(s), as read once by the caller.
+ * @param names how messages name the headers.
+ * @param headers all request headers, searched for a renamed signature only when it is missing.
  * @internal
  */
-export function checkSignatureHeaders(
-  headers: RequestHeaders,
-  names: Pick<WebhookHeaderNames, 'signature' | 'hashAlgorithm' | 'webhook'>,
+export function classifySignature(
+  hashAlgorithm: string | undefined,
+  signature: HeaderValue | null,
   keyRing: KeyRing,
+  names: Pick<WebhookHeaderNames, 'signature' | 'hashAlgorithm' | 'webhook'> = VALUE_NAMES,
+  headers?: RequestHeaders,
 ): HeaderFinding {
-  const hashAlgorithm = firstHeader(headers, names.hashAlgorithm);
-  if (hashAlgorithm !== undefined && hashAlgorithm.trim().toUpperCase() !== HASH_ALGORITHM) {
+  if (hashAlgorithm !== undefined && hashAlgorithm !== HASH_ALGORITHM && hashAlgorithm.trim().toUpperCase() !== HASH_ALGORITHM) {
     return {
       ok: false,
       cause: 'hash-algorithm',
@@ -84,12 +128,17 @@ export function checkSignatureHeaders(
       detail: { header: names.hashAlgorithm, value: hashAlgorithm.slice(0, 64) },
     };
   }
-  const keyBytes = new Set(keyRing.keys.map((k) => bytesOf(k.bits)));
-  const raw = readHeader(headers, names.signature);
-  const values: readonly string[] = raw === undefined ? [] : typeof raw === 'string' ? [raw] : raw;
+  const { keyBytes } = shapeOf(keyRing);
+  const only = typeof signature === 'string' ? signature : signature?.length === 1 ? signature[0] : undefined;
+  if (only !== undefined) {
+    const decoded = decodeHex(only.trim(), keyBytes);
+    if (decoded !== undefined) return { ok: true, signature: decoded };
+  }
+  const values: readonly string[] =
+    signature === undefined || signature === null ? [] : typeof signature === 'string' ? [signature] : signature;
   const blank = values.length === 0 || (values.length === 1 && values[0]!.trim() === '');
   if (blank) {
-    const elsewhere = findSignatureElsewhere(headers, names, keyBytes);
+    const elsewhere = headers === undefined ? undefined : findSignatureElsewhere(headers, names, keyBytes);
     if (elsewhere !== undefined) {
       return {
         ok: false,
@@ -99,28 +148,37 @@ export function checkSignatureHeaders(
         recovered: elsewhere.hex,
       };
     }
-    const what = values.length === 0 ? `the request has no ${names.signature} header` : `${names.signature} is empty`;
-    return {
-      ok: false,
-      cause: 'signature-missing',
-      message: `${what}, and no other header holds a signature`,
-      detail: { expected: names.signature },
-    };
+    const message =
+      headers === undefined
+        ? values.length === 0
+          ? 'no signature was sent'
+          : 'the signature is empty'
+        : `${values.length === 0 ? `the request has no ${names.signature} header` : `${names.signature} is empty`}, and no other header holds a signature`;
+    return { ok: false, cause: 'signature-missing', message, detail: { expected: names.signature } };
   }
   if (values.length > 1) {
     return malformed('repeated', `${names.signature} was sent ${values.length} times; a delivery carries one signature`, names);
   }
-  const text = values[0]!.trim();
-  return classifyValue(text, keyBytes, keyRing, names);
+  return classifyValue(values[0]!.trim(), keyRing, names);
 }
 
-function classifyValue(
-  text: string,
-  keyBytes: ReadonlySet<number>,
+/**
+ * {@link classifySignature} over request headers: reads the hash-algorithm and signature headers
+ * (for the diagnosis and `constructEvent`; the receiver reads them with the rest of its head).
+ * @internal
+ */
+export function checkSignatureHeaders(
+  headers: RequestHeaders,
+  names: Pick<WebhookHeaderNames, 'signature' | 'hashAlgorithm' | 'webhook'>,
   keyRing: KeyRing,
-  names: Pick<WebhookHeaderNames, 'signature'>,
 ): HeaderFinding {
-  const expected = [...keyBytes].map((b) => b * 2).join(' or ');
+  const [hashAlgorithm, signature] = readHeaders(headers, [names.hashAlgorithm.toLowerCase(), names.signature.toLowerCase()]);
+  return classifySignature(firstValue(hashAlgorithm), signature, keyRing, names, headers);
+}
+
+/** Why a single signature value did not decode (the slow path: refusals only). */
+function classifyValue(text: string, keyRing: KeyRing, names: Pick<WebhookHeaderNames, 'signature'>): HeaderFinding {
+  const { keyBytes, expected } = shapeOf(keyRing);
   if (text.length > MAX_VALUE_CHARS) {
     return malformed(
       'too-long',

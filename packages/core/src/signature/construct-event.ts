@@ -4,12 +4,12 @@ import type { CanonicalProfile } from '../canonical/profiles.js';
 import { resolveBigIntegers, type BigIntegers } from '../canonical/to-value.js';
 import { validateEvent, type AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import { isKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
-import { readHeader, type RequestHeaders } from '../receiver/request-headers.js';
+import type { RequestHeaders } from '../http/request-headers.js';
 import { resolveHeaderNames, type WebhookHeaderNames } from './headers.js';
 import { readSignatureHeader } from './read-signature-header.js';
-import { createVerifier, type Verifier } from './verifier.js';
-import { createRecipientCheck, type RecipientOptions } from '../receiver/recipient-check.js';
-import type { Logger } from '../receiver/logger.js';
+import { createVerifier, VERIFY_DECODED, type DecodedVerifier, type Verifier } from './verifier.js';
+import { createRecipientCheck, type RecipientOptions } from '../recipient/recipient-check.js';
+import type { Logger } from '../log/logger.js';
 
 /** Options of {@link constructEvent}. */
 export interface ConstructEventOptions extends ParseOptions, RecipientOptions {
@@ -74,11 +74,15 @@ export function constructEvent(
   const bigIntegers = resolveBigIntegers(options.bigIntegers, 'constructEvent', 'string');
   const bytes = rawBytes(body);
   const verifier = verifierFor(publicKeys, options);
-  // Throws the receiver's header refusals; verify decodes the (checked) signature again, which
-  // costs nothing next to the RSA operation, and keeps this on the Verifier's public interface.
-  readSignatureHeader(headers, headerNames, verifier.keyRing);
+  // The receiver's header refusals, and the signature decoded once: a verifier of createVerifier
+  // takes it decoded; one of another making gets it as hex.
+  const signature = readSignatureHeader(headers, headerNames, verifier.keyRing);
   const recipientCheck = createRecipientCheck(options, 'constructEvent', options.logger);
-  const { payload } = verifier.verify({ body: bytes, signature: readHeader(headers, headerNames.signature), bigIntegers });
+  const verifyDecoded = (verifier as Partial<DecodedVerifier>)[VERIFY_DECODED];
+  const { payload } =
+    verifyDecoded === undefined
+      ? verifier.verify({ body: bytes, signature: signature.toString('hex'), bigIntegers })
+      : verifyDecoded.call(verifier, typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes, signature, bigIntegers);
   const event = validateEvent(payload);
   if (recipientCheck === undefined) return event;
   const checked = recipientCheck(event, Date.now());

@@ -23,7 +23,7 @@ import {
 } from '../canonical/to-value.js';
 import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
 import { matchDigest, recoverSignature, type RecoveredDigest } from './recover-digest.js';
-import { decodeSignatureHex } from './signature-hex.js';
+import { readSignatureValue } from './read-signature-header.js';
 
 /** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
 type PublicKeys = PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
@@ -111,6 +111,18 @@ export interface Verifier {
 }
 
 /**
+ * The verify step of a {@link createVerifier} verifier once the signature is decoded: for
+ * `constructEvent`, which decodes it from the request's headers and must not decode it twice.
+ * @internal
+ */
+export const VERIFY_DECODED: unique symbol = Symbol('jobhook.verifyDecoded');
+
+/** A verifier made by {@link createVerifier}, seen from inside core. @internal */
+export interface DecodedVerifier extends Verifier {
+  [VERIFY_DECODED](body: Uint8Array, signature: Buffer, bigIntegers: BigIntegers): VerifyResult;
+}
+
+/**
  * Creates a verifier for the service's webhook signatures: RSA PKCS#1 v1.5 / SHA-256 over the UTF-8
  * bytes of the lowercase SHA-256 hex digest of the canonical JSON.
  *
@@ -141,8 +153,11 @@ export function createVerifier(options: VerifierOptions): Verifier {
   return Object.freeze({
     keyRing,
     profiles,
+    [VERIFY_DECODED](body: Uint8Array, signature: Buffer, bigIntegers: BigIntegers): VerifyResult {
+      return verifyBody(body, signature, keyRing, profiles, run, bigIntegers);
+    },
     verify(input: VerifyInput): VerifyResult {
-      const signature = decodeSignatureHex(input.signature);
+      const signature = readSignatureValue(input.signature, keyRing);
       const bigIntegers = resolveBigIntegers(input.bigIntegers, 'verify', 'bigint');
       const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
       return verifyBody(body, signature, keyRing, profiles, run, bigIntegers);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { JobhookError } from '../errors.js';
-import type { ClaimResult, Clock, IdempotencyStore } from './idempotency-store.js';
+import { SYNC_CLAIMS, type ClaimResult, type Clock, type IdempotencyStore, type SyncClaims } from './idempotency-store.js';
 import {
   checkInteger,
   checkJobId,
@@ -124,11 +124,11 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
     return lease !== undefined && lease.token === token ? lease : undefined;
   }
 
-  return Object.freeze({
-    async claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
+  // The claims themselves, arguments taken as checked: the public methods check them first, the
+  // receiver (through SYNC_CLAIMS) checked its options once and validated each job id.
+  const claims: SyncClaims = {
+    claim(jobId, leaseMs) {
       checkOpen('claim');
-      checkJobId('memoryStore.claim', jobId);
-      const leaseMs = checkMs('memoryStore.claim', 'leaseMs', readOption('memoryStore.claim', claimOptions, 'leaseMs'));
       const at = now();
       if (isDone(jobId, at)) return DONE;
       const lease = liveLease(jobId, at);
@@ -138,26 +138,42 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
       leases.set(jobId, { token, expiresAt: at + leaseMs });
       return { state: 'claimed', token };
     },
-
-    async complete(jobId: string, token: string, completeOptions: { ttlMs: number }): Promise<boolean> {
+    complete(jobId, token, ttlMs) {
       checkOpen('complete');
-      checkJobId('memoryStore.complete', jobId);
-      checkToken('memoryStore.complete', token);
-      const ttlMs = checkMs('memoryStore.complete', 'ttlMs', readOption('memoryStore.complete', completeOptions, 'ttlMs'));
       const at = now();
       if (heldLease(jobId, token, at) === undefined) return false;
       leases.delete(jobId);
       done.set(jobId, at + ttlMs);
       return true;
     },
+    release(jobId, token) {
+      checkOpen('release');
+      if (heldLease(jobId, token, now()) === undefined) return false;
+      leases.delete(jobId);
+      return true;
+    },
+  };
+
+  const store: IdempotencyStore = {
+    async claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
+      checkOpen('claim');
+      checkJobId('memoryStore.claim', jobId);
+      return claims.claim(jobId, checkMs('memoryStore.claim', 'leaseMs', readOption('memoryStore.claim', claimOptions, 'leaseMs')));
+    },
+
+    async complete(jobId: string, token: string, completeOptions: { ttlMs: number }): Promise<boolean> {
+      checkOpen('complete');
+      checkJobId('memoryStore.complete', jobId);
+      checkToken('memoryStore.complete', token);
+      const ttlMs = checkMs('memoryStore.complete', 'ttlMs', readOption('memoryStore.complete', completeOptions, 'ttlMs'));
+      return claims.complete(jobId, token, ttlMs);
+    },
 
     async release(jobId: string, token: string): Promise<boolean> {
       checkOpen('release');
       checkJobId('memoryStore.release', jobId);
       checkToken('memoryStore.release', token);
-      if (heldLease(jobId, token, now()) === undefined) return false;
-      leases.delete(jobId);
-      return true;
+      return claims.release(jobId, token);
     },
 
     async extend(jobId: string, token: string, extendOptions: { leaseMs: number }): Promise<boolean> {
@@ -177,5 +193,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
       leases.clear();
       done.clear();
     },
-  });
+  };
+  Object.defineProperty(store, SYNC_CLAIMS, { value: Object.freeze(claims), enumerable: false });
+  return Object.freeze(store);
 }

@@ -42,8 +42,13 @@ interface CaptureRecord {
 
 /** The capture files of `dir` once `count` are written and none is in flight, as text. */
 async function captures(dir: string, count: number): Promise<string[]> {
-  await expect.poll(() => readdirSync(dir).filter((f) => f.endsWith('.tmp')).length).toBe(0);
-  await expect.poll(() => readdirSync(dir).length).toBe(count);
+  // Written under a temporary name, then renamed: wait for `count` files none of which is still being written.
+  await expect
+    .poll(() => {
+      const files = readdirSync(dir);
+      return files.length === count && files.every((f) => !f.endsWith('.tmp'));
+    })
+    .toBe(true);
   return readdirSync(dir)
     .sort()
     .map((f) => readFileSync(join(dir, f), 'utf8'));

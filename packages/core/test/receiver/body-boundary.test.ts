@@ -3,7 +3,7 @@
 // bodies share maxBodyBytesInFlight (503 ERR_RECEIVER_BUSY + Retry-After past it) and must arrive
 // within bodyTimeoutMs (checked here by value on fake timers).
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createFetchHandler, createReceiver, JobhookError, silentLogger, type ReceiverOptions } from '../../src/index.js';
+import { createBodyBudget, createFetchHandler, createReceiver, JobhookError, silentLogger, type ReceiverOptions } from '../../src/index.js';
 import { buildSignedRequest, createTestKeyPair } from '../../src/testing/index.js';
 
 const keys = createTestKeyPair();
@@ -110,12 +110,44 @@ describe('maxBodyBytesInFlight', () => {
     expect(r.stats().rejected).toMatchObject({ ERR_RECEIVER_BUSY: 1, ERR_BODY_INCOMPLETE: 2 });
   });
 
-  it('defaults to 64 MiB: 64 bodies of 1 MiB are admitted, the 65th is not', () => {
+  it('defaults to 64 MiB shared by every receiver of the process: 64 bodies of 1 MiB are admitted, the 65th is not, by any receiver without a budget of its own', () => {
     const { r } = receiver();
+    const { r: other } = receiver();
+    const { r: own } = receiver({ maxBodyBytesInFlight: MIB });
     const signature = buildSignedRequest().signature;
-    for (let i = 0; i < 64; i++) expect(r.precheck(head(MIB, signature)).admission).toBeDefined();
+    const admissions = [];
+    for (let i = 0; i < 64; i++) admissions.push((i % 2 === 0 ? r : other).precheck(head(MIB, signature)).admission);
+    expect(admissions.every((a) => a !== undefined)).toBe(true);
     expect(r.precheck(head(MIB, signature)).refusal?.outcome.code).toBe('ERR_RECEIVER_BUSY');
+    expect(other.precheck(head(MIB, signature)).refusal?.outcome.code).toBe('ERR_RECEIVER_BUSY');
     expect(r.stats().bodyBytesInFlight).toBe(64 * MIB);
+    expect(other.stats().bodyBytesInFlight).toBe(64 * MIB);
+    // A receiver given a budget of its own does not draw on the process's.
+    const mine = own.precheck(head(MIB, signature)).admission;
+    expect(mine).toBeDefined();
+    expect(own.stats().bodyBytesInFlight).toBe(MIB);
+    mine!.refuse(new JobhookError('ERR_BODY_INCOMPLETE', 'client went away'));
+    for (const admission of admissions) admission!.refuse(new JobhookError('ERR_BODY_INCOMPLETE', 'client went away'));
+    expect(r.stats().bodyBytesInFlight).toBe(0);
+    expect(r.precheck(head(MIB, signature)).admission?.refuse(new JobhookError('ERR_BODY_INCOMPLETE', 'gone')).status).toBe(400);
+  });
+
+  it('a budget from createBodyBudget is shared by the receivers given it, and by them only', () => {
+    const budget = createBodyBudget(2 * MIB);
+    const { r: a } = receiver({ maxBodyBytesInFlight: budget });
+    const { r: b } = receiver({ maxBodyBytesInFlight: budget });
+    const { r: outside } = receiver();
+    const signature = buildSignedRequest().signature;
+    const first = a.precheck(head(MIB, signature)).admission;
+    const second = b.precheck(head(MIB, signature)).admission;
+    expect([first, second].every((x) => x !== undefined)).toBe(true);
+    expect(a.precheck(head(1, signature)).refusal?.outcome.code).toBe('ERR_RECEIVER_BUSY');
+    expect(b.stats().bodyBytesInFlight).toBe(2 * MIB);
+    expect(budget.reserved).toBe(2 * MIB);
+    const free = outside.precheck(head(MIB, signature)).admission;
+    expect(free).toBeDefined();
+    for (const admission of [first, second, free]) admission!.refuse(new JobhookError('ERR_BODY_INCOMPLETE', 'client went away'));
+    expect(budget.reserved).toBe(0);
   });
 
   it('a signature no key decodes never takes a share', () => {
@@ -190,9 +222,18 @@ describe('options', () => {
     expect((err as Error).message).toMatch(message);
   });
 
-  it('maxBodyBytesInFlight defaults to maxBodyBytes when that is larger than 64 MiB', () => {
+  it('a body larger than the shared 64 MiB (maxBodyBytes above it) reserves all of it: it is read alone', () => {
     const { r } = receiver({ maxBodyBytes: 100 * MIB });
-    expect(r.precheck(head(100 * MIB)).admission).toBeDefined();
+    const { admission } = r.precheck(head(100 * MIB));
+    expect(admission?.maxBytes).toBe(100 * MIB);
+    expect(r.stats().bodyBytesInFlight).toBe(64 * MIB);
     expect(r.precheck(head(1)).refusal?.outcome.code).toBe('ERR_RECEIVER_BUSY');
+    admission!.refuse(new JobhookError('ERR_BODY_INCOMPLETE', 'client went away'));
+    expect(r.stats().bodyBytesInFlight).toBe(0);
+  });
+
+  it('createBodyBudget refuses a capacity that is not a positive whole number', () => {
+    expect(() => createBodyBudget(0)).toThrow(expect.objectContaining({ code: 'ERR_OPTION_INVALID' }));
+    expect(() => createBodyBudget(1.5)).toThrow(/capacityBytes must be a positive whole number/);
   });
 });

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { DeliveryState, JobStatus } from '../jobs/job-record.js';
-import { JOB_DELIVERIES, JOB_STATUSES, MAX_JOB_PAGE, parseJobCursor, type JobListQuery } from '../jobs/job-list.js';
+import type { DeliveryState, JobListQuery, JobStatus } from '../jobs/job-record.js';
+import { JOB_DELIVERIES, JOB_STATUSES, MAX_JOB_PAGE, parseJobCursor } from '../jobs/job-list.js';
 import { callerOf, requireKey, type ApiContext } from './api-context.js';
 import { badRequest } from './api-error.js';
 import { jobViewJson } from './job-view.js';

@@ -1,27 +1,4 @@
-import type { DeliveryState, JobRecord, JobStatus } from './job-record.js';
-
-/** Which of an organization's jobs a list asks for, and where it goes on from. */
-export interface JobListQuery {
-  /** Most jobs in the page, 1 to {@link MAX_JOB_PAGE}. */
-  limit: number;
-  /** `nextCursor` of the previous page: the page starts after it. Absent: the newest job. */
-  cursor?: string;
-  /** Only jobs in this status. */
-  status?: JobStatus;
-  /** Only jobs in this delivery state; `none`: jobs without a `webhook_receiver`. */
-  delivery?: DeliveryState | 'none';
-}
-
-/** One page of an organization's jobs, newest first. */
-export interface JobPage {
-  jobs: JobRecord[];
-  /**
-   * Where the next page starts, or null when the index has no older job. A filtered page may hold
-   * fewer than `limit` jobs (even none) and still have a cursor: each page scans a bounded part of the
-   * index ({@link MAX_SCANNED_PER_PAGE}), so a filter matching few jobs cannot make one request read them all.
-   */
-  nextCursor: string | null;
-}
+import type { DeliveryState, JobCounts, JobListQuery, JobRecord, JobStatus } from './job-record.js';
 
 /** Largest `limit` of a job list. */
 export const MAX_JOB_PAGE = 100;
@@ -49,17 +26,6 @@ export function parseJobCursor(cursor: string): number | undefined {
 export const JOB_STATUSES: readonly JobStatus[] = ['processing', 'success', 'fail'];
 /** Delivery states and `none` (no `webhook_receiver`), in the order counts list them. */
 export const JOB_DELIVERIES: readonly (DeliveryState | 'none')[] = ['pending', 'delivered', 'rejected', 'failed', 'none'];
-
-/**
- * How many of an organization's jobs the store holds, all of them (not a page): by status and by
- * delivery state (`none` for jobs without a receiver). Each job is in one status and one delivery
- * state, so each group sums to `jobs`.
- */
-export interface JobCounts {
-  jobs: number;
-  status: Record<JobStatus, number>;
-  delivery: Record<DeliveryState | 'none', number>;
-}
 
 /** Counts of no job. @internal */
 export function emptyJobCounts(): JobCounts {

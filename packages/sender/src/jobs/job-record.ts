@@ -1,5 +1,4 @@
 import type { AttemptRecord, DeliveryLog, DeliveryState } from '@jobhook/delivery';
-import type { JobCounts, JobListQuery, JobPage } from './job-list.js';
 
 export type { DeliveryState };
 
@@ -140,4 +139,38 @@ export function canStartRound(job: JobRecord, round: number): boolean {
     job.delivery !== 'pending' &&
     job.deliveryRound === round - 1
   );
+}
+
+/** Which of an organization's jobs a list asks for, and where it goes on from. */
+export interface JobListQuery {
+  /** Most jobs in the page, 1 to `MAX_JOB_PAGE` (job-list.ts). */
+  limit: number;
+  /** `nextCursor` of the previous page: the page starts after it. Absent: the newest job. */
+  cursor?: string;
+  /** Only jobs in this status. */
+  status?: JobStatus;
+  /** Only jobs in this delivery state; `none`: jobs without a `webhook_receiver`. */
+  delivery?: DeliveryState | 'none';
+}
+
+/** One page of an organization's jobs, newest first. */
+export interface JobPage {
+  jobs: JobRecord[];
+  /**
+   * Where the next page starts, or null when the index has no older job. A filtered page may hold
+   * fewer than `limit` jobs (even none) and still have a cursor: each page scans a bounded part of the
+   * index (`MAX_SCANNED_PER_PAGE`, job-list.ts), so a filter matching few jobs cannot make one request read them all.
+   */
+  nextCursor: string | null;
+}
+
+/**
+ * How many of an organization's jobs the store holds, all of them (not a page): by status and by
+ * delivery state (`none` for jobs without a receiver). Each job is in one status and one delivery
+ * state, so each group sums to `jobs`.
+ */
+export interface JobCounts {
+  jobs: number;
+  status: Record<JobStatus, number>;
+  delivery: Record<DeliveryState | 'none', number>;
 }

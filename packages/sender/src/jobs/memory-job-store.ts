@@ -1,8 +1,16 @@
 import { checkFunction, checkInteger, MAX_TIMER_MS } from '@jobhook/core/internal';
 import type { AttemptRecord } from '@jobhook/delivery';
 import { LRUCache } from 'lru-cache';
-import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
-import { emptyJobCounts, matchesJobQuery, MAX_SCANNED_PER_PAGE, parseJobCursor, type JobCounts, type JobPage } from './job-list.js';
+import {
+  canStartRound,
+  type DeliveryState,
+  type JobCounts,
+  type JobPage,
+  type JobRecord,
+  type JobResult,
+  type JobStore,
+} from './job-record.js';
+import { emptyJobCounts, matchesJobQuery, MAX_SCANNED_PER_PAGE, parseJobCursor } from './job-list.js';
 import { createOrgJobIndex } from './org-job-index.js';
 import { SenderError } from '../sender-error.js';
 

@@ -3,16 +3,16 @@ import type { Cluster, Redis } from 'ioredis';
 import type { AttemptRecord } from '@jobhook/delivery';
 import { checkJobId, checkMs, checkObject, describeValue, optionError } from '@jobhook/core/internal';
 import { DEFAULT_CONNECT_TIMEOUT_MS, quitRedisClient, redisCall, redisFromOption } from '@jobhook/core/internal/redis';
-import { canStartRound, type DeliveryState, type JobRecord, type JobResult, type JobStore } from './job-record.js';
 import {
-  emptyJobCounts,
-  JOB_DELIVERIES,
-  JOB_STATUSES,
-  matchesJobQuery,
-  MAX_SCANNED_PER_PAGE,
+  canStartRound,
+  type DeliveryState,
   type JobCounts,
   type JobPage,
-} from './job-list.js';
+  type JobRecord,
+  type JobResult,
+  type JobStore,
+} from './job-record.js';
+import { emptyJobCounts, JOB_DELIVERIES, JOB_STATUSES, matchesJobQuery, MAX_SCANNED_PER_PAGE } from './job-list.js';
 
 /** Options of {@link createRedisJobStore}. */
 export interface RedisJobStoreOptions {

@@ -1,4 +1,4 @@
-import type { RequestHeaders } from '../receiver/request-headers.js';
+import type { RequestHeaders } from './request-headers.js';
 
 /** At most this many headers are looked at: Node's default 16 KiB head holds fewer, a hostile one is cut. */
 const MAX_HEADERS = 200;

@@ -8,10 +8,10 @@ import {
   resolveRecipientSecrets,
   type RecipientTagCause,
   type RecipientTagCheck,
-} from '../recipient/recipient-tag.js';
-import { DEFAULT_CLOCK_SKEW_MS } from './event-age.js';
-import { createJsonLogger, isLogger, type Logger } from './logger.js';
-import { createRejectionLogLimit } from './rejection-log-limit.js';
+} from './recipient-tag.js';
+import { DEFAULT_CLOCK_SKEW_MS } from '../events/clock-skew.js';
+import { createJsonLogger, isLogger, type Logger } from '../log/logger.js';
+import { createRejectionLogLimit } from '../log/rejection-log-limit.js';
 
 /** What a receiver does with a delivery whose recipient tag is missing or wrong. */
 export type RecipientCheckMode = 'enforce' | 'log';

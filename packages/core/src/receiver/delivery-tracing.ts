@@ -1,8 +1,8 @@
 import { JobhookError } from '../errors.js';
-import type { ReceiverOutcome } from '../receiver/receiver-outcome.js';
-import type { Precheck, ReceiverRequest, ReceiverResponse, RequestHead } from '../receiver/receiver-types.js';
-import { SPAN_ATTRIBUTES as ATTR, SPAN_NAMES } from './span-names.js';
-import type { SpanAttributeValueLike, SpanLike, TracerLike } from './tracer-like.js';
+import type { ReceiverOutcome } from './receiver-outcome.js';
+import type { Precheck, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
+import { SPAN_ATTRIBUTES as ATTR, SPAN_NAMES } from '../tracing/span-names.js';
+import type { SpanAttributeValueLike, SpanLike, TracerLike } from '../tracing/tracer-like.js';
 
 /** OpenTelemetry's `SpanKind.INTERNAL`: an HTTP instrumentation, if any, owns the request's `SERVER` span. */
 const SPAN_KIND_INTERNAL = 0;
@@ -37,7 +37,7 @@ export interface PolledOutcomeLike {
 }
 
 /** A handler run: the receiver's `onSuccess` / `onFail` then `onEvent` of one job. @internal */
-type HandlerRun<E, C> = (event: E, context: C) => Promise<void>;
+type HandlerRun<E, C> = (event: E, context: C) => void | Promise<void>;
 
 /**
  * Wrappers that put the receiver's entry points and its handler run inside spans: identities when
@@ -164,13 +164,17 @@ export function createDeliveryTracing(tracer: TracerLike | undefined): DeliveryT
       return {
         admission: {
           maxBytes: admission.maxBytes,
+          declaredBytes: admission.declaredBytes,
           signal: admission.signal,
           receive: (rawBody) => webhook(head, () => admission.receive(rawBody)),
           refuse: (error) => record(head, admission.refuse(error)),
         },
       };
     },
-    handler: (run) => (event, context) => active(SPAN_NAMES.handler, { [ATTR.jobId]: context.jobId }, () => run(event, context)),
+    handler: (run) => (event, context) =>
+      active(SPAN_NAMES.handler, { [ATTR.jobId]: context.jobId }, async () => {
+        await run(event, context);
+      }),
     polled: (inner) => (job) => {
       const polledId = (job as { job_id?: unknown } | null | undefined)?.job_id;
       const polledStatus = (job as { status?: unknown } | null | undefined)?.status;
