@@ -176,8 +176,9 @@ describe.each<ExampleFramework>(['express', 'fastify'])('%s example receiver: 1,
       const busy = (await refusals(receiver, 'ERR_RECEIVER_BUSY')) - busyBefore;
       const slow = (await refusals(receiver, 'ERR_BODY_TIMEOUT')) - slowBefore;
       expect(busy + slow).toBe(meanwhile.status === 503 ? CONNECTIONS + 1 : CONNECTIONS);
+      // At most 64 are read at once; how many in all depends on how fast the heads arrive (a batch
+      // that timed out frees the budget for the next), so the bound checked is the memory below.
       expect(slow).toBeGreaterThan(0);
-      expect(slow).toBeLessThanOrEqual(64);
       const read = readAnswers(answers);
       expect(read.length).toBeGreaterThan(CONNECTIONS / 2);
       expect(read.every((a) => a.status === 503 && Number(a.retryAfter) > 0)).toBe(true);
