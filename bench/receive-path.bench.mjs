@@ -87,10 +87,11 @@ const perTurn = (fn) => () => new Promise((done, fail) => setImmediate(() => fn(
 export async function run({ compare, settings, log }) {
   const core = await import(coreUrl('index.js'));
   const { createRecipientTag } = await import(coreUrl('recipient/index.js'));
+  const { signPayload } = await import(coreUrl('sign/index.js'));
   const { recoverSignature } = await import(coreUrl('signature/recover-digest.js'));
   const { verifyRecovered } = await import(coreUrl('signature/verifier.js'));
   const { CANONICAL_PROFILES } = await import(coreUrl('canonical/profiles.js'));
-  const { createMemoryStore, createReceiver, createVerifier, signPayload, validateEvent } = core;
+  const { createMemoryStore, createReceiver, createVerifier, validateEvent } = core;
   log(`  core: ${coreDist ?? 'workspace build'}`);
 
   const webhook = getPayload('webhook-1kb');
