@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import { createReceiver, isJobhookError } from '@jobhook/core';
 import { canonicalize } from '@jobhook/core/canonical';
+import { seededRandom } from './payloads.mjs';
 import { num, table, logResult } from './report.mjs';
 
 export const description =
@@ -67,18 +68,6 @@ const CRAFTED_KEYS = 78_000;
 const NON_ASCII = [...'éàüßøπλжщ中文字ÿ'];
 const ASTRAL = ['😀', '𝄞'];
 
-/** A seeded generator (mulberry32): the same crafted bodies on every run. */
-function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * Members `"key": n` of `count` distinct keys in shuffled order: ASCII (`k1a2b`), or non-ASCII
  * (Latin-1, Cyrillic, CJK, one in seven with an astral character, whose code-point order differs
@@ -103,7 +92,7 @@ function craftedBodies() {
   const out = [];
   for (const nonAscii of [false, true]) {
     for (const nested of [false, true]) {
-      const rnd = seeded(nonAscii * 2 + nested + 21);
+      const rnd = seededRandom(nonAscii * 2 + nested + 21);
       const members = shuffledMembers(CRAFTED_KEYS, nonAscii, rnd);
       let pad;
       if (!nested) pad = `{${members.join(',')}}`;

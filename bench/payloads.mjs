@@ -20,16 +20,26 @@ export class PyFloat {
 /** @param {number} x */
 const f = (x) => new PyFloat(x);
 
-/** mulberry32: a tiny, fast, seedable 32-bit PRNG. */
-function prng(seed) {
+/**
+ * mulberry32, numbers in [0, 1): the same bodies on every run. The benches' one copy (they run as
+ * plain JavaScript, so they cannot import the tests' TypeScript `seededRandom`).
+ * @param {number} seed
+ * @returns {() => number}
+ */
+export function seededRandom(seed) {
   let a = seed >>> 0;
-  const next = () => {
+  return () => {
     a = (a + 0x6d2b79f5) >>> 0;
     let t = a;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
+}
+
+/** {@link seededRandom} with helpers for the payload builders. */
+function prng(seed) {
+  const next = seededRandom(seed);
   return {
     next,
     int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)),

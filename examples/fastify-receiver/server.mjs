@@ -2,6 +2,7 @@
 // Env: see ../receiver-lib/receiver-setup.mjs (and HOST, 0.0.0.0; LOG_LEVEL, Fastify's pino logger: warn shows rejected webhooks and errors).
 import Fastify from 'fastify';
 import { jobhookFastify } from '@jobhook/fastify';
+import { closeOnSignal } from '../receiver-lib/app-process.mjs';
 import { log, SERVER_TIMEOUTS, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
 const { port, webhookPath, publicKeys, recipient, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
@@ -37,24 +38,10 @@ app.register(
 app.get('/healthz', async () => ({ ok: true }));
 app.get('/metrics', async (_request, reply) => reply.type(metrics.registry.contentType).send(await metrics.registry.metrics()));
 
-let closing = false;
-async function shutdown(signal) {
-  if (closing) return;
-  closing = true;
-  log({ msg: 'shutting down', signal });
-  // Stops accepting, lets requests in progress finish, then closes the store.
-  setTimeout(() => process.exit(1), 10_000).unref();
-  try {
-    await app.close();
-    await close();
-    process.exit(0);
-  } catch (err) {
-    app.log.error({ err }, 'shutdown failed');
-    process.exit(1);
-  }
-}
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+closeOnSignal(async () => {
+  await app.close();
+  await close();
+});
 
 // Handlers first: a SIGTERM right after the 'listening' line must still shut down cleanly.
 await app.listen({ port, host });

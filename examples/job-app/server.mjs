@@ -17,8 +17,8 @@ import { createClient, createReconciler } from '@jobhook/client';
 import { createReceiver } from '@jobhook/core';
 import { createReceiverMetrics, createReconcilerMetrics } from '@jobhook/core/metrics';
 import { jobhookFastify } from '@jobhook/fastify';
+import { closeOnSignal, log } from '../receiver-lib/app-process.mjs';
 
-const log = (fields) => console.log(JSON.stringify({ level: 'info', time: new Date().toISOString(), ...fields }));
 const required = (name) => {
   const value = process.env[name];
   if (!value) {
@@ -129,21 +129,13 @@ app.get('/metrics', async (_request, reply) =>
   reply.type(receiverMetrics.registry.contentType).send(await receiverMetrics.registry.metrics()),
 );
 
-let closing = false;
-async function shutdown(signal) {
-  if (closing) return;
-  closing = true;
-  log({ msg: 'shutting down', signal });
-  setTimeout(() => process.exit(1), 10_000).unref();
+closeOnSignal(async () => {
   await reconciler.stop();
   await app.close();
   await store.close();
   await ledger.close();
   await pool.end();
-  process.exit(0);
-}
-process.on('SIGTERM', shutdown);
-process.on('SIGINT', shutdown);
+});
 
 await app.listen({ port, host });
 reconciler.start();

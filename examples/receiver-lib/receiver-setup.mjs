@@ -7,6 +7,7 @@
 // first), JOBHOOK_RECIPIENT_URL (this receiver's public URL(s), comma-separated), JOBHOOK_RECIPIENT_CHECK
 // (enforce, the default, or log: the rollout mode).
 import { readFileSync } from 'node:fs';
+import { log } from './app-process.mjs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createMemoryStore } from '@jobhook/core';
@@ -21,8 +22,7 @@ import { createReceiverMetrics } from '@jobhook/core/metrics';
  */
 export const SERVER_TIMEOUTS = Object.freeze({ headersTimeout: 10_000, requestTimeout: 30_000 });
 
-/** One JSON line on stdout: what the tests and the demo read. */
-export const log = (fields) => console.log(JSON.stringify({ level: 'info', time: new Date().toISOString(), ...fields }));
+export { log };
 
 /**
  * Reads the environment and opens the store. PostgreSQL (DATABASE_URL): each job's job_results row

@@ -4,7 +4,8 @@ import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildSignedRequest, createTestKeyPair } from '@jobhook/core/testing';
 import { createExpressMiddleware, type ExpressWebhookMiddleware } from '../src/index.js';
-import { HEAD_REFUSALS, sendUnfinishedBody, startApp, type RunningApp } from './helpers.js';
+import { HEAD_REFUSALS, sendUnfinishedBody } from '../../core/test/helpers/unfinished-body.js';
+import { startApp, type RunningApp } from './helpers.js';
 
 const keys = createTestKeyPair();
 const FIFTY_MB = 50 * 1024 * 1024;

@@ -51,11 +51,3 @@ export function deferred(): { promise: Promise<void>; resolve: () => void } {
   const promise = new Promise<void>((r) => (resolve = r));
   return { promise, resolve };
 }
-
-export {
-  admittedHead,
-  HEAD_REFUSALS,
-  MADE_UP_SIGNATURE,
-  sendUnfinishedBody,
-  type UnfinishedUpload,
-} from '../../core/test/helpers/unfinished-body.js';

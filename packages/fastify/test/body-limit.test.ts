@@ -3,7 +3,8 @@ import type { FastifyInstance } from 'fastify';
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createReceiver } from '@jobhook/core';
-import { buildApp, HEAD_REFUSALS, listen, receiverOptions, sendUnfinishedBody, signed } from './helpers.js';
+import { HEAD_REFUSALS, sendUnfinishedBody } from '../../core/test/helpers/unfinished-body.js';
+import { buildApp, listen, receiverOptions, signed } from './helpers.js';
 
 const FIFTY_MB = 50 * 1024 * 1024;
 const CHUNK = Buffer.alloc(64 * 1024, 0x20);

@@ -56,11 +56,3 @@ export async function post(
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-export {
-  admittedHead,
-  HEAD_REFUSALS,
-  MADE_UP_SIGNATURE,
-  sendUnfinishedBody,
-  type UnfinishedUpload,
-} from '../../core/test/helpers/unfinished-body.js';

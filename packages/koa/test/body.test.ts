@@ -5,7 +5,8 @@ import type { ReceiverOutcome } from '@jobhook/core';
 import { signPayload } from '@jobhook/core/sign';
 import { buildSignedRequest } from '@jobhook/core/testing';
 import { createKoaMiddleware } from '../src/index.js';
-import { HEAD_REFUSALS, keys, listen, post, sendUnfinishedBody, signed } from './helpers.js';
+import { HEAD_REFUSALS, sendUnfinishedBody } from '../../core/test/helpers/unfinished-body.js';
+import { keys, listen, post, signed } from './helpers.js';
 
 const FIFTY_MB = 50 * 1024 * 1024;
 /** A real signature over another body (replayed): the test key decodes it, so the body is read. */

@@ -51,11 +51,3 @@ export function gate(): { promise: Promise<void>; open: () => void } {
   const promise = new Promise<void>((resolve) => (open = resolve));
   return { promise, open };
 }
-
-export {
-  admittedHead,
-  HEAD_REFUSALS,
-  MADE_UP_SIGNATURE,
-  sendUnfinishedBody,
-  type UnfinishedUpload,
-} from '../../core/test/helpers/unfinished-body.js';

@@ -1,18 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '@jobhook/core';
-import {
-  checkEpochMs,
-  checkJobId,
-  checkLeaseOptions,
-  checkLedgerKey,
-  checkMs,
-  checkToken,
-  describeValue,
-  ledgerClock,
-  MAX_TIMER_MS,
-  optionError,
-  readOption,
-} from '@jobhook/core/internal';
+import { checkMs, describeValue, ledgerArgs, ledgerClock, MAX_TIMER_MS, optionError, readOption } from '@jobhook/core/internal';
 import type { JobLedger, LeasedEntry, LedgerCounts } from '@jobhook/core/ledger';
 import { ledgerSql } from './ledger-sql.js';
 import { DEFAULT_OPERATION_TIMEOUT_MS, type PostgresConnection } from './postgres-store-options.js';
@@ -107,6 +95,7 @@ export function createPostgresLedger(connection: PostgresConnection, options: Po
     return executor;
   };
 
+  const args = ledgerArgs('postgresLedger');
   return Object.freeze({
     table: table.plain,
     async migrate() {
@@ -122,26 +111,23 @@ export function createPostgresLedger(connection: PostgresConnection, options: Po
       });
     },
     async begin(key, o) {
-      checkLedgerKey('postgresLedger.begin', key);
-      const dueAt = checkEpochMs('postgresLedger.begin', 'dueAt', o?.dueAt);
+      const dueAt = args.begin(key, o);
       await query('begin', sql.begin, [key, now(), dueAt], executorOf(o, 'postgresLedger.begin'));
     },
     async attach(key, jobId, o = {}) {
-      checkLedgerKey('postgresLedger.attach', key);
-      checkJobId('postgresLedger.attach', jobId);
-      const dueAt = o.dueAt === undefined ? null : checkEpochMs('postgresLedger.attach', 'dueAt', o.dueAt);
+      const dueAt = args.attach(key, jobId, o) ?? null;
       await query('attach', sql.attach, [key, jobId.toLowerCase(), now(), dueAt], executorOf(o, 'postgresLedger.attach'));
     },
     async discard(key, o) {
-      checkLedgerKey('postgresLedger.discard', key);
+      args.discard(key);
       return (await query('discard', sql.discard, [key], executorOf(o, 'postgresLedger.discard'))).length > 0;
     },
     async settle(jobId, o) {
-      checkJobId('postgresLedger.settle', jobId);
+      args.settle(jobId);
       return (await query('settle', sql.settle, [jobId.toLowerCase()], executorOf(o, 'postgresLedger.settle'))).length > 0;
     },
     async lease(leaseOptions: { limit: number; leaseMs: number }): Promise<LeasedEntry[]> {
-      const { limit, leaseMs } = checkLeaseOptions('postgresLedger.lease', leaseOptions);
+      const { limit, leaseMs } = args.lease(leaseOptions);
       const at = now();
       const token = randomUUID();
       const rows = await query('lease', sql.lease, [at, limit, leaseMs, token]);
@@ -159,14 +145,11 @@ export function createPostgresLedger(connection: PostgresConnection, options: Po
         .map(({ oldDue: _oldDue, ...entry }) => entry);
     },
     async reschedule(key, token, o) {
-      checkLedgerKey('postgresLedger.reschedule', key);
-      checkToken('postgresLedger.reschedule', token);
-      const dueAt = checkEpochMs('postgresLedger.reschedule', 'dueAt', o?.dueAt);
+      const dueAt = args.reschedule(key, token, o);
       return (await query('reschedule', sql.reschedule, [key, token, dueAt])).length > 0;
     },
     async abandon(key, token) {
-      checkLedgerKey('postgresLedger.abandon', key);
-      checkToken('postgresLedger.abandon', token);
+      args.abandon(key, token);
       return (await query('abandon', sql.abandon, [key, token])).length > 0;
     },
     async count(): Promise<LedgerCounts> {

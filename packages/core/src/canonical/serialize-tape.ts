@@ -322,14 +322,7 @@ class TapeSerializer {
       const data = orders!.data;
       const kept = data[known]!;
       w.byte(0x7b);
-      for (let m = 0; m < kept; m++) {
-        const k = data[known + 1 + m]!;
-        if (m > 0) w.ascii(profile.itemSeparator);
-        this.newline(depth + 1);
-        this.string(tape[k]!, tape[k + 1]!, tape[k + 2]!);
-        w.ascii(profile.keySeparator);
-        this.value(k + 3, depth + 1);
-      }
+      for (let m = 0; m < kept; m++) this.member(data[known + 1 + m]!, m, depth);
       this.newline(depth);
       w.byte(0x7d);
       return after;
@@ -347,17 +340,21 @@ class TapeSerializer {
     const order = asciiKeys && profile.sortKeys ? this.asciiKeyOrder(keyIndex, count, depth) : this.generalKeyOrder(keyIndex, count);
     orders?.store(i, keyIndex, order);
     w.byte(0x7b);
-    for (let m = 0; m < order.length; m++) {
-      const k = keyIndex[order[m]!]!;
-      if (m > 0) w.ascii(profile.itemSeparator);
-      this.newline(depth + 1);
-      this.string(tape[k]!, tape[k + 1]!, tape[k + 2]!);
-      w.ascii(profile.keySeparator);
-      this.value(k + 3, depth + 1);
-    }
+    for (let m = 0; m < order.length; m++) this.member(keyIndex[order[m]!]!, m, depth);
     this.newline(depth);
     w.byte(0x7d);
     return after;
+  }
+
+  /** Writes the `m`-th member written of an object at `depth`, whose key is at tape index `k`. */
+  private member(k: number, m: number, depth: number): void {
+    const tape = this.tape;
+    const w = this.w;
+    if (m > 0) w.ascii(this.profile.itemSeparator);
+    this.newline(depth + 1);
+    this.string(tape[k]!, tape[k + 1]!, tape[k + 2]!);
+    w.ascii(this.profile.keySeparator);
+    this.value(k + 3, depth + 1);
   }
 
   /**

@@ -32,4 +32,4 @@ export {
 } from './option-checks.js';
 export { quitRedisClient } from './quit-redis-client.js';
 export { parseRetryAfter } from './retry-after.js';
-export { checkEpochMs, checkLeaseOptions, checkLedgerKey, ledgerClock } from '../ledger/job-ledger.js';
+export { checkEpochMs, checkLeaseOptions, checkLedgerKey, ledgerArgs, ledgerClock, type LedgerArgs } from '../ledger/job-ledger.js';

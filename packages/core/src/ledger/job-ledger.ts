@@ -1,5 +1,5 @@
 import type { Clock } from '../store/idempotency-store.js';
-import { checkInteger, checkMs, checkObject, describeValue, optionError } from '../internal/option-checks.js';
+import { checkInteger, checkJobId, checkMs, checkObject, checkToken, describeValue, optionError } from '../internal/option-checks.js';
 
 /**
  * One job the app submitted with a `webhook_receiver` and has not handled yet. It is written
@@ -116,6 +116,55 @@ export function checkLeaseOptions(where: string, options: unknown): { limit: num
   checkObject(where, 'options', options, 'an object with limit and leaseMs');
   const { limit, leaseMs } = options as { limit?: unknown; leaseMs?: unknown };
   return { limit: checkInteger(where, 'limit', limit, { min: 1, max: MAX_LEASE_LIMIT }), leaseMs: checkMs(where, 'leaseMs', leaseMs) };
+}
+
+/** What each {@link JobLedger} method checks of its arguments, from {@link ledgerArgs}. @internal */
+export interface LedgerArgs {
+  /** Checks `begin(key, { dueAt })`; returns `dueAt`. */
+  begin(key: unknown, options: { dueAt?: unknown } | undefined): number;
+  /** Checks `attach(key, jobId, { dueAt? })`; returns `dueAt`, `undefined` when not given. */
+  attach(key: unknown, jobId: unknown, options: { dueAt?: unknown }): number | undefined;
+  discard(key: unknown): void;
+  settle(jobId: unknown): void;
+  lease(options: unknown): { limit: number; leaseMs: number };
+  /** Checks `reschedule(key, token, { dueAt })`; returns `dueAt`. */
+  reschedule(key: unknown, token: unknown, options: { dueAt?: unknown } | undefined): number;
+  abandon(key: unknown, token: unknown): void;
+}
+
+/**
+ * The argument checks of every ledger, so each implementation accepts exactly the same calls;
+ * errors name `${name}.<method>`. @internal
+ * @example const args = ledgerArgs('memoryLedger'); const dueAt = args.begin(key, options);
+ */
+export function ledgerArgs(name: string): LedgerArgs {
+  return Object.freeze({
+    begin(key: unknown, options: { dueAt?: unknown } | undefined): number {
+      checkLedgerKey(`${name}.begin`, key);
+      return checkEpochMs(`${name}.begin`, 'dueAt', options?.dueAt);
+    },
+    attach(key: unknown, jobId: unknown, options: { dueAt?: unknown }): number | undefined {
+      checkLedgerKey(`${name}.attach`, key);
+      checkJobId(`${name}.attach`, jobId);
+      return options.dueAt === undefined ? undefined : checkEpochMs(`${name}.attach`, 'dueAt', options.dueAt);
+    },
+    discard(key: unknown): void {
+      checkLedgerKey(`${name}.discard`, key);
+    },
+    settle(jobId: unknown): void {
+      checkJobId(`${name}.settle`, jobId);
+    },
+    lease: (options: unknown) => checkLeaseOptions(`${name}.lease`, options),
+    reschedule(key: unknown, token: unknown, options: { dueAt?: unknown } | undefined): number {
+      checkLedgerKey(`${name}.reschedule`, key);
+      checkToken(`${name}.reschedule`, token);
+      return checkEpochMs(`${name}.reschedule`, 'dueAt', options?.dueAt);
+    },
+    abandon(key: unknown, token: unknown): void {
+      checkLedgerKey(`${name}.abandon`, key);
+      checkToken(`${name}.abandon`, token);
+    },
+  });
 }
 
 /** True when `value` has every method of {@link JobLedger}. @internal */

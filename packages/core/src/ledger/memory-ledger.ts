@@ -1,17 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { JobhookError } from '../errors.js';
 import type { Clock } from '../store/idempotency-store.js';
-import { checkJobId, checkToken, optionError } from '../internal/option-checks.js';
-import {
-  checkEpochMs,
-  checkLeaseOptions,
-  checkLedgerKey,
-  ledgerClock,
-  type JobLedger,
-  type LeasedEntry,
-  type LedgerCounts,
-  type LedgerEntry,
-} from './job-ledger.js';
+import { optionError } from '../internal/option-checks.js';
+import { ledgerArgs, ledgerClock, type JobLedger, type LeasedEntry, type LedgerCounts, type LedgerEntry } from './job-ledger.js';
 
 /** Options of {@link createMemoryLedger}. */
 export interface MemoryLedgerOptions {
@@ -47,6 +38,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): JobLedger
   const where = 'createMemoryLedger';
   if (typeof options !== 'object' || options === null) throw optionError(where, 'options must be an object');
   const now = ledgerClock(where, options.clock);
+  const args = ledgerArgs('memoryLedger');
   const byKey = new Map<string, MemoryEntry>();
   const keyByJob = new Map<string, string>();
   let closed = false;
@@ -69,17 +61,14 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): JobLedger
   return Object.freeze({
     async begin(key: string, beginOptions: { dueAt: number }): Promise<void> {
       checkOpen('begin');
-      checkLedgerKey('memoryLedger.begin', key);
-      const dueAt = checkEpochMs('memoryLedger.begin', 'dueAt', beginOptions?.dueAt);
+      const dueAt = args.begin(key, beginOptions);
       if (byKey.has(key)) return;
       byKey.set(key, { key, jobId: null, createdAt: now(), dueAt, attempts: 0, token: null });
     },
 
     async attach(key: string, jobId: string, attachOptions: { dueAt?: number } = {}): Promise<void> {
       checkOpen('attach');
-      checkLedgerKey('memoryLedger.attach', key);
-      checkJobId('memoryLedger.attach', jobId);
-      const dueAt = attachOptions.dueAt === undefined ? undefined : checkEpochMs('memoryLedger.attach', 'dueAt', attachOptions.dueAt);
+      const dueAt = args.attach(key, jobId, attachOptions);
       const id = jobId.toLowerCase();
       let entry = byKey.get(key);
       if (entry === undefined) {
@@ -95,7 +84,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): JobLedger
 
     async discard(key: string): Promise<boolean> {
       checkOpen('discard');
-      checkLedgerKey('memoryLedger.discard', key);
+      args.discard(key);
       const entry = byKey.get(key);
       if (entry === undefined) return false;
       remove(entry);
@@ -104,7 +93,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): JobLedger
 
     async settle(jobId: string): Promise<boolean> {
       checkOpen('settle');
-      checkJobId('memoryLedger.settle', jobId);
+      args.settle(jobId);
       const key = keyByJob.get(jobId.toLowerCase());
       const entry = key === undefined ? undefined : byKey.get(key);
       if (entry === undefined) return false;
@@ -114,7 +103,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): JobLedger
 
     async lease(leaseOptions: { limit: number; leaseMs: number }): Promise<LeasedEntry[]> {
       checkOpen('lease');
-      const { limit, leaseMs } = checkLeaseOptions('memoryLedger.lease', leaseOptions);
+      const { limit, leaseMs } = args.lease(leaseOptions);
       const at = now();
       const due = [...byKey.values()].filter((e) => e.dueAt <= at).sort((a, b) => a.dueAt - b.dueAt);
       return due.slice(0, limit).map((entry) => {
@@ -126,9 +115,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): JobLedger
 
     async reschedule(key: string, token: string, rescheduleOptions: { dueAt: number }): Promise<boolean> {
       checkOpen('reschedule');
-      checkLedgerKey('memoryLedger.reschedule', key);
-      checkToken('memoryLedger.reschedule', token);
-      const dueAt = checkEpochMs('memoryLedger.reschedule', 'dueAt', rescheduleOptions?.dueAt);
+      const dueAt = args.reschedule(key, token, rescheduleOptions);
       const entry = byKey.get(key);
       if (entry === undefined || entry.token !== token) return false;
       entry.token = null;
@@ -139,8 +126,7 @@ export function createMemoryLedger(options: MemoryLedgerOptions = {}): JobLedger
 
     async abandon(key: string, token: string): Promise<boolean> {
       checkOpen('abandon');
-      checkLedgerKey('memoryLedger.abandon', key);
-      checkToken('memoryLedger.abandon', token);
+      args.abandon(key, token);
       const entry = byKey.get(key);
       if (entry === undefined || entry.token !== token) return false;
       remove(entry);

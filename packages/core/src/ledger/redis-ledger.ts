@@ -4,16 +4,8 @@ import { JobhookError } from '../errors.js';
 import { quitRedisClient } from '../internal/quit-redis-client.js';
 import { createStoreClient, isRedisClient } from '../internal/redis-client.js';
 import type { Clock } from '../store/idempotency-store.js';
-import { checkJobId, checkMs, checkToken, describeValue, MAX_TIMER_MS, optionError, readOption } from '../internal/option-checks.js';
-import {
-  checkEpochMs,
-  checkLeaseOptions,
-  checkLedgerKey,
-  ledgerClock,
-  type JobLedger,
-  type LeasedEntry,
-  type LedgerCounts,
-} from './job-ledger.js';
+import { checkMs, describeValue, MAX_TIMER_MS, optionError, readOption } from '../internal/option-checks.js';
+import { ledgerArgs, ledgerClock, type JobLedger, type LeasedEntry, type LedgerCounts } from './job-ledger.js';
 
 /** Default of {@link RedisLedgerOptions.keyPrefix}. */
 export const DEFAULT_REDIS_LEDGER_PREFIX = 'jobhook:';
@@ -154,6 +146,7 @@ export function createRedisLedger(options: RedisLedgerOptions): JobLedger {
   }
   const timeoutMs = checkMs(where, 'operationTimeoutMs', readOption(where, options, 'operationTimeoutMs') ?? 2000, { max: MAX_TIMER_MS });
   const now = ledgerClock(where, options.clock);
+  const args = ledgerArgs('redisLedger');
   let client: Redis | Cluster;
   let owned = false;
   if (typeof redis === 'string') {
@@ -211,26 +204,23 @@ export function createRedisLedger(options: RedisLedgerOptions): JobLedger {
 
   return Object.freeze({
     async begin(key: string, beginOptions: { dueAt: number }): Promise<void> {
-      checkLedgerKey('redisLedger.begin', key);
-      const dueAt = checkEpochMs('redisLedger.begin', 'dueAt', beginOptions?.dueAt);
+      const dueAt = args.begin(key, beginOptions);
       await call('begin', 'jobhookLedgerBeginV1', key, dueAt, now());
     },
     async attach(key: string, jobId: string, attachOptions: { dueAt?: number } = {}): Promise<void> {
-      checkLedgerKey('redisLedger.attach', key);
-      checkJobId('redisLedger.attach', jobId);
-      const dueAt = attachOptions.dueAt === undefined ? '' : checkEpochMs('redisLedger.attach', 'dueAt', attachOptions.dueAt);
+      const dueAt = args.attach(key, jobId, attachOptions) ?? '';
       await call('attach', 'jobhookLedgerAttachV1', key, jobId.toLowerCase(), dueAt, now());
     },
     async discard(key: string): Promise<boolean> {
-      checkLedgerKey('redisLedger.discard', key);
+      args.discard(key);
       return (await call('discard', 'jobhookLedgerRemoveV1', key, '')) === 1;
     },
     async settle(jobId: string): Promise<boolean> {
-      checkJobId('redisLedger.settle', jobId);
+      args.settle(jobId);
       return (await call('settle', 'jobhookLedgerSettleV1', jobId.toLowerCase())) === 1;
     },
     async lease(leaseOptions: { limit: number; leaseMs: number }): Promise<LeasedEntry[]> {
-      const { limit, leaseMs } = checkLeaseOptions('redisLedger.lease', leaseOptions);
+      const { limit, leaseMs } = args.lease(leaseOptions);
       const at = now();
       const reply = await call('lease', 'jobhookLedgerLeaseV1', at, limit, leaseMs, randomUUID());
       if (!Array.isArray(reply)) throw new JobhookError('ERR_STORE_UNAVAILABLE', 'redisLedger.lease: unexpected reply');
@@ -244,14 +234,11 @@ export function createRedisLedger(options: RedisLedgerOptions): JobLedger {
       }));
     },
     async reschedule(key: string, token: string, rescheduleOptions: { dueAt: number }): Promise<boolean> {
-      checkLedgerKey('redisLedger.reschedule', key);
-      checkToken('redisLedger.reschedule', token);
-      const dueAt = checkEpochMs('redisLedger.reschedule', 'dueAt', rescheduleOptions?.dueAt);
+      const dueAt = args.reschedule(key, token, rescheduleOptions);
       return (await call('reschedule', 'jobhookLedgerRescheduleV1', key, token, dueAt)) === 1;
     },
     async abandon(key: string, token: string): Promise<boolean> {
-      checkLedgerKey('redisLedger.abandon', key);
-      checkToken('redisLedger.abandon', token);
+      args.abandon(key, token);
       // An empty token would remove unconditionally: no lease has one.
       if (token === '') return false;
       return (await call('abandon', 'jobhookLedgerRemoveV1', key, token)) === 1;

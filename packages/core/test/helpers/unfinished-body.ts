@@ -1,8 +1,12 @@
 /**
  * A client for the adapters' tests: a request whose body never finishes, to show a server answered
- * without reading it.
+ * without reading it; and the body-boundary tests every adapter runs with it.
  */
 import { request as httpRequest } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import type { ReceiverOptions, ReceiverStats } from '@jobhook/core';
+// The package path, not ../../src: the adapters' tests sign with the same module's per-process key.
+import { buildSignedRequest } from '@jobhook/core/testing';
 
 /** What the client saw when it sent a request head and the first chunk of a body it never finished. */
 export interface UnfinishedUpload {
@@ -105,3 +109,60 @@ export function admittedHead(signature: string): Record<string, string> {
 
 /** A made-up signature of a 2048-bit key's length: hex, but no key decodes it. */
 export const MADE_UP_SIGNATURE = 'ab'.repeat(256);
+
+/** One adapter's app for {@link describeBodyBoundary}, started with the test key's public half. */
+export interface BodyBoundaryApp {
+  url: string;
+  /** The receiver's counters. */
+  stats(): ReceiverStats;
+  /** Per answer, whether the request's body stream had been read when the answer was written. */
+  readWhenAnswered: boolean[];
+  /** How many times the application's handler ran. */
+  handled(): number;
+}
+
+/**
+ * The body-boundary tests every adapter passes: no body is read unless a configured key decodes its
+ * signature, and an admitted body must arrive within `bodyTimeoutMs`. `start` is the adapter's own
+ * setup (its server, its probe of `readableDidRead`); the tests are the same for all.
+ */
+export function describeBodyBoundary(adapter: string, start: (options?: Partial<ReceiverOptions>) => Promise<BodyBoundaryApp>): void {
+  describe(`${adapter}: the body boundary`, () => {
+    it('a made-up signature of the right length: 401 with zero body bytes read, connection closed', async () => {
+      const app = await start();
+      const res = await sendUnfinishedBody(app.url, admittedHead(MADE_UP_SIGNATURE));
+      expect([res.status, res.body.error?.code]).toEqual([401, 'ERR_SIGNATURE_INVALID']);
+      expect(app.readWhenAnswered).toEqual([false]);
+      expect(res.connection).toBe('close');
+      await res.closedByServer;
+      expect(app.handled()).toBe(0);
+      expect(app.stats()).toMatchObject({ verified: 0, bodyBytesInFlight: 0 });
+    });
+
+    it('a replayed real signature: the body is read (the same probe says so)', async () => {
+      const app = await start();
+      // One delivery's signature over another delivery's body.
+      const [first, other] = [buildSignedRequest(), buildSignedRequest()];
+      const res = await fetch(app.url, {
+        method: 'POST',
+        headers: { ...other.headers, 'x-service-signature': first.signature },
+        body: other.body,
+      });
+      expect(res.status).toBe(401);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('ERR_SIGNATURE_INVALID');
+      expect(app.readWhenAnswered).toEqual([true]);
+    });
+
+    it('bodyTimeoutMs 1000: a body that stops coming is answered 503 ERR_BODY_TIMEOUT with Retry-After after about 1 s', async () => {
+      const app = await start({ bodyTimeoutMs: 1000, retryAfterSeconds: 7 });
+      const res = await sendUnfinishedBody(app.url, admittedHead(buildSignedRequest().signature));
+      expect([res.status, res.body.error?.code]).toEqual([503, 'ERR_BODY_TIMEOUT']);
+      expect(res.retryAfter).toBe('7');
+      expect(res.answeredAfterMs).toBeGreaterThanOrEqual(950);
+      expect(res.connection).toBe('close');
+      await res.closedByServer;
+      expect(app.handled()).toBe(0);
+      expect(app.stats()).toMatchObject({ rejected: { ERR_BODY_TIMEOUT: 1 }, bodyBytesInFlight: 0 });
+    });
+  });
+}
