@@ -348,10 +348,10 @@ class SortedCopier {
   }
 
   private doubtfulKey(key: string): boolean {
-    const c0 = key.charCodeAt(0);
-    if (isDigit(c0)) return isArrayIndex(key);
-    if (key === '__proto__') return true;
+    // Units from U+D800 up sort differently by UTF-16 (JavaScript) and by code point (Python): checked
+    // first, whatever the key starts with ("1😀" and "1\uFF01" swap places).
     if (this.highUnits) for (let i = 0; i < key.length; i++) if (key.charCodeAt(i) >= 0xd800) return true;
-    return false;
+    if (isDigit(key.charCodeAt(0))) return isArrayIndex(key);
+    return key === '__proto__';
   }
 }
