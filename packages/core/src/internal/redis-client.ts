@@ -66,6 +66,18 @@ export function createStoreClient(where: string, url: string, timeoutMs: number)
 }
 
 /**
+ * The client of a store's `redis` option (a URL or an ioredis `Redis`/`Cluster` client), for stores
+ * that must not hold up start-up: a URL gets a {@link createStoreClient} client, `owned` (the caller
+ * quits it and listens for its errors); a client is used as given and stays the user's. Anything
+ * else is `ERR_OPTION_INVALID` naming `where`.
+ */
+export function storeClientFromOption(where: string, given: unknown, timeoutMs: number): { client: Redis | Cluster; owned: boolean } {
+  if (typeof given === 'string') return { client: createStoreClient(where, given, timeoutMs), owned: true };
+  if (isRedisClient(given)) return { client: given, owned: false };
+  throw optionError(where, `redis must be a redis:// or rediss:// URL or an ioredis Redis or Cluster client, got ${describeValue(given)}`);
+}
+
+/**
  * Opens a client on `url` and waits for it to answer PING within `timeoutMs`: an unreachable Redis
  * then fails start-up with a clear `ERR_STORE_UNAVAILABLE` instead of a client that retries forever
  * in the background. The client returned reconnects by itself afterwards (commands issued while

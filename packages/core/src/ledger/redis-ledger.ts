@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { JobhookError } from '../errors.js';
 import { quitRedisClient } from '../internal/quit-redis-client.js';
-import { createStoreClient, isRedisClient } from '../internal/redis-client.js';
+import { storeClientFromOption } from '../internal/redis-client.js';
 import type { Clock } from '../store/idempotency-store.js';
 import { checkMs, describeValue, MAX_TIMER_MS, optionError, readOption } from '../internal/option-checks.js';
 import { ledgerArgs, ledgerClock, type JobLedger, type LeasedEntry, type LedgerCounts } from './job-ledger.js';
@@ -147,21 +147,9 @@ export function createRedisLedger(options: RedisLedgerOptions): JobLedger {
   const timeoutMs = checkMs(where, 'operationTimeoutMs', readOption(where, options, 'operationTimeoutMs') ?? 2000, { max: MAX_TIMER_MS });
   const now = ledgerClock(where, options.clock);
   const args = ledgerArgs('redisLedger');
-  let client: Redis | Cluster;
-  let owned = false;
-  if (typeof redis === 'string') {
-    client = createStoreClient(where, redis, timeoutMs);
-    owned = true;
-    // Failures reach the caller as ERR_STORE_UNAVAILABLE; an unhandled 'error' event would end the process.
-    client.on('error', () => undefined);
-  } else if (isRedisClient(redis)) {
-    client = redis;
-  } else {
-    throw optionError(
-      where,
-      `redis must be a redis:// or rediss:// URL or an ioredis Redis or Cluster client, got ${describeValue(redis)}`,
-    );
-  }
+  const { client, owned } = storeClientFromOption(where, redis, timeoutMs);
+  // Failures reach the caller as ERR_STORE_UNAVAILABLE; an unhandled 'error' event would end the process.
+  if (owned) client.on('error', () => undefined);
   for (const [name, lua] of Object.entries(COMMANDS)) client.defineCommand(name, { numberOfKeys: 2, lua });
   const scripted = client as unknown as Scripted;
   const base = `${keyPrefix}{ledger}:`;

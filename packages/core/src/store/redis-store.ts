@@ -16,7 +16,7 @@ import {
   optionError,
   readOption,
 } from '../internal/option-checks.js';
-import { createStoreClient, isRedisClient, quitRedisClient } from '../internal/redis-client.js';
+import { quitRedisClient, storeClientFromOption } from '../internal/redis-client.js';
 import type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
 
 export type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
@@ -110,7 +110,6 @@ interface ScriptedClient {
   jobhookExtendV1(key: string, token: string, leaseMs: number): Promise<unknown>;
 }
 
-type Client = Redis | Cluster;
 type Operation = 'claim' | 'complete' | 'release' | 'extend';
 
 const DONE: ClaimResult = Object.freeze({ state: 'done' });
@@ -150,27 +149,16 @@ export function createRedisStore(options: RedisStoreOptions): IdempotencyStore {
     max: MAX_TIMER_MS,
   });
 
-  let client: Client;
-  let owned: boolean;
+  const { client, owned } = storeClientFromOption(where, redis, timeoutMs);
   /** The last connection error of a client the store owns, told with timeouts. */
   let lastError: Error | undefined;
-  if (typeof redis === 'string') {
-    client = createStoreClient(where, redis, timeoutMs);
-    owned = true;
+  if (owned) {
     client.on('error', (err: Error) => {
       lastError = err;
     });
     client.on('ready', () => {
       lastError = undefined;
     });
-  } else if (isRedisClient(redis)) {
-    client = redis;
-    owned = false;
-  } else {
-    throw optionError(
-      where,
-      `redis must be a redis:// or rediss:// URL or an ioredis Redis or Cluster client, got ${describeValue(redis)}`,
-    );
   }
   for (const [name, lua] of Object.entries(COMMANDS)) client.defineCommand(name, { numberOfKeys: 1, lua });
   const scripted = client as unknown as ScriptedClient;
