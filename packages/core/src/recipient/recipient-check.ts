@@ -6,6 +6,7 @@ import {
   checkRecipientTag,
   recipientUrlHash,
   resolveRecipientSecrets,
+  TagMacKey,
   type RecipientTagCause,
   type RecipientTagCheck,
 } from './recipient-tag.js';
@@ -52,7 +53,7 @@ export interface RecipientOptions {
   recipientTagMaxAgeMs?: number;
 }
 
-/** The event to hand on (the tag removed), or the refusal. @internal */
+/** The event to hand on (the tag deleted from it in place: it must be this call's own parse), or the refusal. @internal */
 export type RecipientChecker = (event: AsyncJobCompletedEvent, now: number) => AsyncJobCompletedEvent | JobhookError;
 
 const CODE_OF_CAUSE: Record<RecipientTagCause, ErrorCode> = {
@@ -113,7 +114,15 @@ export function createRecipientCheck(
       fail(owner, 'recipientUrl must be a URL string or a non-empty list of them');
     urlHashes = new Set(urls.map((url) => recipientUrlHash(url as string, `${owner}: recipientUrl`)));
   }
-  const check: Omit<RecipientTagCheck, 'now'> = { secrets, maxAgeMs, clockSkewMs, ...(urlHashes === undefined ? {} : { urlHashes }) };
+  // Reused by each call (they run to the end in one turn), `now` set first.
+  const check: RecipientTagCheck = {
+    secrets,
+    macKeys: secrets.map((secret) => new TagMacKey(secret)),
+    maxAgeMs,
+    clockSkewMs,
+    now: 0,
+    ...(urlHashes === undefined ? {} : { urlHashes }),
+  };
   let log: Logger | undefined;
   let allowed: ((cause: string) => number | undefined) | undefined;
   if (mode === 'log') {
@@ -126,7 +135,8 @@ export function createRecipientCheck(
   return (event, now) => {
     const params = event.user_parameters;
     const tag = params === undefined ? undefined : Object.hasOwn(params, RECIPIENT_TAG_KEY) ? params[RECIPIENT_TAG_KEY] : undefined;
-    const result = checkRecipientTag(tag, { ...check, now });
+    check.now = now;
+    const result = checkRecipientTag(tag, check);
     if (!result.ok) {
       const { cause } = result;
       const code = CODE_OF_CAUSE[cause];
@@ -147,13 +157,17 @@ export function createRecipientCheck(
 
 /**
  * The event without the tag: `user_parameters` is the submitter's own object, absent when the tag
- * was its only member. Object rest copies own members as data (a `__proto__` key stays a key).
+ * was its only member. The event is this delivery's own parse (the receiver's and `constructEvent`'s
+ * payload, built for this call and seen by nobody yet), so the tag is deleted in place: copying the
+ * members cost 2 µs per delivery, a quarter of the recipient check. `Object.hasOwn` and `delete`
+ * touch own members only (a `__proto__` key stays a key).
  */
 function withoutTag(event: AsyncJobCompletedEvent): AsyncJobCompletedEvent {
   const params = event.user_parameters;
   if (params === undefined || !Object.hasOwn(params, RECIPIENT_TAG_KEY)) return event;
-  const { [RECIPIENT_TAG_KEY]: _tag, ...own } = params;
-  if (Object.keys(own).length > 0) return { ...event, user_parameters: own };
-  const { user_parameters: _params, ...rest } = event;
-  return rest as AsyncJobCompletedEvent;
+  delete (params as Record<string, unknown>)[RECIPIENT_TAG_KEY];
+  // The first member left ends the search: no need to count them.
+  for (const key in params) if (Object.hasOwn(params, key)) return event;
+  delete (event as { user_parameters?: unknown }).user_parameters;
+  return event;
 }

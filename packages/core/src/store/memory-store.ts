@@ -55,7 +55,8 @@ const SWEEP_MIN = 1024;
  *
  * Done jobs live in an LRU of at most `max` entries, each until its `ttlMs` runs out (see
  * {@link MemoryStoreOptions.max} for what eviction means); claims in flight live apart, are never
- * evicted, and lapse when their lease runs out. Tokens are random UUIDs (122 random bits).
+ * evicted, and lapse when their lease runs out. A token is the store's random id (a UUID drawn once)
+ * and its claim count: unique like a random token, without drawing random bytes on every claim.
  *
  * @example
  * ```ts
@@ -88,6 +89,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
   const leases = new Map<string, Lease>();
   let sweepAt = SWEEP_MIN;
   let closed = false;
+  const tokenPrefix = `${randomUUID()}:`;
+  let claimed = 0;
 
   const now = (): number => clock.now();
 
@@ -134,7 +137,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
       const lease = liveLease(jobId, at);
       if (lease !== undefined) return { state: 'in-flight', retryAfterMs: Math.max(1, Math.ceil(lease.expiresAt - at)) };
       if (leases.size >= sweepAt) sweep(at);
-      const token = randomUUID();
+      const token = tokenPrefix + String(++claimed);
       leases.set(jobId, { token, expiresAt: at + leaseMs });
       return { state: 'claimed', token };
     },

@@ -1,4 +1,5 @@
 import * as crypto from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
 import { rawJson, RawJson } from '../../src/json/index.js';
 import {
@@ -8,7 +9,7 @@ import {
   normalizeRecipientUrl,
   withRecipientTag,
 } from '../../src/recipient/index.js';
-import { checkRecipientTag, recipientUrlHash, type RecipientTagCheck } from '../../src/recipient/recipient-tag.js';
+import { checkRecipientTag, recipientUrlHash, TagMacKey, type RecipientTagCheck } from '../../src/recipient/recipient-tag.js';
 import { codeOf } from '../helpers/error-code.js';
 
 // timingSafeEqual is wrapped (still the real one) so a test can see that every MAC goes through it.
@@ -198,5 +199,29 @@ describe('withRecipientTag', () => {
     for (const params of [rawJson('[1]'), rawJson('"x"'), rawJson('1.5'), [1], 'text', 3]) {
       expect(codeOf(() => withRecipientTag(params, tag))).toBe('ERR_OPTION_INVALID');
     }
+  });
+});
+
+describe('TagMacKey (the receiver’s precomputed HMAC)', () => {
+  it('makes the bytes createHmac makes, for secrets shorter and longer than a SHA-256 block, beyond ASCII, and any text (longer than a tag too)', () => {
+    fc.assert(
+      fc.property(
+        fc.string({ minLength: 16, maxLength: 200, unit: 'binary' }),
+        fc.oneof(fc.stringMatching(/^[A-Za-z0-9._-]{0,300}$/), fc.string({ maxLength: 200, unit: 'binary' })),
+        (secret, signed) => {
+          const expected = crypto.createHmac('sha256', secret).update('jobhook-recipient-tag\n').update(signed, 'utf8').digest();
+          expect(new TagMacKey(secret).mac(signed).equals(expected)).toBe(true);
+        },
+      ),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it('gives each call its own answer (its buffers are reused: a longer text before does not leak into a shorter one)', () => {
+    const key = new TagMacKey(SECRET);
+    const long = key.mac('v1.1.aaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbb');
+    const short = key.mac('v1.1');
+    expect(short.equals(crypto.createHmac('sha256', SECRET).update('jobhook-recipient-tag\nv1.1').digest())).toBe(true);
+    expect(long.equals(short)).toBe(false);
   });
 });
