@@ -11,7 +11,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { JobhookError } from '../src/index.js';
 import { canonicalize, type CanonicalProfile } from '../src/canonical/index.js';
 import { parseBody, toValue } from '../src/json/index.js';
-import { nativePythonCandidate } from '../src/canonical/native-candidate.js';
+import { NATIVE_MIN_BYTES, nativeFirstPays, nativePythonCandidate } from '../src/canonical/native-candidate.js';
 import { DEFAULT_MAX_DEPTH, type ParseRun } from '../src/canonical/parse.js';
 import { CANONICAL_PROFILES } from '../src/canonical/profiles.js';
 import { createKeyRing } from '../src/keys/key-ring.js';
@@ -222,5 +222,33 @@ describe('native first candidate guards (each body written differently by the en
     const digest = sha256Hex(canonicalize(body, { profile: 'orjson' }));
     const r = verifyRecovered(body, recoveredFor(digest), ['orjson', 'python'], run(true), 'bigint');
     expect(r.profile).toBe('orjson');
+  });
+});
+
+describe('nativeFirstPays (what the receiver and the verifier try first by default)', () => {
+  const escaped = (n: number): Buffer => Buffer.from(`{"text": "${'caf\\u00e9 '.repeat(Math.ceil(n / 10))}"}`, 'latin1');
+  const plain = (n: number): Buffer => Buffer.from(`{"text": "${'coffee ok '.repeat(Math.ceil(n / 10))}"}`, 'latin1');
+
+  it('sends escape-heavy bodies of 8 KB and more to the native candidate, and everything smaller or unescaped to the exact path', () => {
+    expect(nativeFirstPays(escaped(NATIVE_MIN_BYTES))).toBe(true);
+    expect(nativeFirstPays(escaped(100_000))).toBe(true);
+    expect(nativeFirstPays(escaped(1_000))).toBe(false);
+    expect(nativeFirstPays(plain(100_000))).toBe(false);
+    // A Uint8Array view into a larger buffer is read within its own bounds.
+    const big = escaped(20_000);
+    expect(nativeFirstPays(new Uint8Array(big.buffer, big.byteOffset, 100))).toBe(false);
+  });
+
+  it('gives the default the same verdict as the exact path and the forced native try, on bodies on both sides of the threshold', () => {
+    for (const body of [escaped(1_000), escaped(NATIVE_MIN_BYTES), plain(NATIVE_MIN_BYTES)]) {
+      const digest = sha256Hex(canonicalize(body, { profile: 'python' }));
+      const { nativeFirst: _forced, ...auto } = run(true);
+      const verdicts = [auto, run(true), run(false)].map((parseRun: ParseRun) => {
+        const r = verifyRecovered(body, recoveredFor(digest), CANONICAL_PROFILES, parseRun, 'bigint');
+        return [r.profile, r.digest, JSON.stringify(r.payload)];
+      });
+      expect(verdicts[0]).toEqual(verdicts[1]);
+      expect(verdicts[0]).toEqual(verdicts[2]);
+    }
   });
 });

@@ -74,7 +74,9 @@ export interface ParseRun extends ResolvedParseOptions {
   readonly scratch?: boolean;
   /**
    * Verification: try the python profile through the engine's own JSON first, where it writes the
-   * body as Python does (`nativePythonCandidate`). Default true; false runs the exact path alone.
+   * body as Python does (`nativePythonCandidate`). Default: where that pays (`nativeFirstPays`:
+   * bodies of 8 KB or more that hold `\u` escapes); true: always (the differential tests); false:
+   * the exact path alone.
    */
   readonly nativeFirst?: boolean;
 }

@@ -11,7 +11,7 @@ import {
 import { digestCanonical, resolveProfiles, serializeCanonicalAs, type CanonicalProfile } from '../canonical/profiles.js';
 import { F_DEL, F_DOC_BIGINT, F_DOC_FLOAT, F_DOC_NONFINITE, F_ESC, F_NONASCII, F_RAWSURR, type ParsedBody } from '../canonical/tape.js';
 import { createSharedKeyOrders, type SharedKeyOrders } from '../canonical/shared-key-orders.js';
-import { nativePythonCandidate } from '../canonical/native-candidate.js';
+import { nativeFirstPays, nativePythonCandidate } from '../canonical/native-candidate.js';
 import { WorkBudget, WorkBudgetExhausted } from '../canonical/work-budget.js';
 import {
   resolveBigIntegers,
@@ -206,9 +206,10 @@ function checkBodyLength(body: Uint8Array, maxBodyBytes: number): void {
  * The verify path once the signature is decoded (`recovered`: what each key signed, from
  * {@link recoverSignature}; the receiver's precheck recovers it before reading the body):
  * 1. body length against `maxBodyBytes`;
- * 2. when the python profile comes first, its form written by the engine's JSON where that is
- *    certain to be Python's ({@link nativePythonCandidate}): one parse, which is also the payload;
- *    anything doubtful, or no match, goes on to the exact path, which alone refuses;
+ * 2. when the python profile comes first and the body is one where it pays ({@link nativeFirstPays}:
+ *    8 KB or more, with `\u` escapes), its form written by the engine's JSON where that is certain
+ *    to be Python's ({@link nativePythonCandidate}): one parse, which is also the payload; anything
+ *    doubtful, or no match, goes on to the exact path, which alone refuses;
  * 3. the parse, which bounds every profile's canonical size and refuses a body over `maxCanonicalBytes`;
  * 4. candidate canonical forms, cheapest first, each hashed as it is written and compared with the
  *    recovered hashes: the python profile with numbers as written, then only what can differ; each
@@ -225,7 +226,7 @@ export function verifyRecovered(
   bigIntegers: BigIntegers = 'bigint',
 ): VerifyResult {
   checkBodyLength(body, run.maxBodyBytes);
-  if (run.nativeFirst !== false && profiles[0] === 'python') {
+  if (profiles[0] === 'python' && (run.nativeFirst ?? nativeFirstPays(body))) {
     const native = nativePythonCandidate(body, run.maxDepth, run.maxCanonicalBytes);
     const match = native === undefined ? undefined : matchDigest(native.digest, recovered);
     if (match !== undefined) {
