@@ -82,7 +82,10 @@ export function webhookRoute(receiver: Receiver, path: string) {
     if (admission === undefined) throw new JobhookError('ERR_INTERNAL', `${PLUGIN_NAME}: body of a request the precheck did not admit`);
     // The request's own stream holds to the Content-Length the precheck read; a stream a hook put
     // in its place (decoded, transformed) is held to the size limit only.
-    const limit = payload === request.raw ? admission : { maxBytes: admission.maxBytes, signal: admission.signal };
+    const limit =
+      payload === request.raw
+        ? admission
+        : { maxBytes: admission.maxBytes, onDeadline: (stop: (reason: unknown) => void) => admission.onDeadline(stop) };
     return Buffer.from(await readNodeBody(payload, limit));
   }
 

@@ -1,5 +1,5 @@
 import { contentLength } from '../http/request-headers.js';
-import type { BodyLimit } from './body-limit.js';
+import { onLimitDeadline, type BodyLimit } from './body-limit.js';
 
 /**
  * The body of a Fetch-API `Request` or `Response`, at most `maxBytes`: a larger `Content-Length` is
@@ -22,38 +22,41 @@ export async function readCappedBody(
 ): Promise<Uint8Array> {
   const given = typeof limit === 'number' ? undefined : limit;
   const maxBytes = given === undefined ? (limit as number) : given.maxBytes;
-  if (given !== undefined) signal = given.signal;
-  signal?.throwIfAborted();
-  const declared = given === undefined ? contentLength(message.headers.get('content-length') ?? undefined) : given.declaredBytes;
-  if (declared !== undefined && declared > maxBytes) {
-    await message.body?.cancel().catch(() => {});
-    throw tooLarge();
-  }
-  if (message.body === null) return new Uint8Array(0);
-  const reader = message.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const stop = (): void => void reader.cancel(signal?.reason).catch(() => {});
-  signal?.addEventListener('abort', stop, { once: true });
+  // The deadline's reason once it has passed: a cancelled read ends like a finished one, this says which it was.
+  let expired: { reason: unknown } | undefined;
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  const unsubscribe = onLimitDeadline(given, signal, (reason) => {
+    expired = { reason };
+    void reader?.cancel(reason).catch(() => {});
+  });
   try {
-    return await readAll();
+    if (expired !== undefined) throw expired.reason;
+    const declared = given === undefined ? contentLength(message.headers.get('content-length') ?? undefined) : given.declaredBytes;
+    if (declared !== undefined && declared > maxBytes) {
+      await message.body?.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    if (message.body === null) return new Uint8Array(0);
+    reader = message.body.getReader();
+    return await readAll(reader);
   } finally {
-    signal?.removeEventListener('abort', stop);
+    unsubscribe();
   }
 
-  async function readAll(): Promise<Uint8Array> {
+  async function readAll(from: ReadableStreamDefaultReader<Uint8Array>): Promise<Uint8Array> {
+    const chunks: Uint8Array[] = [];
+    let total = 0;
     for (;;) {
-      const { done, value } = await reader.read();
+      const { done, value } = await from.read();
       if (done) break;
       total += value.byteLength;
       if (total > maxBytes) {
-        await reader.cancel().catch(() => {});
+        await from.cancel().catch(() => {});
         throw tooLarge();
       }
       chunks.push(value);
     }
-    // A cancelled read ends like a finished one: the deadline's reason says which it was.
-    signal?.throwIfAborted();
+    if (expired !== undefined) throw expired.reason;
     if (chunks.length === 1) return chunks[0]!;
     const body = new Uint8Array(total);
     let at = 0;

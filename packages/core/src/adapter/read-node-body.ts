@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { JobhookError } from '../errors.js';
 import { contentLength } from '../http/request-headers.js';
-import type { BodyLimit } from './body-limit.js';
+import { onLimitDeadline, type BodyLimit } from './body-limit.js';
 
 /**
  * Reads a Node request body (an `IncomingMessage`, or the stream a framework hands its body
@@ -24,12 +24,7 @@ import type { BodyLimit } from './body-limit.js';
 export function readNodeBody(stream: Readable, limit: BodyLimit | number, signal?: AbortSignal): Promise<Uint8Array> {
   const given = typeof limit === 'number' ? undefined : limit;
   const maxBytes = given === undefined ? (limit as number) : given.maxBytes;
-  if (given !== undefined) signal = given.signal;
   return new Promise<Uint8Array>((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason);
-      return;
-    }
     if (stream.readableEnded) {
       reject(new JobhookError('ERR_BODY_INCOMPLETE', 'request body incomplete: the stream was already read to its end'));
       return;
@@ -69,19 +64,24 @@ export function readNodeBody(stream: Readable, limit: BodyLimit | number, signal
       stop(new JobhookError('ERR_BODY_INCOMPLETE', `request body incomplete: ${why}`, { cause: err }));
     };
     const onClose = (): void => onError(new Error('the connection closed before the body ended'));
-    const onAbort = (): void => stop(signal?.reason);
+    let unsubscribe = (): void => {};
     function cleanup(): void {
       stream.off('data', onData);
       stream.off('end', onEnd);
       stream.off('error', onError);
       stream.off('close', onClose);
-      signal?.removeEventListener('abort', onAbort);
+      unsubscribe();
     }
+    let ended = false;
+    unsubscribe = onLimitDeadline(given, signal, (reason) => {
+      ended = true;
+      stop(reason);
+    });
+    if (ended) return; // the deadline had passed: nothing read
     stream.on('data', onData);
     stream.on('end', onEnd);
     stream.on('error', onError);
     stream.on('close', onClose);
-    signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
 

@@ -26,10 +26,14 @@ export interface AdmissionSetup {
  * framework kept needs none).
  * @internal
  */
+const noop = (): void => {};
+
 export class BodyAdmission implements Admission {
   #open = true;
   #deadline: AbortController | undefined = undefined;
   #expired: JobhookError | undefined = undefined;
+  /** The one reader's deadline listener (`onDeadline`): cheaper than an AbortSignal, made lazily for those who ask. */
+  #listener: ((reason: JobhookError) => void) | undefined = undefined;
   readonly #timer: ReturnType<typeof setTimeout>;
 
   constructor(
@@ -42,6 +46,17 @@ export class BodyAdmission implements Admission {
   ) {
     // An open connection keeps the process alive, not the deadline of its body.
     this.#timer = backgroundTimeout(() => this.#expire(), setup.bodyTimeoutMs);
+  }
+
+  onDeadline(listener: (reason: JobhookError) => void): () => void {
+    if (this.#expired !== undefined) {
+      listener(this.#expired);
+      return noop;
+    }
+    this.#listener = listener;
+    return () => {
+      if (this.#listener === listener) this.#listener = undefined;
+    };
   }
 
   get signal(): AbortSignal {
@@ -70,6 +85,9 @@ export class BodyAdmission implements Admission {
       `the body did not arrive within ${this.setup.bodyTimeoutMs} ms (bodyTimeoutMs); retry later`,
     );
     this.#deadline?.abort(this.#expired);
+    const listener = this.#listener;
+    this.#listener = undefined;
+    listener?.(this.#expired);
   }
 
   #settle(): void {

@@ -165,7 +165,11 @@ export function createDeliveryTracing(tracer: TracerLike | undefined): DeliveryT
         admission: {
           maxBytes: admission.maxBytes,
           declaredBytes: admission.declaredBytes,
-          signal: admission.signal,
+          // A getter: the AbortSignal is made only for a reader that asks for it.
+          get signal() {
+            return admission.signal;
+          },
+          onDeadline: (listener) => admission.onDeadline(listener),
           receive: (rawBody) => webhook(head, () => admission.receive(rawBody)),
           refuse: (error) => record(head, admission.refuse(error)),
         },

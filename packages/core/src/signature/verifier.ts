@@ -369,12 +369,3 @@ function findSignedCandidate(
   }
   return undefined;
 }
-
-/**
- * One-shot verification. Prefer {@link createVerifier} when verifying more than once: it parses the
- * keys once.
- * @throws JobhookError `ERR_SIGNATURE_*`, `ERR_BODY_*`, and `ERR_KEY_INVALID` / `ERR_OPTION_INVALID` for bad options.
- */
-export function verifySignature(options: VerifierOptions & VerifyInput): VerifyResult {
-  return createVerifier(options).verify(options);
-}

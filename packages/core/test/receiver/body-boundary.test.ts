@@ -1,3 +1,4 @@
+import { PassThrough } from 'node:stream';
 // The body boundary in core: receiver.precheck recovers the signed digest before any body byte is
 // read (the Fetch handler never pulls a byte of a body whose signature no key decodes), admitted
 // bodies share maxBodyBytesInFlight (503 ERR_RECEIVER_BUSY + Retry-After past it) and must arrive
@@ -5,6 +6,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createBodyBudget, createFetchHandler, createReceiver, JobhookError, silentLogger, type ReceiverOptions } from '../../src/index.js';
 import { buildSignedRequest, createTestKeyPair } from '../../src/testing/index.js';
+import { readCappedBody, readNodeBody } from '../../src/adapter/index.js';
 
 const keys = createTestKeyPair();
 const MIB = 1024 * 1024;
@@ -192,6 +194,64 @@ describe('bodyTimeoutMs', () => {
     expect((await admission!.receive(delivery.body)).status).toBe(200);
     vi.advanceTimersByTime(5000);
     expect(admission!.signal.aborted).toBe(false);
+  });
+});
+
+describe('body readers stop at the admission deadline through onDeadline, without an AbortSignal', () => {
+  /** A request stream that sends `first` bytes and then nothing (a slow or stalled sender). */
+  function stalledRequest(first: string): PassThrough & { headers: Record<string, string> } {
+    const stream = Object.assign(new PassThrough(), { headers: {} as Record<string, string> });
+    stream.write(first);
+    return stream;
+  }
+
+  it('readNodeBody: the deadline rejects with ERR_BODY_TIMEOUT, its listeners are removed, and no AbortSignal is made', async () => {
+    vi.useFakeTimers();
+    const { r } = receiver({ bodyTimeoutMs: 1000 });
+    const { admission } = r.precheck(head(100));
+    const signal = vi.spyOn(admission!, 'signal', 'get');
+    const req = stalledRequest('{"job');
+    const read = readNodeBody(req, admission!);
+    const settled = read.catch((err: unknown) => err);
+    vi.advanceTimersByTime(1000);
+    expect(await settled).toMatchObject({ code: 'ERR_BODY_TIMEOUT', status: 503 });
+    expect(req.listenerCount('data') + req.listenerCount('end') + req.listenerCount('close')).toBe(0);
+    expect(signal).not.toHaveBeenCalled();
+  });
+
+  it('readCappedBody: the deadline cancels the stream and throws ERR_BODY_TIMEOUT; past it, nothing is read', async () => {
+    vi.useFakeTimers();
+    const { r } = receiver({ bodyTimeoutMs: 1000 });
+    const { admission } = r.precheck(head(100));
+    let cancelled: unknown;
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"job'));
+      },
+      cancel(reason) {
+        cancelled = reason;
+      },
+    });
+    const settled = readCappedBody({ headers: new Headers(), body }, admission!, () => new Error('too large')).catch((err: unknown) => err);
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(await settled).toMatchObject({ code: 'ERR_BODY_TIMEOUT' });
+    expect(cancelled).toMatchObject({ code: 'ERR_BODY_TIMEOUT' });
+
+    const late = readCappedBody({ headers: new Headers(), body: countedBody(new Uint8Array(5)).body }, admission!, () => new Error('x'));
+    await expect(late).rejects.toMatchObject({ code: 'ERR_BODY_TIMEOUT' });
+  });
+
+  it('onDeadline calls a listener at once when the deadline has passed, and never after its unsubscribe', () => {
+    vi.useFakeTimers();
+    const { r } = receiver({ bodyTimeoutMs: 1000 });
+    const first = r.precheck(head(10)).admission!;
+    const gone = vi.fn();
+    first.onDeadline(gone)();
+    vi.advanceTimersByTime(1000);
+    expect(gone).not.toHaveBeenCalled();
+    const late = vi.fn();
+    first.onDeadline(late);
+    expect(late).toHaveBeenCalledWith(expect.objectContaining({ code: 'ERR_BODY_TIMEOUT' }));
   });
 });
 
