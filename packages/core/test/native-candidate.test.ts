@@ -235,8 +235,9 @@ describe('nativeFirstPays (what the receiver and the verifier try first by defau
     expect(nativeFirstPays(escaped(1_000))).toBe(false);
     expect(nativeFirstPays(plain(100_000))).toBe(false);
     // A Uint8Array view into a larger buffer is read within its own bounds.
-    const big = escaped(20_000);
-    expect(nativeFirstPays(new Uint8Array(big.buffer, big.byteOffset, 100))).toBe(false);
+    const mixed = Buffer.concat([plain(NATIVE_MIN_BYTES * 2), escaped(NATIVE_MIN_BYTES)]);
+    expect(nativeFirstPays(mixed)).toBe(true);
+    expect(nativeFirstPays(new Uint8Array(mixed.buffer, mixed.byteOffset, NATIVE_MIN_BYTES * 2))).toBe(false);
   });
 
   it('gives the default the same verdict as the exact path and the forced native try, on bodies on both sides of the threshold', () => {

@@ -85,7 +85,9 @@ export function webhookRoute(receiver: Receiver, path: string) {
     const limit =
       payload === request.raw
         ? admission
-        : { maxBytes: admission.maxBytes, onDeadline: (stop: (reason: unknown) => void) => admission.onDeadline(stop) };
+        : admission.onDeadline === undefined
+          ? { maxBytes: admission.maxBytes, signal: admission.signal }
+          : { maxBytes: admission.maxBytes, onDeadline: admission.onDeadline.bind(admission) };
     return Buffer.from(await readNodeBody(payload, limit));
   }
 

@@ -5,9 +5,10 @@ import { onLimitDeadline, type BodyLimit } from './body-limit.js';
  * The body of a Fetch-API `Request` or `Response`, at most `maxBytes`: a larger `Content-Length` is
  * refused before reading, and a body that grows past `maxBytes` while streaming is cancelled there,
  * so a misbehaving peer cannot make this process buffer without bound. `tooLarge` makes the error
- * thrown in both cases; errors of the stream itself are passed on. When `signal` aborts first (a
- * deadline), the body is cancelled and its `reason` thrown. `limit` is `maxBytes`, or an admission
- * (any {@link BodyLimit}): its `maxBytes`, `signal` and `declaredBytes`, so the header is not read again.
+ * thrown in both cases; errors of the stream itself are passed on. When the deadline passes first
+ * (an admission's `onDeadline`, else `signal`), the body is cancelled and the reason thrown. `limit`
+ * is `maxBytes`, or an admission (any {@link BodyLimit}): its `maxBytes`, deadline and
+ * `declaredBytes`, so the header is not read again.
  *
  * @example
  * ```ts

@@ -6,10 +6,11 @@ import { onLimitDeadline, type BodyLimit } from './body-limit.js';
 /**
  * Reads a Node request body (an `IncomingMessage`, or the stream a framework hands its body
  * parsers) whole, at most `maxBytes`: it fails as soon as more arrive, without reading the rest.
- * When `signal` aborts first (the admission's deadline), reading stops and its `reason` is thrown.
+ * When the deadline passes first (the admission's `onDeadline`, else `signal`), reading stops and its
+ * reason is thrown.
  * On failure the stream is left paused and unread: answer with the connection closed.
  *
- * `limit` is an admission (or any {@link BodyLimit}): its `maxBytes`, `signal` and `declaredBytes`,
+ * `limit` is an admission (or any {@link BodyLimit}): its `maxBytes`, deadline and `declaredBytes`,
  * the `Content-Length` the precheck read, so the header is not read again. A number is `maxBytes`,
  * the stream's own `Content-Length` then read from its `headers`.
  *
@@ -19,13 +20,25 @@ import { onLimitDeadline, type BodyLimit } from './body-limit.js';
  * if (admission !== undefined) answer = await admission.receive(await readNodeBody(req, admission));
  * ```
  * @throws JobhookError `ERR_BODY_TOO_LARGE` past `maxBytes`; `ERR_BODY_INCOMPLETE` when the stream
- * fails or closes before its end (client aborted); the signal's reason.
+ * fails or closes before its end (client aborted); the deadline's reason (`ERR_BODY_TIMEOUT`).
  */
 export function readNodeBody(stream: Readable, limit: BodyLimit | number, signal?: AbortSignal): Promise<Uint8Array> {
   const given = typeof limit === 'number' ? undefined : limit;
   const maxBytes = given === undefined ? (limit as number) : given.maxBytes;
   return new Promise<Uint8Array>((resolve, reject) => {
+    // The deadline first: one already passed is the answer, whatever the stream's state, and the
+    // stream is left as it is (nothing was read from it).
+    let expired: { reason: unknown } | undefined;
+    let stopReading = (reason: unknown): void => {
+      expired = { reason };
+    };
+    const unsubscribe = onLimitDeadline(given, signal, (reason) => stopReading(reason));
+    if (expired !== undefined) {
+      reject(expired.reason);
+      return;
+    }
     if (stream.readableEnded) {
+      unsubscribe();
       reject(new JobhookError('ERR_BODY_INCOMPLETE', 'request body incomplete: the stream was already read to its end'));
       return;
     }
@@ -64,7 +77,6 @@ export function readNodeBody(stream: Readable, limit: BodyLimit | number, signal
       stop(new JobhookError('ERR_BODY_INCOMPLETE', `request body incomplete: ${why}`, { cause: err }));
     };
     const onClose = (): void => onError(new Error('the connection closed before the body ended'));
-    let unsubscribe = (): void => {};
     function cleanup(): void {
       stream.off('data', onData);
       stream.off('end', onEnd);
@@ -72,12 +84,7 @@ export function readNodeBody(stream: Readable, limit: BodyLimit | number, signal
       stream.off('close', onClose);
       unsubscribe();
     }
-    let ended = false;
-    unsubscribe = onLimitDeadline(given, signal, (reason) => {
-      ended = true;
-      stop(reason);
-    });
-    if (ended) return; // the deadline had passed: nothing read
+    stopReading = stop;
     stream.on('data', onData);
     stream.on('end', onEnd);
     stream.on('error', onError);

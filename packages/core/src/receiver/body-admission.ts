@@ -19,6 +19,8 @@ export interface AdmissionSetup {
   refuse(started: number, error: JobhookError): ReceiverResponse;
 }
 
+const noop = (): void => {};
+
 /**
  * The admission of a body whose signature decoded: its share of the budget (given back exactly once,
  * by `receive`, `refuse` or the deadline), its deadline, and the body step with what the head step
@@ -26,14 +28,12 @@ export interface AdmissionSetup {
  * framework kept needs none).
  * @internal
  */
-const noop = (): void => {};
-
 export class BodyAdmission implements Admission {
   #open = true;
   #deadline: AbortController | undefined = undefined;
   #expired: JobhookError | undefined = undefined;
-  /** The one reader's deadline listener (`onDeadline`): cheaper than an AbortSignal, made lazily for those who ask. */
-  #listener: ((reason: JobhookError) => void) | undefined = undefined;
+  /** Deadline listeners (`onDeadline`; one per reader, usually one): cheaper than the AbortSignal, made only for those who ask. */
+  #listeners: ((reason: JobhookError) => void)[] | undefined = undefined;
   readonly #timer: ReturnType<typeof setTimeout>;
 
   constructor(
@@ -53,9 +53,10 @@ export class BodyAdmission implements Admission {
       listener(this.#expired);
       return noop;
     }
-    this.#listener = listener;
+    (this.#listeners ??= []).push(listener);
     return () => {
-      if (this.#listener === listener) this.#listener = undefined;
+      const at = this.#listeners?.indexOf(listener) ?? -1;
+      if (at >= 0) this.#listeners!.splice(at, 1);
     };
   }
 
@@ -85,9 +86,9 @@ export class BodyAdmission implements Admission {
       `the body did not arrive within ${this.setup.bodyTimeoutMs} ms (bodyTimeoutMs); retry later`,
     );
     this.#deadline?.abort(this.#expired);
-    const listener = this.#listener;
-    this.#listener = undefined;
-    listener?.(this.#expired);
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    if (listeners !== undefined) for (const listener of listeners) listener(this.#expired);
   }
 
   #settle(): void {

@@ -169,7 +169,7 @@ export function createDeliveryTracing(tracer: TracerLike | undefined): DeliveryT
           get signal() {
             return admission.signal;
           },
-          onDeadline: (listener) => admission.onDeadline(listener),
+          ...(admission.onDeadline === undefined ? {} : { onDeadline: admission.onDeadline.bind(admission) }),
           receive: (rawBody) => webhook(head, () => admission.receive(rawBody)),
           refuse: (error) => record(head, admission.refuse(error)),
         },

@@ -55,9 +55,10 @@ export interface Admission {
    * The same deadline as `signal`, for one reader, without an AbortSignal (making one and listening
    * to it cost about 6 µs per request, an eighth of a whole verification): `listener` is called with
    * the `ERR_BODY_TIMEOUT` error when the deadline passes (at once if it has), unless the returned
-   * function was called first. Core's body readers use it when given an admission.
+   * function was called first. Core's body readers use it when given an admission (optional, so a
+   * receiver of your own making may offer `signal` alone).
    */
-  onDeadline(listener: (reason: JobhookError) => void): () => void;
+  onDeadline?(listener: (reason: JobhookError) => void): () => void;
   /** Verifies the body against what the precheck recovered, then runs the pipeline (claim, handler, answer). Never rejects. */
   receive(rawBody: Uint8Array | string): Promise<ReceiverResponse>;
   /**

@@ -85,9 +85,17 @@ export function constructEvent(
       : verifyDecoded.call(verifier, typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes, signature, bigIntegers);
   const event = validateEvent(payload);
   if (recipientCheck === undefined) return event;
-  const checked = recipientCheck(event, Date.now());
+  // The check deletes the tag from the event in place: from a verifier of another making, whose
+  // payload it may keep, it gets a copy (the event and its user_parameters) instead.
+  const checked = recipientCheck(verifyDecoded === undefined ? ownCopy(event) : event, Date.now());
   if (checked instanceof JobhookError) throw checked;
   return checked;
+}
+
+/** The event with its own top-level object and `user_parameters` (the members the recipient check changes). */
+function ownCopy(event: AsyncJobCompletedEvent): AsyncJobCompletedEvent {
+  const params = event.user_parameters;
+  return (params === undefined ? { ...event } : { ...event, user_parameters: { ...params } }) as AsyncJobCompletedEvent;
 }
 
 /** True for what {@link createVerifier} returns (a KeyRing, a KeyObject or a PEM has no `verify`). */

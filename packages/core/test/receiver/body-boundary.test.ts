@@ -237,8 +237,21 @@ describe('body readers stop at the admission deadline through onDeadline, withou
     expect(await settled).toMatchObject({ code: 'ERR_BODY_TIMEOUT' });
     expect(cancelled).toMatchObject({ code: 'ERR_BODY_TIMEOUT' });
 
-    const late = readCappedBody({ headers: new Headers(), body: countedBody(new Uint8Array(5)).body }, admission!, () => new Error('x'));
+    const counted = countedBody(new Uint8Array(5));
+    const late = readCappedBody({ headers: new Headers(), body: counted.body }, admission!, () => new Error('x'));
     await expect(late).rejects.toMatchObject({ code: 'ERR_BODY_TIMEOUT' });
+    expect(counted.pulls()).toBe(0);
+  });
+
+  it('readNodeBody past the deadline: ERR_BODY_TIMEOUT, the stream left as it was (not paused, nothing read)', async () => {
+    vi.useFakeTimers();
+    const { r } = receiver({ bodyTimeoutMs: 1000 });
+    const { admission } = r.precheck(head(100));
+    vi.advanceTimersByTime(1000);
+    const req = stalledRequest('{"job');
+    await expect(readNodeBody(req, admission!)).rejects.toMatchObject({ code: 'ERR_BODY_TIMEOUT' });
+    expect(req.readableFlowing).toBe(null);
+    expect(req.listenerCount('data')).toBe(0);
   });
 
   it('onDeadline calls a listener at once when the deadline has passed, and never after its unsubscribe', () => {
@@ -246,11 +259,11 @@ describe('body readers stop at the admission deadline through onDeadline, withou
     const { r } = receiver({ bodyTimeoutMs: 1000 });
     const first = r.precheck(head(10)).admission!;
     const gone = vi.fn();
-    first.onDeadline(gone)();
+    first.onDeadline!(gone)();
     vi.advanceTimersByTime(1000);
     expect(gone).not.toHaveBeenCalled();
     const late = vi.fn();
-    first.onDeadline(late);
+    first.onDeadline!(late);
     expect(late).toHaveBeenCalledWith(expect.objectContaining({ code: 'ERR_BODY_TIMEOUT' }));
   });
 });

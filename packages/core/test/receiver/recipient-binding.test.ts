@@ -7,10 +7,12 @@ import {
   createFetchHandler,
   createJsonLogger,
   createReceiver,
+  createVerifier,
   silentLogger,
   type AsyncJobCompletedEvent,
   type Logger,
   type ReceiverOptions,
+  type Verifier,
 } from '../../src/index.js';
 import { RECIPIENT_TAG_KEY, createRecipientTag } from '../../src/recipient/index.js';
 import { buildSignedRequest, createTestKeyPair, type TestEventOverrides } from '../../src/testing/index.js';
@@ -211,6 +213,16 @@ describe('constructEvent({ recipientSecret })', () => {
     expect(codeOf(() => construct(elsewhere, { recipientSecret: SECRET, recipientUrl: URL_A }))).toBe('ERR_RECIPIENT_TAG_INVALID');
     const own = deliver({ user_parameters: { n: 1, [RECIPIENT_TAG_KEY]: tag() } });
     expect(construct(own, { recipientSecret: [OLD_SECRET, SECRET] }).user_parameters).toEqual({ n: 1 });
+  });
+
+  it('leaves the payload of a verifier of another making as it was (it may keep it): the same cached result passes twice', () => {
+    const inner = createVerifier({ publicKeys: keys.publicKeyPem });
+    let kept: ReturnType<Verifier['verify']> | undefined;
+    const caching: Verifier = { keyRing: inner.keyRing, profiles: inner.profiles, verify: (input) => (kept ??= inner.verify(input)) };
+    const req = deliver({ user_parameters: { n: 1, [RECIPIENT_TAG_KEY]: tag() } });
+    expect(constructEvent(req.rawBody, req.headers, caching, { recipientSecret: SECRET }).user_parameters).toEqual({ n: 1 });
+    expect(constructEvent(req.rawBody, req.headers, caching, { recipientSecret: SECRET }).user_parameters).toEqual({ n: 1 });
+    expect((kept!.payload.user_parameters as Record<string, unknown>)[RECIPIENT_TAG_KEY]).toEqual(expect.any(String));
   });
 
   it("in 'log' mode returns the event and warns through the given logger, once per cause per minute across calls", () => {
