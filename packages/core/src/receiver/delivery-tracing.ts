@@ -1,5 +1,6 @@
 import { JobhookError } from '../errors.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';
+import { isThenable } from './is-thenable.js';
 import type { Precheck, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 import { SPAN_ATTRIBUTES as ATTR, SPAN_NAMES } from '../tracing/span-names.js';
 import type { SpanAttributeValueLike, SpanLike, TracerLike } from '../tracing/tracer-like.js';
@@ -115,18 +116,39 @@ function describeError(span: SpanLike, error: unknown): void {
 export function createDeliveryTracing(tracer: TracerLike | undefined): DeliveryTracing {
   if (tracer === undefined) return untraced;
 
-  /** `fn` inside a new active span, ended when `fn` settles; a throw is recorded and thrown on. */
-  function active<R>(name: string, attributes: Record<string, SpanAttributeValueLike>, fn: (span: SpanLike) => Promise<R>): Promise<R> {
-    return tracer!.startActiveSpan(name, { kind: SPAN_KIND_INTERNAL, attributes }, async (span: SpanLike): Promise<R> => {
-      try {
-        return await fn(span);
-      } catch (error) {
+  /**
+   * `fn` inside a new active span, ended when what it returns settles (at once when that is no
+   * promise: a handler that returned without one keeps the pipeline's same-turn path, no timers, no
+   * promise); a throw or rejection is recorded and passed on.
+   */
+  function active<R>(name: string, attributes: Record<string, SpanAttributeValueLike>, fn: (span: SpanLike) => R): R {
+    return tracer!.startActiveSpan(name, { kind: SPAN_KIND_INTERNAL, attributes }, (span: SpanLike): R => {
+      const failed = (error: unknown): void => {
         describeError(span, error);
         fail(span, errorType(error));
-        throw error;
-      } finally {
         span.end();
+      };
+      let result: R;
+      try {
+        result = fn(span);
+      } catch (error) {
+        failed(error);
+        throw error;
       }
+      if (!isThenable(result)) {
+        span.end();
+        return result;
+      }
+      return Promise.resolve(result).then(
+        (value) => {
+          span.end();
+          return value;
+        },
+        (error: unknown) => {
+          failed(error);
+          throw error;
+        },
+      ) as R;
     });
   }
 
@@ -149,11 +171,12 @@ export function createDeliveryTracing(tracer: TracerLike | undefined): DeliveryT
   });
 
   const webhook = (head: unknown, answer: () => Promise<ReceiverResponse>): Promise<ReceiverResponse> =>
-    active(SPAN_NAMES.webhook, webhookAttributes(head), async (span) => {
-      const response = await answer();
-      describeOutcome(span, response.outcome);
-      return response;
-    });
+    active(SPAN_NAMES.webhook, webhookAttributes(head), (span) =>
+      answer().then((response) => {
+        describeOutcome(span, response.outcome);
+        return response;
+      }),
+    );
 
   const traced: DeliveryTracing = {
     handle: (inner) => (request) => webhook(request, () => inner(request)),
@@ -175,28 +198,26 @@ export function createDeliveryTracing(tracer: TracerLike | undefined): DeliveryT
         },
       };
     },
-    handler: (run) => (event, context) =>
-      active(SPAN_NAMES.handler, { [ATTR.jobId]: context.jobId }, async () => {
-        await run(event, context);
-      }),
+    handler: (run) => (event, context) => active(SPAN_NAMES.handler, { [ATTR.jobId]: context.jobId }, () => run(event, context)),
     polled: (inner) => (job) => {
       const polledId = (job as { job_id?: unknown } | null | undefined)?.job_id;
       const polledStatus = (job as { status?: unknown } | null | undefined)?.status;
       const attributes: Record<string, SpanAttributeValueLike> = { [ATTR.source]: 'poll' };
       if (typeof polledId === 'string') attributes[ATTR.jobId] = polledId.toLowerCase();
       if (typeof polledStatus === 'string') attributes[ATTR.jobStatus] = polledStatus;
-      return active(SPAN_NAMES.poll, attributes, async (span) => {
-        const outcome = await inner(job);
-        span.setAttribute(ATTR.outcome, outcome.kind);
-        set(span, ATTR.jobId, outcome.jobId);
-        const code = POLL_CODES[outcome.kind] ?? (outcome.error instanceof JobhookError ? outcome.error.code : undefined);
-        set(span, ATTR.errorCode, code);
-        if (FAILED_KINDS.has(outcome.kind)) {
-          if (outcome.error !== undefined) describeError(span, outcome.error);
-          fail(span, code ?? outcome.kind);
-        }
-        return outcome;
-      });
+      return active(SPAN_NAMES.poll, attributes, (span) =>
+        inner(job).then((outcome) => {
+          span.setAttribute(ATTR.outcome, outcome.kind);
+          set(span, ATTR.jobId, outcome.jobId);
+          const code = POLL_CODES[outcome.kind] ?? (outcome.error instanceof JobhookError ? outcome.error.code : undefined);
+          set(span, ATTR.errorCode, code);
+          if (FAILED_KINDS.has(outcome.kind)) {
+            if (outcome.error !== undefined) describeError(span, outcome.error);
+            fail(span, code ?? outcome.kind);
+          }
+          return outcome;
+        }),
+      );
     },
   };
   return traced;

@@ -1,4 +1,4 @@
-import { isThenable } from './job-context.js';
+import { isThenable } from './is-thenable.js';
 
 /**
  * The receiver's bound on handlers running at once (`maxConcurrentHandlers`). A delivery takes a

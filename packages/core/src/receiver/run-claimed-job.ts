@@ -1,7 +1,8 @@
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import type { IdempotencyStore, SyncClaims } from '../store/idempotency-store.js';
 import type { Logger } from '../log/logger.js';
-import { isThenable, JobContext, timeoutReason } from './job-context.js';
+import { isThenable } from './is-thenable.js';
+import { JobContext, timeoutReason } from './job-context.js';
 import { backgroundTimeout } from './background-timeout.js';
 
 /** How a claimed job's handler ended, as far as the HTTP answer is concerned. */
