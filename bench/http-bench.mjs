@@ -41,7 +41,7 @@ export const HOST = '127.0.0.1';
 /** The apps that do not deduplicate cycle through this many requests. */
 const CYCLE = 400;
 /** Fresh requests ready before a run: MARGIN × the fastest fresh rate so far (FIRST_RATE before any) × its length. */
-const MARGIN = 2;
+const MARGIN = 3;
 const FIRST_RATE = 5_000;
 /** autocannon builds a request ahead per connection. */
 const SLACK = 4 * CONNECTIONS;
