@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { JobhookError, type Receiver, type ReceiverOrOptions } from '@jobhook/core';
+import type { Receiver, ReceiverOrOptions } from '@jobhook/core';
 import { adapterPath, resolveReceiver } from '@jobhook/core/adapter';
+import { optionError } from '@jobhook/core/internal';
 import { DEFAULT_PATH, PLUGIN_NAME, type FastifyPluginOptions } from './plugin-options.js';
 import { webhookRoute } from './webhook-route.js';
 
@@ -43,9 +44,9 @@ export function jobhookFastify(receiverOrOptions: ReceiverOrOptions, options?: F
   async function jobhookPlugin(fastify: FastifyInstance): Promise<void> {
     const url = `${fastify.prefix}${path}`;
     if (fastify.hasRoute({ method: 'POST', url })) {
-      throw new JobhookError(
-        'ERR_OPTION_INVALID',
-        `${PLUGIN_NAME}: POST ${url} is already routed; is the plugin registered twice on this path? Give each registration its own path`,
+      throw optionError(
+        PLUGIN_NAME,
+        `POST ${url} is already routed; is the plugin registered twice on this path? Give each registration its own path`,
       );
     }
     if (ownsReceiver) fastify.addHook('onClose', async () => receiver.close());

@@ -1,4 +1,4 @@
-import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 
 /** The second argument of every adapter factory (Express, Koa, Fastify, Fetch). */
 export interface AdapterOptions {
@@ -17,11 +17,11 @@ export interface AdapterOptions {
 export function adapterPath(options: AdapterOptions | undefined, adapter: string): string | undefined {
   if (options === undefined) return undefined;
   if (typeof options !== 'object' || options === null) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${adapter}: options must be an object, got ${String(options)}`);
+    throw optionError(adapter, `options must be an object, got ${String(options)}`);
   }
   const { path } = options;
   if (path !== undefined && (typeof path !== 'string' || !path.startsWith('/'))) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${adapter}: path must be a string starting with "/", got ${JSON.stringify(path)}`);
+    throw optionError(adapter, `path must be a string starting with "/", got ${JSON.stringify(path)}`);
   }
   return path;
 }

@@ -1,4 +1,5 @@
 import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 import { createReceiver, type Receiver } from '../receiver/create-receiver.js';
 import type { ReceiverOptions } from '../receiver/receiver-options.js';
 
@@ -11,7 +12,7 @@ export type ReceiverOrOptions = Receiver | ReceiverOptions;
  */
 export function resolveReceiver(input: ReceiverOrOptions, adapter: string): Receiver {
   if (typeof input !== 'object' || input === null) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${adapter}: expected a receiver or receiver options, got ${String(input)}`);
+    throw optionError(adapter, `expected a receiver or receiver options, got ${String(input)}`);
   }
   try {
     const given = input as Partial<Receiver>;

@@ -1,4 +1,5 @@
 import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 import { parseBodyUnchecked, resolveParseOptions, type ParseOptions, type ParseRun } from '../canonical/parse.js';
 import { resolveProfiles, type CanonicalProfile } from '../canonical/profiles.js';
 import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
@@ -77,7 +78,7 @@ const DIAGNOSIS_MAX_BODY_BYTES = 64 * 1024 * 1024;
  */
 export function diagnoseDelivery(request: DiagnosisRequest, options: DiagnoseOptions): Diagnosis {
   if (typeof options !== 'object' || options === null || options.publicKeys === undefined) {
-    throw new JobhookError('ERR_OPTION_INVALID', 'diagnoseDelivery: options.publicKeys is required (the service public key PEM)');
+    throw optionError('diagnoseDelivery', 'options.publicKeys is required (the service public key PEM)');
   }
   const keyRing = createKeyRing(options.publicKeys);
   const names = resolveHeaderNames(options.headerNames, 'diagnoseDelivery');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestHeaders } from '../http/request-headers.js';
@@ -62,7 +62,7 @@ const CAPTURE_FILE = /^failure-.+\.json$/;
 export function resolveCaptureFailures(value: unknown, owner: string): ResolvedCaptureFailures | undefined {
   if (value === undefined) return undefined;
   const fail = (message: string): never => {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: captureFailures${message}`);
+    throw optionError(owner, `captureFailures${message}`);
   };
   if (typeof value !== 'object' || value === null) fail(' must be an object { dir, max? }');
   const { dir, max = DEFAULT_MAX_CAPTURES, maxBodyBytes = DEFAULT_MAX_CAPTURE_BODY_BYTES } = value as Partial<CaptureFailuresOptions>;
@@ -205,7 +205,7 @@ export function createFailureCapture(
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     onDisk = countByCause(readdirSync(dir));
   } catch (err) {
-    throw new JobhookError('ERR_OPTION_INVALID', `createReceiver: captureFailures.dir ${dir} cannot be created or read`, { cause: err });
+    throw optionError('createReceiver', `captureFailures.dir ${dir} cannot be created or read`, { cause: err });
   }
   let onDiskTotal = sizeOf(onDisk);
   let scannedAt = performance.now();

@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 import { register as globalRegistry, type Registry } from 'prom-client';
-import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 import type { ReceiverOutcome } from '../receiver/receiver-outcome.js';
 import { checkPrefix, registeredCounter, registeredHistogram } from './registered-metric.js';
 
@@ -42,7 +42,7 @@ function checkBuckets(buckets: unknown): number[] {
     Array.isArray(buckets) &&
     buckets.length > 0 &&
     buckets.every((b, i) => typeof b === 'number' && Number.isFinite(b) && b > 0 && (i === 0 || b > (buckets[i - 1] as number)));
-  if (!ok) throw new JobhookError('ERR_OPTION_INVALID', `${OWNER}: buckets must be increasing positive finite numbers (seconds)`);
+  if (!ok) throw optionError(OWNER, 'buckets must be increasing positive finite numbers (seconds)');
   return [...(buckets as number[])];
 }
 
@@ -69,10 +69,10 @@ function checkBuckets(buckets: unknown): number[] {
  * holds with another type or labels.
  */
 export function createReceiverMetrics(options: ReceiverMetricsOptions = {}): ReceiverMetrics {
-  if (typeof options !== 'object' || options === null) throw new JobhookError('ERR_OPTION_INVALID', `${OWNER}: options must be an object`);
+  if (typeof options !== 'object' || options === null) throw optionError(OWNER, 'options must be an object');
   const { registry = globalRegistry, prefix = DEFAULT_METRICS_PREFIX, buckets = DEFAULT_DURATION_BUCKETS } = options;
   if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function') {
-    throw new JobhookError('ERR_OPTION_INVALID', `${OWNER}: registry must be a prom-client Registry`);
+    throw optionError(OWNER, 'registry must be a prom-client Registry');
   }
   checkPrefix(prefix, OWNER);
   const requests = registeredCounter(registry, OWNER, {

@@ -1,5 +1,5 @@
 import { register as globalRegistry, type Registry } from 'prom-client';
-import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 import type { LedgerCounts } from '../ledger/job-ledger.js';
 import type { ReconcileOutcome } from '../ledger/reconcile-outcome.js';
 import { checkPrefix, registeredCounter, registeredGauge } from './registered-metric.js';
@@ -44,10 +44,10 @@ const OWNER = 'createReconcilerMetrics';
  * @throws JobhookError `ERR_OPTION_INVALID` for a wrong option, or a name the registry holds with another type or labels.
  */
 export function createReconcilerMetrics(options: ReconcilerMetricsOptions = {}): ReconcilerMetrics {
-  if (typeof options !== 'object' || options === null) throw new JobhookError('ERR_OPTION_INVALID', `${OWNER}: options must be an object`);
+  if (typeof options !== 'object' || options === null) throw optionError(OWNER, 'options must be an object');
   const { registry = globalRegistry, prefix = 'jobhook_' } = options;
   if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function') {
-    throw new JobhookError('ERR_OPTION_INVALID', `${OWNER}: registry must be a prom-client Registry`);
+    throw optionError(OWNER, 'registry must be a prom-client Registry');
   }
   checkPrefix(prefix, OWNER);
   const outstanding = registeredGauge(registry, OWNER, {

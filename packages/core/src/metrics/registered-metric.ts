@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 
 /** Prometheus metric name rule (the prefix is checked with it too). */
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
@@ -10,10 +10,7 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
  */
 export function checkPrefix(prefix: unknown, owner: string): string {
   if (typeof prefix !== 'string' || (prefix !== '' && !METRIC_NAME.test(prefix))) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `${owner}: prefix must match ${String(METRIC_NAME)} (or be ''), got ${JSON.stringify(prefix)}`,
-    );
+    throw optionError(owner, `prefix must match ${String(METRIC_NAME)} (or be ''), got ${JSON.stringify(prefix)}`);
   }
   return prefix;
 }
@@ -47,9 +44,9 @@ function registered<C extends MetricClass>(
     return new kind({ ...config, labelNames: [...config.labelNames], registers: [registry] }) as InstanceType<C>;
   }
   if (existing instanceof kind && sameLabels(labelNamesOf(existing), config.labelNames)) return existing as InstanceType<C>;
-  throw new JobhookError(
-    'ERR_OPTION_INVALID',
-    `${owner}: the registry already has a metric named ${config.name} of another type or labels ` +
+  throw optionError(
+    owner,
+    `the registry already has a metric named ${config.name} of another type or labels ` +
       `(jobhook's is a ${kind.name} with labels ${config.labelNames.join(', ')}); give another prefix or registry`,
   );
 }

@@ -1,4 +1,4 @@
-import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 
 /**
  * Bytes of request bodies being read at once, shared by the receivers given it: each admitted body
@@ -59,10 +59,7 @@ class SharedBodyBudget implements BodyBudget {
  */
 export function createBodyBudget(capacityBytes: number): BodyBudget {
   if (!Number.isSafeInteger(capacityBytes) || capacityBytes < 1) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `createBodyBudget: capacityBytes must be a positive whole number, got ${String(capacityBytes)}`,
-    );
+    throw optionError('createBodyBudget', `capacityBytes must be a positive whole number, got ${String(capacityBytes)}`);
   }
   return new SharedBodyBudget(capacityBytes);
 }

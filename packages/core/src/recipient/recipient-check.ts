@@ -12,6 +12,7 @@ import {
 } from './recipient-tag.js';
 import { DEFAULT_CLOCK_SKEW_MS } from '../events/clock-skew.js';
 import { createJsonLogger, isLogger, type Logger } from '../log/logger.js';
+import { optionError } from '../internal/option-checks.js';
 import { createRejectionLogLimit } from '../log/rejection-log-limit.js';
 
 /** What a receiver does with a delivery whose recipient tag is missing or wrong. */
@@ -78,10 +79,6 @@ const MESSAGE_OF_CAUSE: Record<RecipientTagCause, string> = {
 const logLimits = new WeakMap<Logger, (cause: string) => number | undefined>();
 let defaultLogger: Logger | undefined;
 
-function fail(owner: string, message: string): never {
-  throw new JobhookError('ERR_OPTION_INVALID', `${owner}: ${message}`);
-}
-
 /**
  * Checks the recipient options and returns the check, or `undefined` without `recipientSecret`.
  * `logger` is where the rollout mode warns (default the JSON logger at `warn` on stderr).
@@ -97,21 +94,22 @@ export function createRecipientCheck(
   const { recipientSecret, recipientCheck, recipientUrl, recipientTagMaxAgeMs } = options;
   if (recipientSecret === undefined) {
     const stray = (['recipientCheck', 'recipientUrl', 'recipientTagMaxAgeMs'] as const).filter((name) => options[name] !== undefined);
-    if (stray.length > 0) fail(owner, `${stray.join(', ')} ${stray.length > 1 ? 'need' : 'needs'} recipientSecret`);
+    if (stray.length > 0) throw optionError(owner, `${stray.join(', ')} ${stray.length > 1 ? 'need' : 'needs'} recipientSecret`);
     return undefined;
   }
   const secrets = resolveRecipientSecrets(recipientSecret, owner);
   const mode = recipientCheck ?? 'enforce';
-  if (mode !== 'enforce' && mode !== 'log') fail(owner, `recipientCheck must be 'enforce' or 'log', got ${JSON.stringify(mode)}`);
+  if (mode !== 'enforce' && mode !== 'log')
+    throw optionError(owner, `recipientCheck must be 'enforce' or 'log', got ${JSON.stringify(mode)}`);
   const maxAgeMs = recipientTagMaxAgeMs ?? DEFAULT_RECIPIENT_TAG_MAX_AGE_MS;
   if (!Number.isSafeInteger(maxAgeMs) || maxAgeMs < 1) {
-    fail(owner, `recipientTagMaxAgeMs must be a positive whole number of milliseconds, got ${String(maxAgeMs)}`);
+    throw optionError(owner, `recipientTagMaxAgeMs must be a positive whole number of milliseconds, got ${String(maxAgeMs)}`);
   }
   let urlHashes: ReadonlySet<string> | undefined;
   if (recipientUrl !== undefined) {
     const urls: readonly unknown[] = Array.isArray(recipientUrl) ? recipientUrl : [recipientUrl];
     if (urls.length === 0 || urls.some((url) => typeof url !== 'string'))
-      fail(owner, 'recipientUrl must be a URL string or a non-empty list of them');
+      throw optionError(owner, 'recipientUrl must be a URL string or a non-empty list of them');
     urlHashes = new Set(urls.map((url) => recipientUrlHash(url as string, `${owner}: recipientUrl`)));
   }
   // Reused by each call (they run to the end in one turn), `now` set first.
@@ -126,7 +124,8 @@ export function createRecipientCheck(
   let log: Logger | undefined;
   let allowed: ((cause: string) => number | undefined) | undefined;
   if (mode === 'log') {
-    if (logger !== undefined && !isLogger(logger)) fail(owner, 'logger must have debug, info, warn and error methods (pino-compatible)');
+    if (logger !== undefined && !isLogger(logger))
+      throw optionError(owner, 'logger must have debug, info, warn and error methods (pino-compatible)');
     log = logger ?? (defaultLogger ??= createJsonLogger());
     allowed = logLimits.get(log);
     if (allowed === undefined) logLimits.set(log, (allowed = createRejectionLogLimit()));

@@ -1,5 +1,6 @@
 import { createHash, createHmac, randomBytes as cryptoRandomBytes, hash, timingSafeEqual } from 'node:crypto';
 import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 import { TRUSTED_INPUT, parseBodyUnchecked } from '../canonical/parse.js';
 import { toLosslessValue } from '../canonical/to-value.js';
 import { RawJson } from '../canonical/value-json.js';
@@ -78,10 +79,10 @@ export function normalizeRecipientUrl(url: string, owner = 'normalizeRecipientUr
   try {
     parsed = new URL(url);
   } catch {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: not an absolute URL: ${JSON.stringify(String(url).slice(0, 200))}`);
+    throw optionError(owner, `not an absolute URL: ${JSON.stringify(String(url).slice(0, 200))}`);
   }
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: a webhook URL is http: or https:, got ${parsed.protocol}`);
+    throw optionError(owner, `a webhook URL is http: or https:, got ${parsed.protocol}`);
   }
   parsed.hash = '';
   return parsed.href;
@@ -150,13 +151,13 @@ export class TagMacKey {
 export function resolveRecipientSecrets(value: unknown, owner: string, name = 'recipientSecret'): readonly string[] {
   const list: readonly unknown[] = Array.isArray(value) ? value : [value];
   if (list.length === 0 || list.length > MAX_RECIPIENT_SECRETS) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: ${name} must be a string or a list of 1 to ${MAX_RECIPIENT_SECRETS} strings`);
+    throw optionError(owner, `${name} must be a string or a list of 1 to ${MAX_RECIPIENT_SECRETS} strings`);
   }
   for (const secret of list) {
     if (typeof secret !== 'string' || Buffer.byteLength(secret, 'utf8') < MIN_RECIPIENT_SECRET_BYTES) {
-      throw new JobhookError(
-        'ERR_OPTION_INVALID',
-        `${owner}: ${name} must be ${Array.isArray(value) ? 'a list of strings' : 'a string'} of at least ${MIN_RECIPIENT_SECRET_BYTES} bytes (e.g. openssl rand -base64 32)`,
+      throw optionError(
+        owner,
+        `${name} must be ${Array.isArray(value) ? 'a list of strings' : 'a string'} of at least ${MIN_RECIPIENT_SECRET_BYTES} bytes (e.g. openssl rand -base64 32)`,
       );
     }
   }
@@ -179,22 +180,22 @@ export function resolveRecipientSecrets(value: unknown, owner: string, name = 'r
  */
 export function createRecipientTag(options: CreateRecipientTagOptions): RecipientTag {
   const owner = 'createRecipientTag';
-  if (typeof options !== 'object' || options === null) throw new JobhookError('ERR_OPTION_INVALID', `${owner}: options must be an object`);
+  if (typeof options !== 'object' || options === null) throw optionError(owner, 'options must be an object');
   const [secret] = resolveRecipientSecrets(options.secret, owner, 'secret') as [string];
   if (Array.isArray(options.secret)) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: secret must be one string (tags are made with the newest secret)`);
+    throw optionError(owner, 'secret must be one string (tags are made with the newest secret)');
   }
   if (typeof options.webhookReceiver !== 'string') {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: webhookReceiver must be the job's webhook_receiver URL`);
+    throw optionError(owner, "webhookReceiver must be the job's webhook_receiver URL");
   }
   const now = options.now ?? Date.now();
   if (typeof now !== 'number' || !Number.isFinite(now) || now < 0) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: now must be a time in ms since the epoch`);
+    throw optionError(owner, 'now must be a time in ms since the epoch');
   }
   const random = options.randomBytes ?? cryptoRandomBytes;
   const nonceBytes = random(NONCE_BYTES);
   if (!(nonceBytes instanceof Uint8Array) || nonceBytes.length !== NONCE_BYTES) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: randomBytes(${NONCE_BYTES}) must return ${NONCE_BYTES} bytes`);
+    throw optionError(owner, `randomBytes(${NONCE_BYTES}) must return ${NONCE_BYTES} bytes`);
   }
   const issuedAt = Math.floor(now / 1000);
   const nonce = Buffer.from(nonceBytes).toString('base64url');

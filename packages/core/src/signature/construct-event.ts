@@ -1,4 +1,5 @@
 import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 import type { ParseOptions } from '../canonical/parse.js';
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import { resolveBigIntegers, type BigIntegers } from '../canonical/to-value.js';
@@ -65,10 +66,10 @@ export function constructEvent(
   options: ConstructEventOptions = {},
 ): AsyncJobCompletedEvent {
   if (typeof options !== 'object' || options === null) {
-    throw new JobhookError('ERR_OPTION_INVALID', 'constructEvent: options must be an object');
+    throw optionError('constructEvent', 'options must be an object');
   }
   if (typeof headers !== 'object' || headers === null) {
-    throw new JobhookError('ERR_OPTION_INVALID', 'constructEvent: headers must be the request headers (a record or a fetch Headers)');
+    throw optionError('constructEvent', 'headers must be the request headers (a record or a fetch Headers)');
   }
   const headerNames = resolveHeaderNames(options.headerNames, 'constructEvent');
   const bigIntegers = resolveBigIntegers(options.bigIntegers, 'constructEvent', 'string');
@@ -114,9 +115,9 @@ function verifierFor(
   }
   const fixed = VERIFIER_OPTIONS.filter((name) => options[name] !== undefined);
   if (fixed.length > 0) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `constructEvent: ${fixed.join(', ')} ${fixed.length > 1 ? 'are' : 'is'} the verifier's; give ${fixed.length > 1 ? 'them' : 'it'} to createVerifier`,
+    throw optionError(
+      'constructEvent',
+      `${fixed.join(', ')} ${fixed.length > 1 ? 'are' : 'is'} the verifier's; give ${fixed.length > 1 ? 'them' : 'it'} to createVerifier`,
     );
   }
   return publicKeys;

@@ -1,4 +1,4 @@
-import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 
 /** Header names of the service's webhook requests (spec §6.1). */
 export interface WebhookHeaderNames {
@@ -35,15 +35,12 @@ export function isHeaderName(value: unknown): value is string {
  */
 export function resolveHeaderNames(given: Partial<WebhookHeaderNames> | undefined, owner: string): WebhookHeaderNames {
   if (given !== undefined && (typeof given !== 'object' || given === null)) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: headerNames must be an object`);
+    throw optionError(owner, 'headerNames must be an object');
   }
   const names = { ...DEFAULT_HEADER_NAMES, ...given };
   for (const [key, value] of Object.entries(names)) {
     if (!isHeaderName(value)) {
-      throw new JobhookError(
-        'ERR_OPTION_INVALID',
-        `${owner}: headerNames.${key} must be an HTTP header name, got ${JSON.stringify(value)}`,
-      );
+      throw optionError(owner, `headerNames.${key} must be an HTTP header name, got ${JSON.stringify(value)}`);
     }
   }
   return names;

@@ -1,5 +1,6 @@
 import { constants, createHash, createPrivateKey, KeyObject, sign } from 'node:crypto';
 import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 import { TRUSTED_INPUT, parseBodyUnchecked } from '../canonical/parse.js';
 import { isCanonicalProfile, serializeCanonical, type CanonicalProfile } from '../canonical/profiles.js';
 import { PYTHON_COMPACT_DUMPS, PYTHON_DEFAULT_DUMPS, serializeTape } from '../canonical/serialize-tape.js';
@@ -135,16 +136,13 @@ function rsaSign(key: KeyObject, digest: string): Buffer {
 function prepareSignature(payload: unknown, privateKey: PrivateKeyInput, options: SignOptions, caller: string) {
   const { profile = 'python', bodyStyle = 'python', headerNames = {}, maxCanonicalBytes = Number.MAX_SAFE_INTEGER } = options;
   if (!Number.isSafeInteger(maxCanonicalBytes) || maxCanonicalBytes < 2) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${caller}: maxCanonicalBytes must be an integer >= 2, got ${String(maxCanonicalBytes)}`);
+    throw optionError(caller, `maxCanonicalBytes must be an integer >= 2, got ${String(maxCanonicalBytes)}`);
   }
   if (!isCanonicalProfile(profile)) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${caller}: unknown profile ${JSON.stringify(profile)}`);
+    throw optionError(caller, `unknown profile ${JSON.stringify(profile)}`);
   }
   if (!isBodyStyle(bodyStyle)) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `${caller}: bodyStyle must be python, canonical or compact, got ${JSON.stringify(bodyStyle)}`,
-    );
+    throw optionError(caller, `bodyStyle must be python, canonical or compact, got ${JSON.stringify(bodyStyle)}`);
   }
   const key = loadPrivateKey(privateKey);
   const bytes = payload instanceof Uint8Array ? payload : Buffer.from(valueToJson(payload), 'utf8');

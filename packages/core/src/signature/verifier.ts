@@ -1,4 +1,5 @@
 import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 import { FloatPass, type FloatMode } from '../canonical/float-format.js';
 import {
   MAX_MAX_DEPTH,
@@ -135,15 +136,15 @@ export interface DecodedVerifier extends Verifier {
  */
 export function createVerifier(options: VerifierOptions): Verifier {
   if (typeof options !== 'object' || options === null) {
-    throw new JobhookError('ERR_OPTION_INVALID', 'createVerifier: options must be an object with at least `publicKeys`');
+    throw optionError('createVerifier', 'options must be an object with at least `publicKeys`');
   }
   const { publicKeys, keys } = options as { publicKeys?: PublicKeys; keys?: PublicKeys };
   if (publicKeys !== undefined && keys !== undefined) {
-    throw new JobhookError('ERR_OPTION_INVALID', 'createVerifier: give `publicKeys` (or its deprecated alias `keys`), not both');
+    throw optionError('createVerifier', 'give `publicKeys` (or its deprecated alias `keys`), not both');
   }
   const given = publicKeys ?? keys;
   if (given === undefined) {
-    throw new JobhookError('ERR_OPTION_INVALID', 'createVerifier: `publicKeys` is required (the service public key PEM)');
+    throw optionError('createVerifier', '`publicKeys` is required (the service public key PEM)');
   }
   const keyRing = createKeyRing(given);
   const profiles = resolveProfiles(options.profiles, 'createVerifier');

@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
-import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 import { TRUSTED_INPUT, parseBodyUnchecked } from '../canonical/parse.js';
 import { PYTHON_DEFAULT_DUMPS, serializeTape } from '../canonical/serialize-tape.js';
 import { toLosslessValue, type LosslessJsonValue } from '../canonical/to-value.js';
@@ -111,10 +111,7 @@ const LATIN1_NOTE = 'Café crème, naïve, Straße, ½';
 export function breakDelivery(event: object, cause: BreakCause, options: BreakOptions): BrokenDelivery {
   const variants = BREAK_VARIANTS[cause];
   if (variants === undefined) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `breakDelivery: unknown cause ${JSON.stringify(cause)}; expected one of ${Object.keys(BREAK_VARIANTS).join(', ')}`,
-    );
+    throw optionError('breakDelivery', `unknown cause ${JSON.stringify(cause)}; expected one of ${Object.keys(BREAK_VARIANTS).join(', ')}`);
   }
   const index = Math.abs(Math.trunc(options.variant ?? 0)) % variants.length;
   const variant = variants[index]!;
