@@ -97,12 +97,6 @@ function mac(secret: string, signed: string): Buffer {
   return createHmac('sha256', secret).update(MAC_CONTEXT).update(signed, 'utf8').digest();
 }
 
-/** True when every UTF-16 unit of `text` is ASCII (its latin1 bytes are its UTF-8 bytes). */
-function isAsciiText(text: string): boolean {
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) > 0x7f) return false;
-  return true;
-}
-
 /** SHA-256's block size, bytes: HMAC's key pads are one block. */
 const BLOCK_BYTES = 64;
 
@@ -134,10 +128,11 @@ export class TagMacKey {
     this.inner.write(MAC_CONTEXT, BLOCK_BYTES, 'latin1');
   }
 
-  /** The MAC of `signed`, the text before a tag's last dot (ASCII and shorter than a tag when the tag passed its pattern). */
+  /** The MAC of `signed`, the text before a tag's last dot (UTF-8, as `createHmac` reads it). */
   mac(signed: string): Buffer {
-    if (signed.length > MAX_TAG_LENGTH || !isAsciiText(signed)) return mac(this.secret, signed);
-    const end = this.textStart + this.inner.write(signed, this.textStart, 'latin1');
+    // A tag that passed its pattern always fits; longer text goes to createHmac rather than be cut.
+    if (Buffer.byteLength(signed, 'utf8') > this.inner.length - this.textStart) return mac(this.secret, signed);
+    const end = this.textStart + this.inner.write(signed, this.textStart, 'utf8');
     hash('sha256', this.inner.subarray(0, end), 'buffer').copy(this.outer, BLOCK_BYTES);
     return hash('sha256', this.outer, 'buffer');
   }
