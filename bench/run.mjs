@@ -2,6 +2,7 @@
 //
 //   node --expose-gc bench/run.mjs                   all groups
 //   node --expose-gc bench/run.mjs canonicalize      one group (several names allowed)
+//   node --expose-gc bench/run.mjs availability      an opt-in group (OPT_IN: never in a bare run; AVAIL_* env)
 //   options: --time=MS (timed per task, default 1000)  --warmup=MS (default 250)
 //            --quick (time 150, warmup 50: a smoke run)  --strict (exit 1 when a target is missed)
 //            --out=FILE (default bench/results/latest.json)  --list
@@ -33,7 +34,10 @@ const GROUPS = {
   'adapter-koa': () => import('./adapter-koa.bench.mjs'),
   'adapter-fastify': () => import('./adapter-fastify.bench.mjs'),
   sender: () => import('./sender.bench.mjs'),
+  availability: () => import('./availability.bench.mjs'),
 };
+/** Groups run only when named (minutes long): `node --expose-gc bench/run.mjs availability`. */
+const OPT_IN = new Set(['availability']);
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -59,10 +63,11 @@ function parseArgs(argv) {
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
   if (opts.list) {
-    for (const [name, load] of Object.entries(GROUPS)) console.log(`${name.padEnd(14)} ${(await load()).description}`);
+    for (const [name, load] of Object.entries(GROUPS))
+      console.log(`${name.padEnd(14)} ${(await load()).description}${OPT_IN.has(name) ? ' (only when named)' : ''}`);
     return;
   }
-  const names = opts.groups.length > 0 ? opts.groups : Object.keys(GROUPS);
+  const names = opts.groups.length > 0 ? opts.groups : Object.keys(GROUPS).filter((n) => !OPT_IN.has(n));
   const unknown = names.filter((n) => !(n in GROUPS));
   if (unknown.length > 0) {
     console.error(`unknown group(s): ${unknown.join(', ')}; groups: ${Object.keys(GROUPS).join(', ')}`);

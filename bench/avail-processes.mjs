@@ -1,0 +1,85 @@
+// The `availability` group's child processes: every one started through here is tracked and killed
+// when the bench ends, fails, or is stopped (SIGINT/SIGTERM/SIGHUP); the children themselves exit
+// when their IPC channel to this process closes (avail-guard.mjs for `jobhook serve`), so none
+// outlives a parent that was killed outright.
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { setTimeout as delay } from 'node:timers/promises';
+
+const live = new Set();
+let handlersInstalled = false;
+
+/** Kills every tracked child at once (SIGKILL): the last resort on exit and on a signal. */
+export function killAll() {
+  for (const child of live) {
+    try {
+      child.kill('SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+}
+
+function installHandlers() {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  process.once('exit', killAll);
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+    process.once(signal, () => {
+      killAll();
+      process.exit(130);
+    });
+  }
+}
+
+/** `fork(module, args, options)` with an IPC channel, tracked until it exits. */
+export function forkTracked(modulePath, args, options = {}) {
+  installHandlers();
+  const child = fork(modulePath, args, { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], ...options });
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  return child;
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the child has exited. */
+export async function stopChild(child, graceMs = 3000) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
+  child.kill('SIGTERM');
+  const done = await Promise.race([exited.then(() => true), delay(graceMs).then(() => false)]);
+  if (!done) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+/** The next IPC message of `child` for which `match(message)` is true; rejects on exit or after `timeoutMs`. */
+export function nextMessage(child, match, timeoutMs, what) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => finish(new Error(`${what}: no answer in ${timeoutMs} ms`)), timeoutMs);
+    const onMessage = (message) => {
+      if (message?.type === 'error') finish(new Error(`${what}: ${message.message}`));
+      else if (match(message)) finish(null, message);
+    };
+    const onExit = (code, signal) => finish(new Error(`${what}: the child exited (${signal ?? code}) first`));
+    function finish(err, value) {
+      clearTimeout(timer);
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      if (err) reject(err);
+      else resolve(value);
+    }
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+/** Keeps the last `max` characters a child wrote on `stream`, for an error message. */
+export function tail(stream, max = 4000) {
+  let text = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk) => {
+    text = (text + chunk).slice(-max);
+  });
+  return () => text;
+}
