@@ -106,6 +106,7 @@ export function summarizeRun({
   return {
     adapter,
     attack,
+    load,
     attackSeconds,
     drainSeconds,
     genuine,

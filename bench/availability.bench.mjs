@@ -19,7 +19,7 @@
 //   AVAIL_MAX_CONNECTIONS=2000000 (per attack)   AVAIL_OUT=bench/results/availability.json
 // Run: `npx tsc -b && node --expose-gc bench/run.mjs availability` (~3.5 min a run).
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -170,6 +170,8 @@ async function runOne(adapter, attack, settings, log) {
     receiver.send({ type: 'baseline' });
     const baseline = await nextMessage(receiver, (m) => m.type === 'baseline', CHILD_TIMEOUT_MS, 'receiver baseline');
 
+    // The machine is shared: the 1-minute load average says how contended the cores were.
+    const loadBefore = loadavg()[0];
     const attackStarted = Date.now();
     attacker.send({
       type: 'attack',
@@ -184,6 +186,7 @@ async function runOne(adapter, attack, settings, log) {
     const submissions = await submitGenuine(service, receiverUrl, Math.round(settings.attackSeconds));
     const { stats: attackerStats } = await attacked;
     const attackSeconds = (Date.now() - attackStarted) / 1000;
+    const loadAfter = loadavg()[0];
     log(`    attack over after ${attackSeconds.toFixed(0)} s (${num(attackerStats.connectionsOpened)} connections); draining`);
 
     const drainSeconds = await drain(service, settings.drainSeconds);
@@ -194,6 +197,7 @@ async function runOne(adapter, attack, settings, log) {
     receiver.send({ type: 'stats' });
     const receiverStats = await nextMessage(receiver, (m) => m.type === 'stats', CHILD_TIMEOUT_MS, 'receiver stats');
     return summarizeRun({
+      load: { before: loadBefore, after: loadAfter },
       adapter,
       attack,
       submissions,
@@ -237,6 +241,7 @@ export async function run({ log }) {
     'lost = final delivery state not delivered (retries exhausted) and never handled by the receiver; unresolved = still pending when the drain ended and not handled.',
     'RSS = the receiver process (its own child), sampled every 250 ms; baseline after gc() just before the attack.',
     'attacker = connections opened by the attacker and the statuses it was answered (a connection carries one request).',
+    'load = the 1-minute load average when the attack started → when it ended (2 cores; this bench alone adds ~2).',
     `every run's details: ${settings.out}`,
   ];
   logResult(log, text, notes);
@@ -269,6 +274,7 @@ export function resultTable(runs) {
     { header: 'RSS peak Δ MB' },
     { header: 'attacker conns' },
     { header: 'attacker answers', align: 'left' },
+    { header: 'load', align: 'left' },
     { header: 'goals', align: 'left' },
   ];
   const rows = runs.map((r) => [
@@ -284,6 +290,7 @@ export function resultTable(runs) {
     `+${num(r.rss.deltaMB)}`,
     num(r.attacker.connectionsOpened),
     statusText(r.attacker.statuses) || '—',
+    `${r.load.before.toFixed(1)}→${r.load.after.toFixed(1)}`,
     r.goals.met ? 'met' : `MISSED (${r.goals.missed.join(', ')})`,
   ]);
   return table(columns, rows);
