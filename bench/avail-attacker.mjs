@@ -204,7 +204,9 @@ async function attack({ attack: name, receiverPort, receiverPath, seconds, local
       socket.once('close', () => {
         clearInterval(timer);
         sockets.delete(socket);
-        if (!connected) stats.connectFailures++;
+        if (Date.now() >= deadline) {
+          // stopped by the end of the attack: neither a failure nor an unanswered close
+        } else if (!connected) stats.connectFailures++;
         else if (!answered && Date.now() < deadline) stats.closedUnanswered++;
         resolve(connected);
       });

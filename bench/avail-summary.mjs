@@ -25,6 +25,7 @@ function bump(counts, key) {
  * with a job id (null when it could not be read).
  */
 export function summarizeRun({
+  load,
   adapter,
   attack,
   submissions,
@@ -101,7 +102,8 @@ export function summarizeRun({
   const missed = [];
   if (genuine.firstAttemptShare < GOALS.firstAttemptShare) missed.push('1st 2xx');
   if (genuine.lost + genuine.unresolved > GOALS.lostJobs) missed.push('lost');
-  if (rss.deltaMB > GOALS.rssDeltaMB) missed.push('RSS');
+  if (!(rss.deltaMB <= GOALS.rssDeltaMB)) missed.push('RSS');
+  if (receiverStats.exited !== undefined) missed.push(`receiver exited (${receiverStats.exited})`);
   if (genuine.submitted === 0) missed.push('no job');
   return {
     adapter,

@@ -143,6 +143,10 @@ async function runOne(adapter, attack, settings, log) {
     const receiver = forkTracked(RECEIVER, [adapter, service.publicKeyPath, RECEIVER_PATH], { execArgv: ['--expose-gc'] });
     children.push(receiver);
     const receiverErr = tail(receiver.stderr);
+    let receiverExit;
+    receiver.once('exit', (code, signal) => {
+      receiverExit = signal ?? code;
+    });
     receiver.stdout.resume();
     const { port } = await nextMessage(receiver, (m) => m.type === 'ready', CHILD_TIMEOUT_MS, `receiver ${adapter}`).catch((err) => {
       throw new Error(`${err.message}; stderr: ${receiverErr()}`);
@@ -194,8 +198,14 @@ async function runOne(adapter, attack, settings, log) {
     const logs = await mapLimit(jobs, FETCH_CONCURRENCY, (s) =>
       jobDeliveries(service.url, service.tokens.genuine, s.jobId).catch(() => null),
     );
-    receiver.send({ type: 'stats' });
-    const receiverStats = await nextMessage(receiver, (m) => m.type === 'stats', CHILD_TIMEOUT_MS, 'receiver stats');
+    // A receiver that died under the attack (out of memory, say) is a result too: the service's logs
+    // still say what became of every job.
+    let receiverStats;
+    if (receiverExit === undefined) {
+      receiver.send({ type: 'stats' });
+      receiverStats = await nextMessage(receiver, (m) => m.type === 'stats', CHILD_TIMEOUT_MS, 'receiver stats').catch(() => undefined);
+    }
+    receiverStats ??= { handled: {}, rssPeak: Number.NaN, rssNow: Number.NaN, receiverStats: null, exited: receiverExit ?? 'no answer' };
     return summarizeRun({
       load: { before: loadBefore, after: loadAfter },
       adapter,
@@ -227,9 +237,10 @@ export async function run({ log }) {
   for (const attack of settings.attacks) {
     for (const adapter of settings.adapters) {
       log(`  [${runs.length + 1}/${total}] ${adapter} × ${attack}`);
-      const result = await runOne(adapter, attack, settings, log);
+      // One run failing (a child that did not start, a capture that timed out) does not end the others.
+      const result = await runOne(adapter, attack, settings, log).catch((err) => ({ adapter, attack, error: String(err?.stack ?? err) }));
       runs.push(result);
-      log(`    ${rowText(result)}`);
+      log(`    ${result.error === undefined ? rowText(result) : `FAILED: ${result.error}`}`);
       mkdirSync(dirname(settings.out), { recursive: true });
       writeFileSync(settings.out, `${JSON.stringify({ ...header, runs }, null, 2)}\n`);
     }
@@ -277,21 +288,25 @@ export function resultTable(runs) {
     { header: 'load', align: 'left' },
     { header: 'goals', align: 'left' },
   ];
-  const rows = runs.map((r) => [
-    r.adapter,
-    r.attack,
-    num(r.genuine.submitted),
-    `${(r.genuine.firstAttemptShare * 100).toFixed(1)} %`,
-    statusText(r.genuine.firstStatuses),
-    num(r.genuine.delivered),
-    num(r.genuine.lost),
-    num(r.genuine.unresolved),
-    num(r.rss.baselineMB),
-    `+${num(r.rss.deltaMB)}`,
-    num(r.attacker.connectionsOpened),
-    statusText(r.attacker.statuses) || '—',
-    `${r.load.before.toFixed(1)}→${r.load.after.toFixed(1)}`,
-    r.goals.met ? 'met' : `MISSED (${r.goals.missed.join(', ')})`,
-  ]);
+  const rows = runs.map((r) =>
+    r.error !== undefined
+      ? [r.adapter, r.attack, ...Array(columns.length - 3).fill('—'), `FAILED: ${r.error.split('\n')[0].slice(0, 80)}`]
+      : [
+          r.adapter,
+          r.attack,
+          num(r.genuine.submitted),
+          `${(r.genuine.firstAttemptShare * 100).toFixed(1)} %`,
+          statusText(r.genuine.firstStatuses),
+          num(r.genuine.delivered),
+          num(r.genuine.lost),
+          num(r.genuine.unresolved),
+          num(r.rss.baselineMB),
+          `+${num(r.rss.deltaMB)}`,
+          num(r.attacker.connectionsOpened),
+          statusText(r.attacker.statuses) || '—',
+          `${r.load.before.toFixed(1)}→${r.load.after.toFixed(1)}`,
+          r.goals.met ? 'met' : `MISSED (${r.goals.missed.join(', ')})`,
+        ],
+  );
   return table(columns, rows);
 }
