@@ -1,23 +1,47 @@
-// The `availability` group's child processes: every one started through here is tracked and killed
-// when the bench ends, fails, or is stopped (SIGINT/SIGTERM/SIGHUP); the children themselves exit
+// The `availability` group's child processes and temp dirs: every child started through here is
+// tracked and ended when the bench ends, fails, or is stopped (SIGINT/SIGTERM/SIGHUP), and its temp
+// dirs removed; the children themselves exit
 // when their IPC channel to this process closes (avail-guard.mjs for `jobhook serve`), so none
 // outlives a parent that was killed outright.
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
 const live = new Set();
 let handlersInstalled = false;
 
-/** Kills every tracked child at once (SIGKILL): the last resort on exit and on a signal. */
+const dirs = new Set();
+
+/**
+ * Ends every tracked child at once and removes the tracked temp dirs: the last resort on exit and on
+ * a signal. SIGTERM, not SIGKILL: the receiver and the attacker die of it, and avail-guard.mjs must
+ * live long enough to end `jobhook serve` (a killed guard would leave it running).
+ */
 export function killAll() {
   for (const child of live) {
     try {
-      child.kill('SIGKILL');
+      child.kill('SIGTERM');
     } catch {
       // already gone
     }
   }
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+}
+
+/** A new temp dir, removed by {@link removeTempDir} or, failing that, by {@link killAll}. */
+export function makeTempDir(prefix) {
+  installHandlers();
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  dirs.add(dir);
+  return dir;
+}
+
+export function removeTempDir(dir) {
+  rmSync(dir, { recursive: true, force: true });
+  dirs.delete(dir);
 }
 
 function installHandlers() {

@@ -18,13 +18,13 @@
 //   AVAIL_ATTACK_ADDRESSES=127.0.0.2 (comma-separated; connections spread over them)
 //   AVAIL_MAX_CONNECTIONS=2000000 (per attack)   AVAIL_OUT=bench/results/availability.json
 // Run: `npx tsc -b && node --expose-gc bench/run.mjs availability` (~3.5 min a run).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { dirname, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { ATTACKS } from './avail-attacker.mjs';
-import { forkTracked, nextMessage, stopChild, tail } from './avail-processes.mjs';
+import { forkTracked, makeTempDir, nextMessage, removeTempDir, stopChild, tail } from './avail-processes.mjs';
 import { GOALS, summarizeRun } from './avail-summary.mjs';
 import { jobCounts, jobDeliveries, startService, submitJob } from './avail-service.mjs';
 import { codeVersion, logResult, machine, num, table } from './report.mjs';
@@ -134,7 +134,7 @@ async function drain(service, seconds) {
 
 /** One (adapter, attack) run, every process stopped and the temp dir removed at the end. */
 async function runOne(adapter, attack, settings, log) {
-  const dir = mkdtempSync(join(tmpdir(), 'jobhook-avail-'));
+  const dir = makeTempDir('jobhook-avail-');
   const children = [];
   try {
     const service = await startService(dir);
@@ -221,7 +221,7 @@ async function runOne(adapter, attack, settings, log) {
     });
   } finally {
     await Promise.all(children.map((c) => stopChild(c)));
-    rmSync(dir, { recursive: true, force: true });
+    removeTempDir(dir);
   }
 }
 
