@@ -1,6 +1,6 @@
 /**
- * Never lose a result: jobs are submitted through examples/job-app (`POST /jobs`, the client
- * writing the expected-jobs ledger) to the reference service (`jobhook serve`, retries shortened to
+ * Never lose a result: jobs are submitted through examples/job-app (`POST /jobs` with the app's
+ * token, the client writing the expected-jobs ledger) to the reference service (`jobhook serve`, retries shortened to
  * a few seconds), whose webhooks reach the app through a fault proxy, while:
  * - for a third of the jobs the receiver is "down" (every webhook attempt reset) for longer than the
  *   service's whole retry span, so their results can only come by poll;
@@ -254,7 +254,12 @@ function report(store: string, r: ScenarioResult): void {
       ['webhook requests reset (receiver down)', r.proxy.reset],
       ['webhook answers by status', JSON.stringify(r.answers)],
       ['reconciler outcomes', JSON.stringify(r.reconciled)],
-      ['peak ledger entries after a submission', `${r.peakOutstanding} (the app's limit: ${r.maxOutstanding})`],
+      [
+        'peak ledger entries after a submission',
+        r.peakOutstanding < 0
+          ? `not counted on Redis (the app's limit: ${r.maxOutstanding})`
+          : `${r.peakOutstanding} (the app's limit: ${r.maxOutstanding})`,
+      ],
     ]),
   );
 }

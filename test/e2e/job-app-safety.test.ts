@@ -93,12 +93,19 @@ async function serviceJobs(): Promise<ServiceJob[]> {
   return jobs;
 }
 
+/** An answer of the app: its status, text, and the text parsed (`{}` when it is not JSON). */
+interface AppAnswer {
+  status: number;
+  text: string;
+  json: { error?: { code?: string; message?: string }; job_id?: string; results?: unknown[] };
+}
+
 async function call(
   app: JobApp,
   method: string,
   path: string,
   options: { headers?: Record<string, string>; body?: unknown } = {},
-): Promise<{ status: number; text: string; json: { error?: { code?: string; message?: string }; job_id?: string; results?: unknown[] } }> {
+): Promise<AppAnswer> {
   const res = await fetch(`${app.url}${path}`, {
     method,
     headers: options.headers ?? {},
@@ -193,12 +200,19 @@ describe('examples/job-app: its doors', () => {
       { webhook_receiver: evil },
       { show_original_response: true },
     ];
-    for (const extra of extras) {
-      const posted = await submit(app, { model: MODEL, input: { file: 'extras' }, ...extra });
-      expect(posted.status, posted.text).toBe(400);
-      expect(posted.json.error?.code).toBe('ERR_REQUEST_INVALID');
-      expect(posted.json.error?.message).toContain(JSON.stringify(Object.keys(extra)[0]));
-    }
+    const answers: AppAnswer[] = [];
+    for (const extra of extras) answers.push(await submit(app, { model: MODEL, input: { file: 'extras' }, ...extra }));
+    // What the service holds first: no job with the caller's parameters or receiver, no job at all.
+    const afterExtras = await serviceJobs();
+    expect(afterExtras.filter((job) => job.user_parameters !== undefined)).toEqual([]);
+    expect(afterExtras.filter((job) => job.webhook?.receiver !== `${app.url}/webhooks/jobs`)).toEqual([]);
+    expect(afterExtras.length).toBe(before);
+    // And the caller is told which field the app does not take.
+    extras.forEach((extra, i) => {
+      expect(answers[i]!.status, answers[i]!.text).toBe(400);
+      expect(answers[i]!.json.error?.code).toBe('ERR_REQUEST_INVALID');
+      expect(answers[i]!.json.error?.message).toContain(JSON.stringify(Object.keys(extra)[0]));
+    });
     // Fields of the wrong type or size: refused before the service.
     const malformed: unknown[] = [
       [],
