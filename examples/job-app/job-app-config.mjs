@@ -11,8 +11,12 @@ export const DEFAULT_METRICS_PORT = 9464;
 
 const README = 'see examples/job-app/README.md';
 
-/** Prints `job-app: <message>` on stderr and exits 2: a configuration mistake. */
-function stop(message) {
+/**
+ * Prints `job-app: <message>` on stderr and exits 2: a configuration mistake (a setting missing or
+ * wrong, a port taken), said in one line rather than a stack trace.
+ * @example stop('set JOB_APP_TOKEN');
+ */
+export function stop(message) {
   console.error(`job-app: ${message} (${README})`);
   process.exit(2);
 }

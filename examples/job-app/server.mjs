@@ -19,7 +19,7 @@ import { closeOnSignal, log } from '../receiver-lib/app-process.mjs';
 import { SERVER_TIMEOUTS } from '../receiver-lib/receiver-setup.mjs';
 import { AppError, errorHandler } from './app-answers.mjs';
 import { requireToken } from './app-token.mjs';
-import { readConfig } from './job-app-config.mjs';
+import { readConfig, stop } from './job-app-config.mjs';
 import { MAX_JOB_BODY_BYTES, readJobId, readJobRequest } from './job-request.mjs';
 import { createOutstandingLimit } from './outstanding-limit.mjs';
 
@@ -157,8 +157,16 @@ closeOnSignal(async () => {
   await pool.end();
 });
 
-await metricsApp.listen({ port: config.metricsPort, host: config.metricsHost });
-await app.listen({ port: config.port, host: config.host });
+/** Listens, or stops the app with the setting to change when the address is taken or refused. */
+async function listen(server, port, host, settings) {
+  try {
+    await server.listen({ port, host });
+  } catch (err) {
+    stop(`cannot listen on ${host}:${port} (${settings}): ${err.code ?? err.message}`);
+  }
+}
+await listen(metricsApp, config.metricsPort, config.metricsHost, 'METRICS_PORT, METRICS_HOST');
+await listen(app, config.port, config.host, 'PORT, HOST');
 reconciler.start();
 log({
   msg: 'listening',
