@@ -36,3 +36,8 @@ export function errorHandler(log) {
     return sendError(reply, new AppError(500, 'ERR_INTERNAL', `the app failed; its log has request ${request.id}`));
   };
 }
+
+/** Fastify's not-found handler for both listeners: 404 `ERR_NOT_FOUND` in the same JSON shape. */
+export function notFound(_request, reply) {
+  return sendError(reply, new AppError(404, 'ERR_NOT_FOUND', 'no such route'));
+}

@@ -17,7 +17,7 @@ import { createReceiverMetrics, createReconcilerMetrics } from '@jobhook/core/me
 import { jobhookFastify } from '@jobhook/fastify';
 import { closeOnSignal, log } from '../receiver-lib/app-process.mjs';
 import { SERVER_TIMEOUTS } from '../receiver-lib/receiver-setup.mjs';
-import { AppError, errorHandler } from './app-answers.mjs';
+import { AppError, errorHandler, notFound } from './app-answers.mjs';
 import { requireToken } from './app-token.mjs';
 import { readConfig, stop } from './job-app-config.mjs';
 import { MAX_JOB_BODY_BYTES, readJobId, readJobRequest } from './job-request.mjs';
@@ -100,6 +100,7 @@ const fastifyOptions = {
 };
 const app = Fastify(fastifyOptions);
 app.setErrorHandler(errorHandler(log));
+app.setNotFoundHandler(notFound);
 app.register(jobhookFastify(receiver, { path: webhookPath }));
 
 // The token is checked before the body is read (onRequest); the body is parsed only up to MAX_JOB_BODY_BYTES.
@@ -144,6 +145,7 @@ app.get('/healthz', async () => ({ ok: true }));
 // answers are the operator's, not the public's.
 const metricsApp = Fastify(fastifyOptions);
 metricsApp.setErrorHandler(errorHandler(log));
+metricsApp.setNotFoundHandler(notFound);
 metricsApp.get('/metrics', async (_request, reply) =>
   reply.type(receiverMetrics.registry.contentType).send(await receiverMetrics.registry.metrics()),
 );

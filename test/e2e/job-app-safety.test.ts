@@ -169,6 +169,8 @@ describe('examples/job-app: its doors', () => {
       const read = await call(app, 'GET', '/jobs/00000000-0000-4000-8000-000000000000', { headers });
       expect(read.status, read.text).toBe(401);
       expect(read.json.error?.code).toBe('ERR_UNAUTHORIZED');
+      // Fastify answers HEAD for every GET route: the same door.
+      expect((await call(app, 'HEAD', '/jobs/00000000-0000-4000-8000-000000000000', { headers })).status).toBe(401);
     }
     expect((await serviceJobs()).length).toBe(before);
   });
@@ -245,6 +247,7 @@ describe('examples/job-app: its doors', () => {
     for (const headers of [{}, jobAppHeaders(TOKEN)]) {
       const open = await call(app, 'GET', '/metrics', { headers });
       expect(open.status).toBe(404);
+      expect(open.json.error?.code).toBe('ERR_NOT_FOUND');
       expect(open.text).not.toContain('jobhook_');
     }
     const metrics = await fetch(`${app.metricsUrl}/metrics`);
