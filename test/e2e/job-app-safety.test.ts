@@ -268,6 +268,19 @@ describe('examples/job-app: its doors', () => {
   });
 });
 
+describe('examples/job-app: the service out of reach', () => {
+  test('502 ERR_SUBMIT_FAILED, without the network error (an internal address) in the answer', async () => {
+    const closedPort = await freePort();
+    const { app, log } = await startApp({ serviceUrl: `http://127.0.0.1:${closedPort}` });
+    const posted = await submit(app, { model: MODEL, input: { file: 'unreachable' } });
+    expect(posted.status, posted.text).toBe(502);
+    expect(posted.json.error?.code).toBe('ERR_SUBMIT_FAILED');
+    expect(posted.text).not.toContain(String(closedPort));
+    expect(posted.text).not.toMatch(/ECONNREFUSED|fetch failed|127\.0\.0\.1/);
+    expect(log.find((entry) => entry['msg'] === 'job submission failed')).toMatchObject({ level: 'error', code: 'ERR_NETWORK' });
+  });
+});
+
 describe('examples/job-app: outstanding jobs', () => {
   test('past JOB_APP_MAX_OUTSTANDING: 429 ERR_TOO_MANY_OUTSTANDING, and no more jobs reach the service', async () => {
     const { app } = await startApp({ maxOutstanding: 3 });
