@@ -11,7 +11,7 @@
 // (postgres | redis with REDIS_URL), JOBHOOK_RECIPIENT_SECRET, LOG_LEVEL.
 import Fastify from 'fastify';
 import pg from 'pg';
-import { createClient, createReconciler } from '@jobhook/client';
+import { createClient, createReconciler, isServiceApiError } from '@jobhook/client';
 import { createReceiver } from '@jobhook/core';
 import { createReceiverMetrics, createReconcilerMetrics } from '@jobhook/core/metrics';
 import { jobhookFastify } from '@jobhook/fastify';
@@ -129,7 +129,7 @@ app.post('/jobs', { ...withToken, bodyLimit: MAX_JOB_BODY_BYTES }, async (reques
       ...(typeof err.detail?.jobId === 'string' ? { job_id: err.detail.jobId } : {}),
     });
     // 400: the service refused this job (its model or input); anything else is not the caller's doing.
-    if (err.status === 400)
+    if (isServiceApiError(err) && err.status === 400)
       throw new AppError(400, 'ERR_JOB_REFUSED', `the service refused the job; the app's log has why (request ${request.id})`);
     throw new AppError(502, 'ERR_SUBMIT_FAILED', `the job could not be submitted; the app's log has why (request ${request.id})`);
   }
