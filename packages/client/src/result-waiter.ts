@@ -10,12 +10,14 @@ import {
 import { abortableSleep } from './abortable-sleep.js';
 import type { Client } from './create-client.js';
 import type { FinishedJob } from './job-types.js';
-import { checkJobId, checkMs, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
+import { checkJobId, checkMs, MAX_TIMER_MS, optionError, withoutTag } from '@jobhook/core/internal';
+import { checkPollAnswer } from './poll-answer.js';
 import { DEFAULT_MAX_POLL_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS, resolvePollOptions } from './poll-job.js';
 import { ServiceApiError } from './service-api-error.js';
 
 /** The result of a finished job, whichever way it came. */
 export interface JobResult {
+  /** The job id in lower case, as the receiver keys jobs. */
   jobId: string;
   status: 'success' | 'fail';
   /** The normalized result on `success`, else null. */
@@ -24,7 +26,10 @@ export interface JobResult {
   error: JobError | null;
   /** `webhook`: from a verified webhook (`handleEvent`); `poll`: from the poll answer. */
   source: 'webhook' | 'poll';
-  /** The whole verified webhook payload, or the whole final poll answer. */
+  /**
+   * The whole verified webhook payload, or the whole final poll answer; in both, `user_parameters`
+   * without the recipient tag (`jobhook_recipient`), absent when the tag was its only member.
+   */
   data: AsyncJobCompletedEvent | FinishedJob;
 }
 
@@ -87,8 +92,12 @@ export interface ResultWaiter {
    * Resolves with the job's result: the first of its webhook (through `handleEvent`) and polling
    * (after `webhookGraceMs` when `webhooks` is set, else at once). A result seen recently by
    * `handleEvent` resolves at once, so the webhook may arrive before the call.
+   * A poll answer is handed to `onResult` only when it names `jobId` (compared in lower case, as
+   * the receiver keys jobs) and names it once; else the wait rejects, nothing is handled and
+   * nothing is marked done.
    * @throws ServiceApiError `ERR_TIMEOUT` after `timeoutMs`; the poll's errors (`ERR_UNAUTHORIZED`,
-   * `ERR_NOT_FOUND`, ...); what `onResult` threw on the poll path. Rejects with `signal.reason` on abort.
+   * `ERR_NOT_FOUND`, `ERR_POLL_ANSWER_MISMATCH`, `ERR_ANSWER_TOO_LARGE` past the client's
+   * `maxAnswerBytes`, ...); what `onResult` threw on the poll path. Rejects with `signal.reason` on abort.
    */
   waitForResult(jobId: string, options?: WaitOptions): Promise<JobResult>;
   /** Rejects the pending waits (AbortError) and closes the store if the waiter created it. */
@@ -160,21 +169,25 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
     if (onResult !== undefined) await onResult(result);
   }
 
-  /** Poll path: claim the job in the shared store; only the claim holder runs onResult. */
-  async function settleFromPoll(job: FinishedJob, signal: AbortSignal): Promise<JobResult> {
-    const jobId = job.job_id;
+  /**
+   * Poll path: claim the job in the shared store; only the claim holder runs onResult.
+   * @param jobId the job asked for, in lower case.
+   */
+  async function settleFromPoll(jobId: string, job: FinishedJob, signal: AbortSignal): Promise<JobResult> {
+    // The client checks too; a client of your own may not. Before the claim: nothing is marked.
+    checkPollAnswer(jobId, job);
     for (;;) {
       const known = recent.get(jobId);
       if (known !== undefined) return known;
       const claim = await store.claim(jobId, { leaseMs });
-      if (claim.state === 'done') return recent.get(jobId) ?? fromJob(job);
+      if (claim.state === 'done') return recent.get(jobId) ?? fromJob(jobId, job);
       if (claim.state === 'in-flight') {
         // The webhook is being handled right now: its end resolves the wait; if its handler
         // fails, the claim is released and the next round here takes the job.
         await abortableSleep(Math.min(claim.retryAfterMs, pollIntervalMs), signal);
         continue;
       }
-      const result = fromJob(job);
+      const result = fromJob(jobId, job);
       const renew = setInterval(
         () => {
           store.extend(jobId, claim.token, { leaseMs }).catch(() => {});
@@ -204,8 +217,10 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
       remember(result);
     },
 
-    async waitForResult(jobId: string, waitOptions: WaitOptions = {}): Promise<JobResult> {
-      checkJobId('waitForResult', jobId);
+    async waitForResult(askedId: string, waitOptions: WaitOptions = {}): Promise<JobResult> {
+      checkJobId('waitForResult', askedId);
+      // The receiver's key: one job whatever the case the caller, the service or a webhook writes it in.
+      const jobId = askedId.toLowerCase();
       if (closed) throw optionError('waitForResult', 'the waiter is closed');
       const waitTimeoutMs = waitOptions.timeoutMs ?? timeoutMs;
       checkMs('waitForResult', 'timeoutMs', waitTimeoutMs, { max: MAX_TIMER_MS });
@@ -221,7 +236,7 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
       const onAbort = (): void => stop.abort(signal?.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       const timer = setTimeout(() => {
-        stop.abort(new ServiceApiError('ERR_TIMEOUT', `no result for job ${jobId} within ${waitTimeoutMs} ms`));
+        stop.abort(new ServiceApiError('ERR_TIMEOUT', `no result for job ${askedId} within ${waitTimeoutMs} ms`));
       }, waitTimeoutMs);
       const deadline = performance.now() + waitTimeoutMs;
       let wait: PendingWait | undefined;
@@ -236,13 +251,13 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
       });
       const byPolling = (async (): Promise<JobResult> => {
         if (graceMs > 0) await abortableSleep(graceMs, stop.signal);
-        const job = await client.pollJob(jobId, {
+        const job = await client.pollJob(askedId, {
           intervalMs: pollIntervalMs,
           maxIntervalMs: maxPollIntervalMs,
           timeoutMs: Math.max(1, Math.floor(deadline - performance.now())),
           signal: stop.signal,
         });
-        return settleFromPoll(job, stop.signal);
+        return settleFromPoll(jobId, job, stop.signal);
       })();
       try {
         return await Promise.race([byWebhook, byPolling, stopped]);
@@ -271,7 +286,7 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
 
 function fromEvent(event: AsyncJobCompletedEvent): JobResult {
   return {
-    jobId: event.job_id,
+    jobId: event.job_id.toLowerCase(),
     status: event.status,
     output: event.status === 'success' ? event.output : null,
     error: event.status === 'fail' ? event.error : null,
@@ -280,13 +295,18 @@ function fromEvent(event: AsyncJobCompletedEvent): JobResult {
   };
 }
 
-function fromJob(job: FinishedJob): JobResult {
+/** The result of a checked poll answer; `data` is a copy without the recipient tag, as a webhook's. */
+function fromJob(jobId: string, job: FinishedJob): JobResult {
+  const data = { ...job } as FinishedJob & { user_parameters?: unknown };
+  const params = data.user_parameters;
+  if (typeof params === 'object' && params !== null) data.user_parameters = { ...params };
+  withoutTag(data as unknown as AsyncJobCompletedEvent);
   return {
-    jobId: job.job_id,
+    jobId,
     status: job.status,
     output: job.status === 'success' ? (job.output ?? null) : null,
     error: job.status === 'fail' ? (job.error ?? null) : null,
     source: 'poll',
-    data: job,
+    data,
   };
 }

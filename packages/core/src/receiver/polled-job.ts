@@ -1,6 +1,7 @@
 import { JobhookError } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import type { BigIntegers } from '../canonical/to-value.js';
+import { withoutTag } from '../recipient/recipient-check.js';
 
 /**
  * A job as the service's poll answers it (`GET /v3/universal-ai/async/{job_id}`, spec §2.2, §4.3):
@@ -53,8 +54,10 @@ function invalid(path: string, expected: string): never {
  * `event: "async_job_completed"`. Only `job_id`, `status`, `output` (on success) and `error` (on
  * failure) are guaranteed; each of `feature`, `subfeature`, `provider`, `model`, `created_at` and
  * `finished_at` is the answer's own when it has it (a string; `model` may be `null`), else `null`.
- * A poll carries no signature and no recipient tag (TLS and the API key vouch for it) and is not
- * age-checked.
+ * A poll carries no signature (TLS and the API key vouch for it) and is not age-checked. The
+ * recipient tag, which the service echoes in `user_parameters`, is dropped as the webhook path
+ * drops it (`user_parameters` absent when the tag was its only member): it vouches for nothing
+ * here, and a handler that stores or logs it would hand a live tag on.
  * @throws JobhookError `ERR_PAYLOAD_INVALID` when the answer is not a finished job of that shape.
  * @internal
  */
@@ -85,7 +88,10 @@ export function polledEvent(job: unknown, bigIntegers: BigIntegers): AsyncJobCom
   // The other branch's field, when the answer shows it, is null as in a webhook.
   if (status === 'success' && event['error'] !== undefined) event['error'] = null;
   if (status === 'fail' && event['output'] !== undefined) event['output'] = null;
-  return event as AsyncJobCompletedEvent;
+  // withoutTag deletes in place: the event gets its own copy of the caller's user_parameters first.
+  const params = event['user_parameters'];
+  if (params !== undefined) event['user_parameters'] = { ...(params as Record<string, unknown>) };
+  return withoutTag(event as AsyncJobCompletedEvent);
 }
 
 /** `value` with every bigint replaced by the string of its digits (the receiver's default `bigIntegers: 'string'`). */
