@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createMemoryLedger } from '../../src/ledger/index.js';
 import { createReceiver, silentLogger, type AsyncJobCompletedEvent, type HandlerContext } from '../../src/index.js';
 import { buildSignedRequest, createTestKeyPair } from '../../src/testing/index.js';
+import { createRecipientTag, RECIPIENT_TAG_KEY } from '../../src/recipient/index.js';
 
 const keys = createTestKeyPair();
 
@@ -34,6 +35,26 @@ function setup(options: { handlerMs?: number; failFirst?: boolean } = {}) {
 }
 
 describe('receiver.handlePolled', () => {
+  it('drops the recipient tag from user_parameters, as the webhook path does, without touching the answer given', async () => {
+    const secret = 'a-receiver-secret-0123456789abcdef';
+    const tag = createRecipientTag({ secret, webhookReceiver: 'https://me.example/hooks' });
+    for (const bigIntegers of ['string', 'bigint'] as const) {
+      const seen: AsyncJobCompletedEvent[] = [];
+      // With and without recipientSecret: a poll never needs the tag, and a handler must not hand it on.
+      for (const recipient of [{}, { recipientSecret: secret }]) {
+        const receiver = createReceiver({ publicKeys: keys.publicKeyPem, logger: silentLogger, bigIntegers, ...recipient, onEvent: (e) => void seen.push(e) });
+        const answer = { ...pollAnswer(randomUUID()), user_parameters: { order: 7, [RECIPIENT_TAG_KEY]: tag.value } };
+        expect((await receiver.handlePolled(answer as never)).kind).toBe('handled');
+        expect(seen.at(-1)?.user_parameters).toEqual({ order: 7 });
+        expect(answer.user_parameters).toEqual({ order: 7, [RECIPIENT_TAG_KEY]: tag.value });
+        const alone = { ...pollAnswer(randomUUID()), user_parameters: { [RECIPIENT_TAG_KEY]: tag.value } };
+        expect((await receiver.handlePolled(alone as never)).kind).toBe('handled');
+        expect('user_parameters' in seen.at(-1)!).toBe(false);
+      }
+      expect(JSON.stringify(seen)).not.toContain(tag.value);
+    }
+  });
+
   it('runs the handlers with source "poll": the guaranteed fields, null for the webhook attributes the answer lacks', async () => {
     const { receiver, calls } = setup();
     const jobId = randomUUID().toUpperCase();
