@@ -218,7 +218,10 @@ export async function run({ log }) {
     rows.map((r) => [
       r.name,
       `${num(r.roundMs)} ms`,
-      r.error ?? `${Object.entries(r.outcomes ?? {}).map(([k, v]) => `${k} ${v}`).join(', ')}${r.handledByPoll > 0 ? ' (handler ran)' : ''}`,
+      r.error ??
+        `${Object.entries(r.outcomes ?? {})
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}${r.handledByPoll > 0 ? ' (handler ran)' : ''}`,
       `${num(r.rssDeltaMb)} MB`,
       `${num(r.stallMs)} ms`,
       `${num(r.answered)}${r.otherStatus > 0 ? ` (+${r.otherStatus} not 200)` : ''}`,

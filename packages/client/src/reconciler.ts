@@ -298,7 +298,10 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     }
     if (code === 'ERR_POLL_ANSWER_MISMATCH') {
       // Not the job asked for (or two jobs named): nothing handled, nothing marked done.
-      log.error({ key, jobId, code, err }, 'jobhook reconciler: the poll answer does not name the job asked for; not handled, polled again later');
+      log.error(
+        { key, jobId, code, err },
+        'jobhook reconciler: the poll answer does not name the job asked for; not handled, polled again later',
+      );
       return later(entry, backoff(entry.attempts), { kind: 'poll-failed', key, jobId, code });
     }
     if (code === 'ERR_RATE_LIMITED') {

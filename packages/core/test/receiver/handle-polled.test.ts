@@ -42,7 +42,13 @@ describe('receiver.handlePolled', () => {
       const seen: AsyncJobCompletedEvent[] = [];
       // With and without recipientSecret: a poll never needs the tag, and a handler must not hand it on.
       for (const recipient of [{}, { recipientSecret: secret }]) {
-        const receiver = createReceiver({ publicKeys: keys.publicKeyPem, logger: silentLogger, bigIntegers, ...recipient, onEvent: (e) => void seen.push(e) });
+        const receiver = createReceiver({
+          publicKeys: keys.publicKeyPem,
+          logger: silentLogger,
+          bigIntegers,
+          ...recipient,
+          onEvent: (e) => void seen.push(e),
+        });
         const answer = { ...pollAnswer(randomUUID()), user_parameters: { order: 7, [RECIPIENT_TAG_KEY]: tag.value } };
         expect((await receiver.handlePolled(answer as never)).kind).toBe('handled');
         expect(seen.at(-1)?.user_parameters).toEqual({ order: 7 });
