@@ -94,17 +94,34 @@ export function polledEvent(job: unknown, bigIntegers: BigIntegers): AsyncJobCom
   return withoutTag(event as AsyncJobCompletedEvent);
 }
 
-/** `value` with every bigint replaced by the string of its digits (the receiver's default `bigIntegers: 'string'`). */
+/**
+ * `value` with every bigint replaced by the string of its digits (the receiver's default
+ * `bigIntegers: 'string'`). Copy on write: a container without a bigint inside is returned as it
+ * is, so an answer without big integers (nearly all) costs a walk, not a second copy of the output.
+ */
 function bigintsToStrings(value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
-  if (Array.isArray(value)) return value.map(bigintsToStrings);
-  if (isObject(value)) {
-    const out: Record<string, unknown> = {};
-    // defineProperty: a member named __proto__ stays a member, as the parser made it.
-    for (const [k, v] of Object.entries(value)) {
-      Object.defineProperty(out, k, { value: bigintsToStrings(v), enumerable: true, writable: true, configurable: true });
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const converted = bigintsToStrings(item);
+      if (converted !== item) (out ??= value.slice())[i] = converted;
     }
-    return out;
+    return out ?? value;
+  }
+  if (isObject(value)) {
+    let out: Record<string, unknown> | undefined;
+    for (const k in value) {
+      if (!Object.hasOwn(value, k)) continue;
+      const v = value[k];
+      const converted = bigintsToStrings(v);
+      if (converted === v) continue;
+      // Spread and defineProperty: a member named __proto__ stays a member, as the parser made it.
+      out ??= { ...value };
+      Object.defineProperty(out, k, { value: converted, enumerable: true, writable: true, configurable: true });
+    }
+    return out ?? value;
   }
   return value;
 }

@@ -35,6 +35,33 @@ function setup(options: { handlerMs?: number; failFirst?: boolean } = {}) {
 }
 
 describe('receiver.handlePolled', () => {
+  it('hands big integers as the webhook path does (strings by default), at any depth, leaving the answer given as it was', async () => {
+    const big = 123456789012345678901234567890n;
+    const output = JSON.parse('{"n":1,"__proto__":{"x":2},"rows":[{"id":1},{"id":2}],"flat":[1,2]}') as Record<string, unknown>;
+    (output['rows'] as Array<Record<string, unknown>>)[1]!['id'] = big;
+    (output['__proto__'] as Record<string, unknown>)['x'] = big;
+    for (const [bigIntegers, expected] of [
+      ['string', String(big)],
+      ['bigint', big],
+    ] as const) {
+      const seen: AsyncJobCompletedEvent[] = [];
+      const receiver = createReceiver({
+        publicKeys: keys.publicKeyPem,
+        logger: silentLogger,
+        bigIntegers,
+        onEvent: (e) => void seen.push(e),
+      });
+      const answer = { job_id: randomUUID(), status: 'success', output };
+      expect((await receiver.handlePolled(answer as never)).kind).toBe('handled');
+      const got = (seen[0] as unknown as { output: Record<string, unknown> }).output;
+      expect(got['rows']).toEqual([{ id: 1 }, { id: expected }]);
+      expect(Object.hasOwn(got, '__proto__')).toBe(true);
+      expect(Object.getOwnPropertyDescriptor(got, '__proto__')?.value).toEqual({ x: expected });
+      expect(got['flat']).toEqual([1, 2]);
+      expect((output['rows'] as Array<Record<string, unknown>>)[1]!['id']).toBe(big);
+    }
+  });
+
   it('drops the recipient tag from user_parameters, as the webhook path does, without touching the answer given', async () => {
     const secret = 'a-receiver-secret-0123456789abcdef';
     const tag = createRecipientTag({ secret, webhookReceiver: 'https://me.example/hooks' });
