@@ -39,7 +39,8 @@ describe('receiver.handlePolled', () => {
     const big = 123456789012345678901234567890n;
     const output = JSON.parse('{"n":1,"__proto__":{"x":2},"rows":[{"id":1},{"id":2}],"flat":[1,2]}') as Record<string, unknown>;
     (output['rows'] as Array<Record<string, unknown>>)[1]!['id'] = big;
-    (output['__proto__'] as Record<string, unknown>)['x'] = big;
+    // The member named __proto__ (an own property, as JSON.parse makes it), not the prototype.
+    (Object.getOwnPropertyDescriptor(output, '__proto__')?.value as Record<string, unknown>)['x'] = big;
     for (const [bigIntegers, expected] of [
       ['string', String(big)],
       ['bigint', big],
