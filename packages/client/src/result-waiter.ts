@@ -1,6 +1,8 @@
 import {
+  createJsonLogger,
   createMemoryStore,
   RECEIVER_DEFAULTS,
+  type Logger,
   type AsyncJobCompletedEvent,
   type HandlerContext,
   type IdempotencyStore,
@@ -10,7 +12,7 @@ import {
 import { abortableSleep } from './abortable-sleep.js';
 import type { Client } from './create-client.js';
 import type { FinishedJob } from './job-types.js';
-import { checkJobId, checkMs, MAX_TIMER_MS, optionError, withoutTag } from '@jobhook/core/internal';
+import { checkJobId, checkMs, isLogger, MAX_TIMER_MS, optionError, withoutTag } from '@jobhook/core/internal';
 import { checkPollAnswer } from './poll-answer.js';
 import { DEFAULT_MAX_POLL_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS, resolvePollOptions } from './poll-job.js';
 import { ServiceApiError } from './service-api-error.js';
@@ -66,6 +68,12 @@ export interface ResultWaiterOptions {
   leaseMs?: number;
   /** How long a handled job is remembered in the store. Default the receiver's, `RECEIVER_DEFAULTS.doneTtlMs` (7 days). */
   doneTtlMs?: number;
+  /**
+   * pino-compatible logger: an error for a poll answer that does not name the job asked for, a
+   * warning for one over the client's `maxAnswerBytes` (with the job id, to fetch it by hand); the
+   * wait rejects with the same error. Default: JSON lines at `warn` on stderr.
+   */
+  logger?: Logger;
 }
 
 /** Per-call options of {@link ResultWaiter.waitForResult}. */
@@ -152,6 +160,8 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
     if (typeof (store as Partial<IdempotencyStore>)[method] !== 'function') fail(`store must implement ${method}() (see IdempotencyStore)`);
   }
   const ownsStore = options.store === undefined;
+  const log = options.logger ?? createJsonLogger();
+  if (!isLogger(log)) fail('logger must have debug, info, warn and error methods (pino-compatible)');
 
   const pending = new Map<string, Set<PendingWait>>();
   const recent = new Map<string, JobResult>();
@@ -208,6 +218,19 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
     }
   }
 
+  /** A refused poll answer is a person's business even when the caller drops the rejection. */
+  function logRefusedAnswer(jobId: string, err: unknown): void {
+    if (!(err instanceof ServiceApiError)) return;
+    if (err.code === 'ERR_POLL_ANSWER_MISMATCH') {
+      log.error({ jobId, code: err.code, err }, 'jobhook result waiter: the poll answer does not name the job asked for; not handled');
+    } else if (err.code === 'ERR_ANSWER_TOO_LARGE') {
+      log.warn(
+        { jobId, code: err.code },
+        `jobhook result waiter: the poll answer is larger than the client's maxAnswerBytes; not handled: fetch GET /v3/universal-ai/async/${jobId} by hand, or raise maxAnswerBytes`,
+      );
+    }
+  }
+
   return Object.freeze({
     store,
 
@@ -251,13 +274,18 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
       });
       const byPolling = (async (): Promise<JobResult> => {
         if (graceMs > 0) await abortableSleep(graceMs, stop.signal);
-        const job = await client.pollJob(askedId, {
-          intervalMs: pollIntervalMs,
-          maxIntervalMs: maxPollIntervalMs,
-          timeoutMs: Math.max(1, Math.floor(deadline - performance.now())),
-          signal: stop.signal,
-        });
-        return settleFromPoll(jobId, job, stop.signal);
+        try {
+          const job = await client.pollJob(askedId, {
+            intervalMs: pollIntervalMs,
+            maxIntervalMs: maxPollIntervalMs,
+            timeoutMs: Math.max(1, Math.floor(deadline - performance.now())),
+            signal: stop.signal,
+          });
+          return await settleFromPoll(jobId, job, stop.signal);
+        } catch (err) {
+          logRefusedAnswer(jobId, err);
+          throw err;
+        }
       })();
       try {
         return await Promise.race([byWebhook, byPolling, stopped]);

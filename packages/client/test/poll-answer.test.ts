@@ -70,12 +70,15 @@ describe('result waiter: poll answers', () => {
   let waiter: ResultWaiter;
   let receiver: Receiver;
   let results: JobResult[];
+  let log: ReturnType<typeof recordingLogger>;
 
   const wire = (clientOptions: { maxAnswerBytes?: number } = {}): void => {
     client = createClient({ baseUrl: service.url, apiKey: GOOD_KEY, ...clientOptions });
     results = [];
+    log = recordingLogger();
     waiter = createResultWaiter({
       client,
+      logger: log,
       store: createMemoryStore(),
       pollIntervalMs: 10,
       timeoutMs: 5_000,
@@ -103,6 +106,7 @@ describe('result waiter: poll answers', () => {
     expect([err.code, err.retryable]).toEqual(['ERR_POLL_ANSWER_MISMATCH', false]);
     expect(err.message).toContain(other);
     expect(results).toEqual([]);
+    expect(log.lines).toMatchObject([{ level: 'error', fields: { jobId: asked, code: 'ERR_POLL_ANSWER_MISMATCH' } }]);
     expect(await webhook(other)).toBe('handled');
     expect(await webhook(asked)).toBe('handled');
     expect(results.map((r) => [r.jobId, r.source])).toEqual([
@@ -142,7 +146,7 @@ describe('result waiter: poll answers', () => {
     const asked = randomUUID();
     const other = randomUUID();
     const own = { ...client, pollJob: async () => JSON.parse(finished(other)) } as Client;
-    const ownWaiter = createResultWaiter({ client: own, store: waiter.store, onResult: (r) => void results.push(r) });
+    const ownWaiter = createResultWaiter({ client: own, store: waiter.store, logger: log, onResult: (r) => void results.push(r) });
     try {
       expect((await rejection(ownWaiter.waitForResult(asked))).code).toBe('ERR_POLL_ANSWER_MISMATCH');
       expect(results).toEqual([]);
@@ -160,7 +164,13 @@ describe('result waiter: poll answers', () => {
     expect([err.code, err.retryable]).toEqual(['ERR_ANSWER_TOO_LARGE', false]);
     expect(err.message).toContain(jobId);
     expect(results).toEqual([]);
+    expect(log.lines).toMatchObject([{ level: 'warn', fields: { jobId, code: 'ERR_ANSWER_TOO_LARGE' } }]);
+    expect(log.lines[0]?.msg).toContain(`GET /v3/universal-ai/async/${jobId}`);
     expect(await webhook(jobId)).toBe('handled');
+  });
+
+  it('refuses a logger without the four methods at construction: ERR_OPTION_INVALID naming logger', () => {
+    expect(() => createResultWaiter({ client, logger: { warn() {} } as never })).toThrow(/logger/);
   });
 
   it('drops the recipient tag from user_parameters in JobResult.data, as the webhook path does', async () => {
