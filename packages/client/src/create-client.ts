@@ -17,8 +17,8 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
  * Default of {@link ClientOptions.maxAnswerBytes}: 4 MiB, 4 × the receiver's default `maxBodyBytes`
  * (`RECEIVER_DEFAULTS.maxBodyBytes`), so a result the default receiver refused 413 (which the
  * service never retries) still comes through the poll fallback up to 4 MiB; and small enough that
- * the costliest answer under it (`[{},{},…]`, one object per 3 bytes) stays near +300 MB of memory
- * and a few hundred ms of parsing (bench group `poll-answer`).
+ * the costliest answer under it (`[{},{},…]`, one object per 3 bytes) stays near +190 MB of memory
+ * and under 2 s of parsing (bench group `poll-answer`).
  */
 export const DEFAULT_MAX_ANSWER_BYTES = 4 * RECEIVER_DEFAULTS.maxBodyBytes;
 /** Largest `maxAnswerBytes` accepted: 1 GiB. */
@@ -60,7 +60,7 @@ export interface ClientOptions {
    * Largest answer read, in bytes (poll answers carry job outputs): a longer one is cut off while
    * streaming and fails with `ERR_ANSWER_TOO_LARGE`, so `pollJob` and the result waiter reject and
    * the reconciler abandons the job (reason `answer-too-large`, logged with the job id so a person
-   * can fetch it). Parsing an answer costs up to ~70× its size in memory for the costliest shape
+   * can fetch it). Parsing an answer costs up to ~45× its size in memory for the costliest shape
    * (`[{},{},…]`). Keep it at least your receiver's `maxBodyBytes`: the poll is the fallback for a
    * result the receiver refused 413. Default 4 MiB ({@link DEFAULT_MAX_ANSWER_BYTES}).
    */
