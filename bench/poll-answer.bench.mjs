@@ -51,9 +51,12 @@ async function child() {
     },
   });
   const server = createServer((req, res) => {
-    receiveNodeRequest(receiver, req, { method: req.method ?? '', headers: req.headers }, () => undefined).then((answer) =>
-      res.writeHead(answer.status, answer.headers).end(answer.body),
-    );
+    receiveNodeRequest(
+      receiver,
+      req,
+      { method: req.method ?? '', headers: req.headers, clientAddress: req.socket.remoteAddress },
+      () => undefined,
+    ).then((answer) => res.writeHead(answer.status, answer.headers).end(answer.body));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   await ledger.begin('bench', { dueAt: Date.now() - 1 });
