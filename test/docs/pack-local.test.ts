@@ -45,7 +45,10 @@ test('one install line per publishable package, naming only tarballs it wrote (a
   expect(publishable.length).toBeGreaterThanOrEqual(9);
   for (const dir of publishable) {
     const name = (JSON.parse(readFileSync(join(REPO_ROOT, 'packages', dir, 'package.json'), 'utf8')) as { name: string }).name;
-    const tarballs = installLine(name).split(' ').slice(2).filter((arg) => arg.endsWith('.tgz'));
+    const tarballs = installLine(name)
+      .split(' ')
+      .slice(2)
+      .filter((arg) => arg.endsWith('.tgz'));
     expect(tarballs[0]).toBe(join(tmp, 'packs', `${name.replace('@', '').replace('/', '-')}-0.1.0.tgz`));
     for (const tarball of tarballs) expect(existsSync(tarball), tarball).toBe(true);
   }
