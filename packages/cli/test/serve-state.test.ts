@@ -195,6 +195,17 @@ describe('jobhook serve keeps its signing key and API keys in a state folder', (
     expect(await stop(both)).toBe(0);
   });
 
+  it('a state folder or public key file that cannot be written: exit 2, a file error naming the flag and the path', async () => {
+    const cwd = workDir();
+    writeFileSync(join(cwd, 'a-file'), 'x');
+    await expect(startServe(['--state-dir', 'a-file/state'], { cwd })).rejects.toThrow(
+      /exited 2 .*ERR_FILE_UNWRITABLE: --state-dir: cannot create the state folder .*a-file\/state/s,
+    );
+    await expect(startServe(['--state-dir', 'ok', '--public-key-out', 'a-file/k.pem'], { cwd })).rejects.toThrow(
+      /exited 2 .*ERR_FILE_UNWRITABLE: --public-key-out: cannot write .*a-file\/k\.pem/s,
+    );
+  });
+
   it('a state folder whose key is unusable: exit 2 naming the file', async () => {
     const cwd = workDir();
     mkdirSync(join(cwd, 'broken'), { mode: 0o700 });

@@ -313,6 +313,8 @@ describe('jobhook serve', () => {
       [['--redis', 'http://localhost:6379'], '--redis'],
       [['--api-key', 'short'], '--api-key'],
       [['--frobnicate'], '--frobnicate'],
+      [['--state-dir', ' '], '--state-dir must not be empty'],
+      [['--state-dir', 'elsewhere'], '--ephemeral keeps no state: leave out --state-dir'],
       [['--port', takenPort, '--private-key', DEMO_PRIVATE], 'EADDRINUSE'],
     ];
     try {

@@ -142,7 +142,10 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
   if (o.publicKeyFile !== undefined) {
     const file = o.publicKeyFile;
     await replaceFile(file, publicKeyPem, 0o644).catch((cause: unknown) => {
-      throw optionError(WHERE, `publicKeyFile: cannot write ${file}: ${(cause as Error).message}`, { cause });
+      throw optionError(WHERE, `publicKeyFile: cannot write ${file}: ${(cause as Error).message}`, {
+        cause,
+        detail: { path: file, access: 'write' },
+      });
     });
   }
 

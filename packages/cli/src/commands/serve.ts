@@ -170,6 +170,7 @@ export const serveCommand = defineCommand({
     if (values.verbose === true) options.logger = jsonLineLogger(io);
     if (values['private-key'] !== undefined) options.privateKey = await readFileArg(values['private-key'], '--private-key');
     const ephemeral = values.ephemeral === true;
+    if (values['state-dir']?.trim() === '') throw new UsageError('--state-dir must not be empty', cmd);
     if (ephemeral && values['state-dir'] !== undefined) throw new UsageError('--ephemeral keeps no state: leave out --state-dir', cmd);
     const { createSender, loadAccountsConfig } = await loadSender();
     if (values.config !== undefined) options.accounts = await loadAccountsConfig(values.config);
@@ -299,6 +300,13 @@ async function startSender(create: () => Promise<Sender>): Promise<Sender> {
     if (isJobhookError(err, 'ERR_OPTION_INVALID')) {
       const option = /^createSender: ([A-Za-z]+)/.exec(err.message)?.[1];
       const flag = option === undefined ? undefined : FLAG_OF_OPTION.get(option);
+      // A file of the state folder, or the public key file, that cannot be read or written: a file
+      // error naming the flag, its message (with the path) left as it is.
+      const file = err.detail as { path?: unknown; access?: unknown } | undefined;
+      if (flag !== undefined && typeof file?.path === 'string') {
+        const message = `${flag}: ${err.message.replace(/^createSender: [A-Za-z]+: /, '')}`;
+        throw new CliError(file.access === 'read' ? 'ERR_FILE_UNREADABLE' : 'ERR_FILE_UNWRITABLE', message, { cause: err });
+      }
       if (flag !== undefined) {
         const detail = err.message
           .replace(/^createSender: /, '')

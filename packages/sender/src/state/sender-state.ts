@@ -25,8 +25,12 @@ export async function generateSigningKey(): Promise<KeyObject> {
   return privateKey;
 }
 
-function unusable(action: string, path: string, cause: unknown): JobhookError {
-  return optionError(WHERE, `cannot ${action} ${path}: ${(cause as Error).message}`, { cause });
+/** A file of the folder that cannot be read or written; `detail` says which file and which way (the CLI's error codes). */
+function unusable(action: 'read' | 'write' | 'create the state folder', path: string, cause: unknown): JobhookError {
+  return optionError(WHERE, `cannot ${action} ${path}: ${(cause as Error).message}`, {
+    cause,
+    detail: { path, access: action === 'read' ? 'read' : 'write' },
+  });
 }
 
 /** The file's text, or undefined when there is none. */
