@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '@jobhook/client';
-import { createReceiver, type AsyncJobCompletedEvent, type Receiver } from '@jobhook/core';
+import { createJsonLogger, createReceiver, type AsyncJobCompletedEvent, type Receiver } from '@jobhook/core';
 import { REPO_ROOT } from '../helpers/chaos-cluster.js';
 import { createSenderApi, type DeliveriesView } from '../helpers/e2e-sender-api.js';
 
@@ -25,6 +25,8 @@ let receiver: Receiver | undefined;
 let banner = '';
 const handled = new Map<string, AsyncJobCompletedEvent[]>();
 const refused = new Map<string, string>();
+/** The receiver's log lines, kept (and asserted on) rather than printed. */
+const logs: Array<Record<string, unknown>> = [];
 
 function field(name: string): string {
   const value = new RegExp(`${name}:\\s+(\\S+)`).exec(banner)?.[1];
@@ -76,6 +78,7 @@ describe('the trust guide against jobhook serve with its defaults', () => {
       publicKeys: readFileSync(field('public key')),
       recipientSecret: SECRET_ONE,
       recipientUrl: hookUrl,
+      logger: createJsonLogger({ write: (line) => void logs.push(JSON.parse(line) as Record<string, unknown>) }),
       onEvent: (event) => void handled.set(event.job_id, [...(handled.get(event.job_id) ?? []), event]),
       onOutcome: (outcome) => {
         if (outcome.kind === 'rejected' && outcome.jobId !== undefined) refused.set(outcome.jobId, outcome.code ?? '');
@@ -108,6 +111,7 @@ describe('the trust guide against jobhook serve with its defaults', () => {
     expect(theirsRefused.delivery).toBe('rejected');
     expect(theirsRefused.attempts.map((a) => a.status_code)).toEqual([403]); // 4xx: the service does not retry
     expect(refused.get(theirs)).toBe('ERR_RECIPIENT_TAG_MISSING');
+    expect(logs).toEqual([expect.objectContaining({ status: 403, code: 'ERR_RECIPIENT_TAG_MISSING', jobId: theirs })]);
 
     // Handled once, with the parameters as submitted (the tag taken out); the foreign job never.
     await createSenderApi(baseUrl, one).redeliver(ours);

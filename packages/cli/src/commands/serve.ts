@@ -69,7 +69,7 @@ export const serveCommand = defineCommand({
     ['--max-retries N', 'retries after the first attempt (default 3)'],
     ['--allow-insecure-receivers', 'accept http:// webhook receivers'],
     ['--allow-private-receivers', 'accept receivers on loopback, private and other non-public addresses'],
-    ['--allow-receiver CIDR', 'accept receivers in this non-public range, e.g. 127.0.0.0/8; repeatable'],
+    ['--allow-receiver CIDR', 'accept receivers in this non-public range, e.g. 127.0.0.0/8 (localhost too, pinned there); repeatable'],
     ['--job-delay-ms MS', 'processing time of a job without input.simulate.delay_ms (default 100)'],
     ['--queue-lock-ms MS', "with --redis: a dead sender's running task is taken over after this (default 30000)"],
     [

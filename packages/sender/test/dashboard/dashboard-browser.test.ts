@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createKeyRing, createReceiver } from '@jobhook/core';
+import { createJsonLogger, createKeyRing, createReceiver } from '@jobhook/core';
 import { createTestKeyPair } from '@jobhook/core/testing';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { chromiumLaunchOptions } from '../../../../scripts/chromium-launch.mjs';
@@ -36,12 +36,19 @@ afterAll(async () => {
 interface FlakyReceiver {
   url: string;
   answers: number[];
+  /** The receiver's log lines, kept rather than printed. */
+  logs: Array<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
 /** Answers its first request 500 (unless `failFirst` is false), then every request as a jobhook receiver verifying with `publicKeyPem`. */
 async function startFlakyReceiver(publicKeyPem: string, failFirst = true): Promise<FlakyReceiver> {
-  const receiver = createReceiver({ publicKeys: publicKeyPem, onEvent: () => {} });
+  const logs: Array<Record<string, unknown>> = [];
+  const receiver = createReceiver({
+    publicKeys: publicKeyPem,
+    onEvent: () => {},
+    logger: createJsonLogger({ write: (line) => void logs.push(JSON.parse(line) as Record<string, unknown>) }),
+  });
   const answers: number[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -64,6 +71,7 @@ async function startFlakyReceiver(publicKeyPem: string, failFirst = true): Promi
   return {
     url: `http://127.0.0.1:${address.port}/hooks/jobs`,
     answers,
+    logs,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await receiver.close();
@@ -198,6 +206,15 @@ describe.each(stores)('the dashboard in Chromium, $name job store', ({ name, opt
       // The id in the form the receiver logs its own keys (`keyIdsTried`): hex SHA-256 of the SPKI DER.
       expect(await attempt.getByTestId('attempt-key-id').textContent()).toBe(`signed with key id ${sender.keyId}`);
       expect(sender.keyId).toBe(createKeyRing(sender.publicKeyPem).keys[0]!.id);
+      // ...set beside what the receiver logged: the one key it holds, another one.
+      expect(elsewhere.logs).toEqual([
+        expect.objectContaining({
+          status: 401,
+          cause: 'unknown-key',
+          keyIdsTried: [createKeyRing(readFileSync(DEMO_PUBLIC_KEY)).keys[0]!.id],
+        }),
+      ]);
+      expect(sender.keyId).not.toBe(createKeyRing(readFileSync(DEMO_PUBLIC_KEY)).keys[0]!.id);
       await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}-401-key-id.png`), fullPage: true });
       expect(problems).toEqual([]);
       await page.context().close();
