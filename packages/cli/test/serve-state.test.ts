@@ -199,7 +199,7 @@ describe('jobhook serve keeps its signing key and API keys in a state folder', (
     const cwd = workDir();
     writeFileSync(join(cwd, 'a-file'), 'x');
     await expect(startServe(['--state-dir', 'a-file/state'], { cwd })).rejects.toThrow(
-      /exited 2 .*ERR_FILE_UNWRITABLE: --state-dir: cannot create the state folder .*a-file\/state/s,
+      /exited 2 .*ERR_FILE_UNWRITABLE: --state-dir: cannot create the state folder .*a-file\/state: .*or --ephemeral to keep nothing\)/s,
     );
     await expect(startServe(['--state-dir', 'ok', '--public-key-out', 'a-file/k.pem'], { cwd })).rejects.toThrow(
       /exited 2 .*ERR_FILE_UNWRITABLE: --public-key-out: cannot write .*a-file\/k\.pem/s,

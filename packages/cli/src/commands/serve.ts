@@ -304,7 +304,9 @@ async function startSender(create: () => Promise<Sender>): Promise<Sender> {
       // error naming the flag, its message (with the path) left as it is.
       const file = err.detail as { path?: unknown; access?: unknown } | undefined;
       if (flag !== undefined && typeof file?.path === 'string') {
-        const message = `${flag}: ${err.message.replace(/^createSender: [A-Za-z]+: /, '')}`;
+        // A read-only working directory (a container) is the usual cause: say how to keep nothing.
+        const hint = option === 'stateDir' ? ' (--state-dir DIR elsewhere, or --ephemeral to keep nothing)' : '';
+        const message = `${flag}: ${err.message.replace(/^createSender: [A-Za-z]+: /, '')}${hint}`;
         throw new CliError(file.access === 'read' ? 'ERR_FILE_UNREADABLE' : 'ERR_FILE_UNWRITABLE', message, { cause: err });
       }
       if (flag !== undefined) {
