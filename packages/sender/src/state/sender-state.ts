@@ -7,7 +7,7 @@ import { optionError } from '@jobhook/core/internal';
 import { loadPrivateKey } from '@jobhook/core/sign';
 import type { AccountsConfig } from '../accounts/accounts-config.js';
 import type { DevAccounts } from '../accounts/dev-accounts.js';
-import { validateAccountsConfig } from '../accounts/validate-accounts-config.js';
+import { parseAccountsJson } from '../accounts/load-accounts-config.js';
 import { createFileOnce } from './atomic-file.js';
 
 /** The signing key in a state folder: PKCS#8 PEM, mode 0600. */
@@ -76,6 +76,8 @@ export async function stateSigningKey(dir: string): Promise<KeyObject> {
     if (created) return key;
     pem = await readFile(path, 'utf8');
   }
+  // Checked here, not by loadPrivateKey, whose message for a text without a PEM header may quote it.
+  if (!pem.includes('-----BEGIN')) throw new JobhookError('ERR_KEY_INVALID', `${WHERE}: ${path}: not a PEM document (no -----BEGIN line)`);
   try {
     return loadPrivateKey(pem);
   } catch (err) {
@@ -101,11 +103,5 @@ export async function stateAccounts(dir: string, generate: () => DevAccounts): P
     if (created) return config;
     text = await readFile(path, 'utf8');
   }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (cause) {
-    throw optionError(WHERE, `${path} is not JSON: ${(cause as Error).message}`, { cause });
-  }
-  return validateAccountsConfig(value, path);
+  return parseAccountsJson(text, path);
 }

@@ -72,8 +72,25 @@ describe('stateDir', () => {
       code: 'ERR_OPTION_INVALID',
       message: `${file}: organizations[0].keys[0].name must have at most 200 characters, got 201`,
     });
-    writeFileSync(file, '{"organizations": [');
-    await expect(createSender({ stateDir })).rejects.toThrow(`createSender: stateDir: ${file} is not JSON`);
+    // A syntax error next to a token: the message never quotes the text around it (V8's does).
+    const token = 'jh_inf_SecretSecretSecret0123456789ab';
+    writeFileSync(file, `{"organizations": [{"keys": [{"token": ${token}}]}]}`);
+    const err = (await createSender({ stateDir }).catch((e: unknown) => e)) as Error;
+    expect(err.message).toBe(`${file}: not JSON`);
+    expect(err.message).not.toContain('jh_inf_');
+  });
+
+  test('a key file that is not PEM: refused naming the file, without quoting it', async () => {
+    const stateDir = freshDir();
+    await (await createSender({ stateDir })).close();
+    const file = join(stateDir, 'signing-key.pem');
+    writeFileSync(file, 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASC/secret-key-material');
+    const err = (await createSender({ stateDir }).catch((e: unknown) => e)) as Error;
+    expect(err).toMatchObject({
+      code: 'ERR_KEY_INVALID',
+      message: `createSender: stateDir: ${file}: not a PEM document (no -----BEGIN line)`,
+    });
+    expect(err.message).not.toContain('secret-key-material');
   });
 
   test('a folder that cannot be created: refused naming stateDir', async () => {
