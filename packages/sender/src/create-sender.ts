@@ -70,8 +70,6 @@ export interface Sender {
   close(): Promise<void>;
 }
 
-export { GENERATED_KEY_BITS } from './state/sender-state.js';
-
 const WHERE = 'createSender';
 /** Longest DNS lookup of a submission's `webhook_receiver` (or `attemptTimeoutMs` when shorter). */
 const SUBMIT_RESOLVE_TIMEOUT_MS = 5000;
@@ -108,9 +106,13 @@ function receiverGuard(o: ResolvedSenderOptions): SsrfGuard {
  * const baseUrl = await sender.listen({ port: 0 });
  * console.log(baseUrl, sender.devKeys?.inference, sender.publicKeyPem);
  * await sender.close();
+ * // The same key and dev tokens on every start, the public key where receivers read it:
+ * await createSender({ stateDir: '.jobhook', publicKeyFile: 'service-public.pem' });
  * ```
- * @throws JobhookError `ERR_OPTION_INVALID` for a wrong option (message naming it), `ERR_KEY_INVALID`
- * for an unusable `privateKey`, `ERR_STORE_UNAVAILABLE` when `redisUrl` cannot be reached.
+ * @throws JobhookError `ERR_OPTION_INVALID` for a wrong option (message naming it), or a `stateDir`
+ * or `publicKeyFile` file that cannot be read or written or holds unusable accounts (message naming
+ * the file; `detail.path`); `ERR_KEY_INVALID` for an unusable `privateKey` or state key;
+ * `ERR_STORE_UNAVAILABLE` when `redisUrl` cannot be reached.
  */
 export async function createSender(options?: SenderOptions): Promise<Sender> {
   const o = resolveSenderOptions(options);
