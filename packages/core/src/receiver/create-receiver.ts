@@ -26,7 +26,7 @@ import { createHandlerSlots } from './handler-slots.js';
 import { createDeliveryTracing } from './delivery-tracing.js';
 import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
 import type { LosslessJsonValue } from '../canonical/to-value.js';
-import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
+import type { Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
 export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
@@ -435,9 +435,10 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   /**
    * Signatures whose body is being read, each with its client: one body at a time per signature and
    * client, so a captured signature replayed on many connections holds one read, while the service
-   * (another address) still delivers the same job.
+   * (another address) still delivers the same job. Not for unknown clients: there the service's
+   * delivery would share the key with whoever replays its signature.
    */
-  const signaturesInFlight = new Set<string>();
+  const signaturesInFlight = new Map<string, BodyAdmission>();
   const admissionSetup: AdmissionSetup = {
     budget,
     bodyTimeoutMs: resolved.bodyTimeoutMs,
@@ -447,7 +448,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       receiveSafely(started, head, recovered, bytesOf(rawBody)),
     refuse: (started: number, error: JobhookError): ReceiverResponse =>
       answers.error(started, 'rejected', error, undefined, error.status === 503 ? retryAfter : undefined),
-    signatureDone: (key: string) => signaturesInFlight.delete(key),
+    signatureDone: (key: string) => {
+      if (key !== '') signaturesInFlight.delete(key);
+    },
   };
 
   function precheck(head: RequestHead): Precheck {
@@ -458,8 +461,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       if (!('recovered' in checked)) return { refusal: checked };
       const client = clientKey(head.clientAddress);
       // The digest the first key recovered names the signed payload whatever the header's spelling.
-      const signatureKey = `${checked.recovered[0]!.hash.toString('latin1')}|${client}`;
-      if (signaturesInFlight.has(signatureKey)) {
+      const signatureKey = client === '' ? '' : `${checked.recovered[0]!.hash.toString('latin1')}|${client}`;
+      const holder = signatureKey === '' ? undefined : signaturesInFlight.get(signatureKey);
+      if (holder !== undefined) {
         const error = new JobhookError(
           'ERR_RECEIVER_BUSY',
           'a body with this signature from this client is being read already; retry later',
@@ -467,11 +471,12 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
             detail: { cause: 'signature-in-flight' },
           },
         );
-        return { refusal: answers.error(started, 'rejected', error, undefined, retryAfter) };
+        // The holder is done by its deadline (at most bodyTimeoutMs): the sender need not wait longer.
+        const wait = { 'retry-after': String(Math.min(retryAfterSeconds, Math.max(1, Math.ceil(holder.msLeft() / 1000)))) };
+        return { refusal: answers.error(started, 'rejected', error, undefined, wait) };
       }
-      signaturesInFlight.add(signatureKey);
       const maxBytes = checked.declared ?? limits.maxBodyBytes;
-      const admission: Admission = new BodyAdmission(
+      const admission = new BodyAdmission(
         admissionSetup,
         started,
         head,
@@ -481,6 +486,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
         client,
         signatureKey,
       );
+      if (signatureKey !== '') signaturesInFlight.set(signatureKey, admission);
       return { admission };
     } catch (err) {
       return { refusal: answers.internal(err) };
