@@ -119,7 +119,7 @@ test("the trust guide as pasted: the other organization's job is refused 403, ou
     ...receiverPorts,
   ]);
   const terminal = shell(
-    `${runBlock}\n${substitute(block('foreign'), ports)}\n` + 'echo "JOB_ID=$JOB_ID"; echo "FOREIGN_JOB_ID=$FOREIGN_JOB_ID"\nwait\n',
+    [runBlock, substitute(block('foreign'), ports), 'echo "JOB_ID=$JOB_ID"; echo "FOREIGN_JOB_ID=$FOREIGN_JOB_ID"', 'wait', ''].join('\n'),
   );
   const ids = await waitUntil(
     () => {
