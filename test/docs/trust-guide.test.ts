@@ -7,8 +7,8 @@
 // (the service accepts and pins that name) and handled once, its redelivery not handled again; the
 // second organization's job aimed at the same receiver is answered 403 once (never retried) and never
 // handled. Needs the packages built (`npx tsc -b`).
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, test } from 'vitest';
@@ -16,71 +16,23 @@ import { freePort } from '../../packages/core/test/helpers/redis-server.js';
 import { assertBuilt, REPO_ROOT } from '../helpers/chaos-cluster.js';
 import { createSenderApi, type DeliveriesView } from '../helpers/e2e-sender-api.js';
 import { waitUntil } from '../helpers/e2e-wait.js';
+import { createShells, guideBlock, serveBanner, substitute } from '../helpers/guide-blocks.js';
 
 const GUIDE = join(REPO_ROOT, 'docs/trust.md');
 const WAIT_MS = 30_000;
 const run = promisify(execFile);
-
-/** A bash process in a process group of its own, with what it printed so far. */
-interface Shell {
-  child: ChildProcess;
-  out: string;
-  err: string;
-  exited: boolean;
-}
-
+const block = (name: string): string => guideBlock(GUIDE, `guide:trust:${name}`);
+const shells = createShells();
 let work: string;
-const shells: Shell[] = [];
-
-/** The code block right after `<!-- guide:trust:<name> -->`; exactly one. */
-function block(name: string): string {
-  const text = readFileSync(GUIDE, 'utf8');
-  const found = [...text.matchAll(new RegExp(`^<!-- guide:trust:${name} -->\\n\`\`\`[a-z]*\\n([\\s\\S]*?)^\`\`\`$`, 'gm'))];
-  expect(found.length, `one guide:trust:${name} block in docs/trust.md`).toBe(1);
-  return found[0]![1]!;
-}
-
-/** `text` with each [from, to] replaced everywhere; a `from` the text lacks fails (the guide moved on). */
-function substitute(text: string, pairs: readonly (readonly [string | RegExp, string])[]): string {
-  let out = text;
-  for (const [from, to] of pairs) {
-    expect(typeof from === 'string' ? out.includes(from) : from.test(out), `the guide's block holds ${String(from)}`).toBe(true);
-    out = typeof from === 'string' ? out.split(from).join(to) : out.replace(new RegExp(from.source, `${from.flags.replace('g', '')}g`), to);
-  }
-  return out;
-}
-
-/** Starts `script` with bash in the work folder, in a process group of its own (what it backgrounds goes down with it). */
-function shell(script: string, env: NodeJS.ProcessEnv = {}): Shell {
-  const child = spawn('bash', ['-c', script], { cwd: work, detached: true, env: { ...process.env, ...env } });
-  const sh: Shell = { child, out: '', err: '', exited: false };
-  child.stdout!.on('data', (chunk: Buffer) => (sh.out += chunk.toString('utf8')));
-  child.stderr!.on('data', (chunk: Buffer) => (sh.err += chunk.toString('utf8')));
-  child.once('exit', () => (sh.exited = true));
-  shells.push(sh);
-  return sh;
-}
-
-function killGroups(): void {
-  for (const sh of shells) {
-    try {
-      if (sh.child.pid !== undefined) process.kill(-sh.child.pid, 'SIGTERM');
-    } catch {
-      // the group is gone already
-    }
-  }
-}
 
 beforeAll(() => {
   assertBuilt();
   work = join(REPO_ROOT, 'test/docs', `.guide-trust-${process.pid}`);
   mkdirSync(work, { recursive: true });
-  process.once('exit', killGroups);
 });
 
 afterAll(async () => {
-  killGroups();
-  await Promise.all(shells.filter((sh) => !sh.exited).map((sh) => new Promise((resolve) => sh.child.once('exit', resolve))));
+  await shells.stop();
   if (work !== undefined) rmSync(work, { recursive: true, force: true });
 });
 
@@ -95,20 +47,8 @@ test("the trust guide as pasted: the other organization's job is refused 403, ou
   writeFileSync(join(work, 'submit.mjs'), substitute(block('submit'), ports));
 
   // Terminal 1: the service, with its defaults (two organizations, the state folder in the work folder).
-  const service = shell(substitute(block('serve'), [[/\b8080\b/, String(servicePort)]]));
-  const banner = await waitUntil(
-    () => {
-      if (service.out.includes('Stop with')) return service.out;
-      if (service.exited) throw new Error(`jobhook serve exited before its banner:\n${service.out}\n${service.err}`);
-      return undefined;
-    },
-    { timeoutMs: WAIT_MS, what: () => `the service's banner; so far:\n${service.out}\n${service.err}` },
-  );
-  const field = (name: string): string => {
-    const value = new RegExp(`${name}:\\s+(\\S+)`).exec(banner)?.[1];
-    if (value === undefined) throw new Error(`no '${name}' in the banner:\n${banner}`);
-    return value;
-  };
+  const service = shells.start(substitute(block('serve'), [[/\b8080\b/, String(servicePort)]]), work);
+  const field = await serveBanner(service, WAIT_MS);
   const [devKey, otherKey] = [field('inference key'), field('other org key')];
   expect(otherKey).not.toBe(devKey);
 
@@ -118,8 +58,9 @@ test("the trust guide as pasted: the other organization's job is refused 403, ou
     [/^OTHER_KEY=jh_inf_…/m, `OTHER_KEY=${otherKey}`],
     ...receiverPorts,
   ]);
-  const terminal = shell(
+  const terminal = shells.start(
     [runBlock, substitute(block('foreign'), ports), 'echo "JOB_ID=$JOB_ID"; echo "FOREIGN_JOB_ID=$FOREIGN_JOB_ID"', 'wait', ''].join('\n'),
+    work,
   );
   const ids = await waitUntil(
     () => {
