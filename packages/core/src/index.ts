@@ -6,7 +6,7 @@
  * metrics (`/metrics`), the expected-jobs ledger (`/ledger`), test helpers (`/testing`).
  * @packageDocumentation
  */
-export { JobhookError, isJobhookError, type ErrorCode, type JobhookErrorOptions } from './errors.js';
+export { JobhookError, isJobhookError, RECIPIENT_REFUSED_ANSWER, type ErrorCode, type JobhookErrorOptions } from './errors.js';
 export {
   createReceiver,
   type Receiver,
@@ -24,6 +24,7 @@ export {
 } from './signature/verifier.js';
 export { createKeyRing, type KeyRing, type PublicKeyInput, type RingKey } from './keys/key-ring.js';
 export { createMemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
+export { isTagNonceStore } from './store/idempotency-store.js';
 export {
   validateEvent,
   type AsyncJobCompletedEvent,
@@ -41,7 +42,15 @@ export type { OutcomeKind, ReceiverOutcome, ReceiverStats, VerifiedWebhook } fro
 export type { PolledJob, PolledOutcome } from './receiver/polled-job.js';
 export type { LateEventContext, LateEventRule } from './receiver/event-age.js';
 export type { RequestHeaders } from './http/request-headers.js';
-export type { ClaimResult, Clock, IdempotencyStore, TransactionalStore, TransactionResult } from './store/idempotency-store.js';
+export type {
+  ClaimResult,
+  Clock,
+  IdempotencyStore,
+  TagNonceBinding,
+  TagNonceStore,
+  TransactionalStore,
+  TransactionResult,
+} from './store/idempotency-store.js';
 export type { ReceiverOrOptions } from './adapter/resolve-receiver.js';
 export type { AdapterOptions } from './adapter/adapter-options.js';
 export type { CanonicalProfile } from './canonical/profiles.js';
