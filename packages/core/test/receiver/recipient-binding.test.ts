@@ -123,7 +123,8 @@ describe('createReceiver({ recipientSecret })', () => {
       expectRefused(answer, code);
       bodies.add(answer.body);
       // The cause is in the refusal's log line (one per code per minute), not in the answer.
-      if (!logged.has(code)) expect(captured.lines.slice(lineCount)).toEqual([expect.objectContaining({ code, reason: expect.stringContaining(`(${cause})`) })]);
+      if (!logged.has(code))
+        expect(captured.lines.slice(lineCount)).toEqual([expect.objectContaining({ code, reason: expect.stringContaining(`(${cause})`) })]);
       logged.add(code);
     }
     expect([...bodies]).toEqual([JSON.stringify({ error: REFUSED })]);
