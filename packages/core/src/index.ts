@@ -6,7 +6,7 @@
  * metrics (`/metrics`), the expected-jobs ledger (`/ledger`), test helpers (`/testing`).
  * @packageDocumentation
  */
-export { JobhookError, isJobhookError, RECIPIENT_REFUSED_ANSWER, type ErrorCode, type JobhookErrorOptions } from './errors.js';
+export { JobhookError, isJobhookError, type ErrorCode, type JobhookErrorOptions } from './errors.js';
 export {
   createReceiver,
   type Receiver,
@@ -24,7 +24,6 @@ export {
 } from './signature/verifier.js';
 export { createKeyRing, type KeyRing, type PublicKeyInput, type RingKey } from './keys/key-ring.js';
 export { createMemoryStore, type MemoryStoreOptions } from './store/memory-store.js';
-export { isTagNonceStore } from './store/idempotency-store.js';
 export {
   validateEvent,
   type AsyncJobCompletedEvent,

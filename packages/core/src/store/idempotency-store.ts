@@ -118,7 +118,7 @@ export interface TagNonceStore {
   bindTagNonce(nonce: string, jobId: string, options: { ttlMs: number }): Promise<TagNonceBinding>;
 }
 
-/** True when `store` offers {@link TagNonceStore.bindTagNonce}. */
+/** True when `store` offers {@link TagNonceStore.bindTagNonce}. @internal */
 export function isTagNonceStore<S extends object>(store: S): store is S & TagNonceStore {
   return typeof (store as Partial<TagNonceStore>).bindTagNonce === 'function';
 }
