@@ -129,8 +129,12 @@ export function storeSql(table: TableName): StoreSql {
     extend: `UPDATE ${t} SET expires_at = ${fromNow('$3')}
       WHERE job_id = $1 AND token = $2 AND NOT done AND expires_at > ${NOW} RETURNING 1 AS ok`,
     // As claim: when the upsert lost to a binding committed after the snapshot, the caller asks again.
-    bindNonce: `WITH taken AS (
-        INSERT INTO ${t} AS j (job_id, token, done, expires_at) VALUES ($1, $2, false, ${fromNow('$3')})
+    // Committed without waiting for its WAL flush (synchronous_commit off for this statement's own
+    // transaction only): the flush doubled a job's time on a durable server. A server crash may lose
+    // the bindings of its last few hundred ms (three wal_writer_delay), as a Redis restart loses its
+    // unsaved keys: a tag copied in that window passes once more.
+    bindNonce: `WITH async AS (SELECT set_config('synchronous_commit', 'off', true)), taken AS (
+        INSERT INTO ${t} AS j (job_id, token, done, expires_at) SELECT $1, $2, false, ${fromNow('$3')} FROM async
         ON CONFLICT (job_id) DO UPDATE SET token = EXCLUDED.token, done = false, expires_at = EXCLUDED.expires_at
         WHERE j.expires_at <= ${NOW}
         RETURNING 1

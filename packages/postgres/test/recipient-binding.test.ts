@@ -24,6 +24,18 @@ describeTagBinding('postgres store (transactional: false)', async () => {
 });
 
 describe('the tag binding on PostgreSQL', () => {
+  it('commits the binding, and leaves the pooled connection’s synchronous_commit as it was (the async commit is the statement’s own)', async () => {
+    const one = postgres.server.pool({ max: 1 });
+    const store = createPostgresStore({ pool: one }, { table: table() });
+    postgres.track(store, { close: () => one.end() });
+    await store.migrate();
+    const before = (await one.query('SHOW synchronous_commit')).rows[0].synchronous_commit;
+    expect(await store.bindTagNonce('n'.repeat(22), randomUUID(), { ttlMs: 60_000 })).toBe('bound');
+    expect((await one.query('SHOW synchronous_commit')).rows[0].synchronous_commit).toBe(before);
+    // Committed: another connection sees it.
+    expect(await store.bindTagNonce('n'.repeat(22), randomUUID(), { ttlMs: 60_000 })).toBe('other');
+  });
+
   it("outlives the handler's rollback: the copy on another job is refused, the job's redelivery commits", async () => {
     const store = createPostgresStore({ pool: postgres.pool }, { table: table() });
     postgres.track(store);
