@@ -28,6 +28,7 @@ const GROUPS = {
   stores: () => import('./stores.bench.mjs'),
   receiver: () => import('./receiver.bench.mjs'),
   'receiver-stores': () => import('./receiver-stores.bench.mjs'),
+  'tag-binding': () => import('./tag-binding.bench.mjs'),
   attack: () => import('./attack.bench.mjs'),
   'adapter-express': () => import('./adapter-express.bench.mjs'),
   'adapter-koa': () => import('./adapter-koa.bench.mjs'),

@@ -20,6 +20,7 @@ export {
   checkNumber,
   checkObject,
   checkRedisUrl,
+  checkTagNonce,
   checkToken,
   describeValue,
   MAX_JOB_ID_LENGTH,

@@ -81,7 +81,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const claims = syncClaimsOf(store);
   const transactional = isTransactionalStore(store);
   const { onSuccess, onFail, onEvent, ledger } = options;
-  const recipientCheck = createRecipientCheck(options, 'createReceiver', log, eventAge?.clockSkewMs ?? options.clockSkewMs);
+  // With recipientSecret: the tag's check, and its nonce bound to the job in the store (one tag, one job).
+  const recipient = createRecipientCheck(options, 'createReceiver', log, eventAge?.clockSkewMs ?? options.clockSkewMs, store);
   // Backpressure: handlers running at once (handler-slots.ts).
   const slots = createHandlerSlots(resolved.maxConcurrentHandlers);
   // Traces: spans around the entry points and the handler run (tracing/), identities without a tracer.
@@ -223,18 +224,49 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       if (err instanceof JobhookError) return answers.error(started, 'rejected', err);
       throw err;
     }
-    let event = verified.payload as AsyncJobCompletedEvent;
+    const event = verified.payload as AsyncJobCompletedEvent;
     // UUIDs name the same job in either case; the store key is the lower-case form.
     const jobId = event.job_id.toLowerCase();
-    const { profile, keyId } = verified;
-    if (recipientCheck !== undefined) {
-      // Signed, but is the job ours? Before the replay window and the claim: a refusal never runs the handler.
-      const checked = recipientCheck(event, Date.now());
-      if (checked instanceof JobhookError) {
-        return answers.error(started, 'rejected', checked, { jobId, eventStatus: event.status, profile, keyId, event });
-      }
-      event = checked;
+    if (recipient === undefined) return admitVerified(started, head, verified, event, jobId, finishedMs);
+    // Signed, but is the job ours, and the tag's first job? Before the replay window and the claim, and
+    // outside any transaction: a refusal never runs the handler, and a binding outlives a failed one.
+    const checked = recipient.check(event, Date.now(), jobId);
+    if (isThenable(checked)) {
+      return checked.then(
+        (ended) => afterRecipientCheck(started, head, verified, ended, jobId, finishedMs),
+        (err: unknown) => storeFailed(started, err, verifiedDetail(verified, event, jobId)),
+      );
     }
+    return afterRecipientCheck(started, head, verified, checked, jobId, finishedMs);
+  }
+
+  function verifiedDetail(verified: VerifyResult, event: AsyncJobCompletedEvent, jobId: string): VerifiedDetail {
+    return { jobId, eventStatus: event.status, profile: verified.profile, keyId: verified.keyId, event };
+  }
+
+  function afterRecipientCheck(
+    started: number,
+    head: RequestHead,
+    verified: VerifyResult,
+    checked: AsyncJobCompletedEvent | JobhookError,
+    jobId: string,
+    finishedMs: number,
+  ): ReceiverResponse | Promise<ReceiverResponse> {
+    if (!(checked instanceof JobhookError)) return admitVerified(started, head, verified, checked, jobId, finishedMs);
+    // The body says only ERR_RECIPIENT_REFUSED (JobhookError.toJSON); the outcome and the log keep the cause.
+    return answers.error(started, 'rejected', checked, verifiedDetail(verified, verified.payload as AsyncJobCompletedEvent, jobId));
+  }
+
+  /** The replay window, then claim, handler, answer, for an event whose recipient tag (if checked) passed. */
+  function admitVerified(
+    started: number,
+    head: RequestHead,
+    verified: VerifyResult,
+    event: AsyncJobCompletedEvent,
+    jobId: string,
+    finishedMs: number,
+  ): ReceiverResponse | Promise<ReceiverResponse> {
+    const { profile, keyId } = verified;
     const detail: VerifiedDetail = { jobId, eventStatus: event.status, profile, keyId, event };
     const context = new JobContext(jobId, 'webhook', profile, keyId, head.headers, log, verified);
     if (eventAge !== undefined) {
@@ -412,6 +444,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     const context = new JobContext(jobId, 'poll', null, null, {}, log, { losslessPayload: () => job as LosslessJsonValue });
     let end: JobEnd;
     try {
+      // A valid tag's nonce is bound to this job too, so that a copy on another job's webhook is refused.
+      if (recipient !== undefined) await recipient.bindPolled(event, Date.now(), jobId);
       end = await runJob(event, context);
     } catch (error) {
       return { kind: 'store-unavailable', jobId, error };
