@@ -95,7 +95,11 @@ test("the trust guide as pasted: the other organization's job is refused 403, ou
     return JSON.parse(stdout);
   };
   expect(await answer(oursLine)).toMatchObject({ job_id: ids.ours, delivery: 'delivered', attempts: [{ status_code: 200 }] });
-  expect(await answer(theirsLine)).toMatchObject({ job_id: ids.theirs, delivery: 'rejected', attempts: [{ status_code: 403 }] });
+  expect(await answer(theirsLine)).toMatchObject({
+    job_id: ids.theirs,
+    delivery: 'rejected',
+    attempts: [{ status_code: 403, response_body: { error: { code: 'ERR_RECIPIENT_REFUSED' } } }],
+  });
   expect(await answer(redeliverLine)).toMatchObject({ round: 1 });
   const again = await waitUntil(
     async () => {
