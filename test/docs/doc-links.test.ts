@@ -1,6 +1,7 @@
-// The README and the guides point at each other, at the package READMEs and at files of the
+// The README, the guides and the package and example READMEs point at each other and at files of the
 // repository; a page moved or a heading renamed must not leave a newcomer on a dead link. Every
-// relative link of README.md and docs/*.md (inline `[text](target)` and images) must name an existing
+// relative link of README.md, docs/*.md, packages/*/README.md and examples/*/README.md (inline
+// `[text](target)` and images) must name an existing
 // file or folder, and a `#fragment` into a Markdown file must name one of its headings, slugged as
 // GitHub slugs them (lower case, punctuation dropped, spaces to hyphens, `-1`, `-2` for repeats).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -8,12 +9,17 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { REPO_ROOT } from '../helpers/chaos-cluster.js';
 
-const pages = [
-  join(REPO_ROOT, 'README.md'),
-  ...readdirSync(join(REPO_ROOT, 'docs'))
+/** The Markdown files directly in `dir` (a folder of the repository). */
+const markdownIn = (dir: string): string[] =>
+  readdirSync(join(REPO_ROOT, dir))
     .filter((name) => name.endsWith('.md'))
-    .map((name) => join(REPO_ROOT, 'docs', name)),
-];
+    .map((name) => join(REPO_ROOT, dir, name));
+/** The `README.md` of each folder in `dir`. */
+const readmesUnder = (dir: string): string[] =>
+  readdirSync(join(REPO_ROOT, dir))
+    .map((name) => join(REPO_ROOT, dir, name, 'README.md'))
+    .filter((file) => existsSync(file));
+const pages = [join(REPO_ROOT, 'README.md'), ...markdownIn('docs'), ...readmesUnder('packages'), ...readmesUnder('examples')];
 
 /** The text outside fenced code blocks. */
 const unfenced = (text: string): string => text.replace(/^```[\s\S]*?^```$/gm, '');
@@ -52,7 +58,7 @@ function linksOf(page: string): Link[] {
 
 const links = pages.flatMap(linksOf);
 
-describe('relative links of the README and the guides resolve', () => {
+describe('relative links of the READMEs and the guides resolve', () => {
   test('the pages hold links to check', () => {
     expect(pages.length).toBeGreaterThanOrEqual(8);
     expect(links.length).toBeGreaterThanOrEqual(50);
