@@ -34,6 +34,7 @@ const GROUPS = {
   'adapter-koa': () => import('./adapter-koa.bench.mjs'),
   'adapter-fastify': () => import('./adapter-fastify.bench.mjs'),
   sender: () => import('./sender.bench.mjs'),
+  'poll-answer': () => import('./poll-answer.bench.mjs'),
 };
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -76,7 +76,7 @@ function hook(path: string, options: Partial<ReceiverOptions>): Hook {
 
 /** Spawns `jobhook serve` and resolves with its base URL once the banner is printed. */
 function serve(args: readonly string[]): Promise<string> {
-  serveChild = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { cwd: REPO_ROOT });
+  serveChild = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--ephemeral', ...args], { cwd: REPO_ROOT });
   let out = '';
   let err = '';
   serveChild.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));

@@ -13,7 +13,7 @@ export {
   type ReceiverRequest,
   type ReceiverResponse,
 } from './receiver/create-receiver.js';
-export { createFetchHandler, type FetchWebhookHandler } from './adapter/fetch-handler.js';
+export { createFetchHandler, type FetchHandlerOptions, type FetchWebhookHandler } from './adapter/fetch-handler.js';
 export { constructEvent, type ConstructEventOptions } from './signature/construct-event.js';
 export {
   createVerifier,

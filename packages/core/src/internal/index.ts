@@ -34,3 +34,5 @@ export {
 export { quitRedisClient } from './quit-redis-client.js';
 export { parseRetryAfter } from './retry-after.js';
 export { checkEpochMs, checkLeaseOptions, checkLedgerKey, ledgerArgs, ledgerClock, type LedgerArgs } from '../ledger/job-ledger.js';
+export { countTopLevelKey } from '../canonical/top-level-keys.js';
+export { withoutTag } from '../recipient/recipient-check.js';

@@ -20,12 +20,13 @@ import { createOutcomeLog } from './outcome-log.js';
 import { ReceiverAnswers, type AnswerStats, type VerifiedDetail } from './receiver-answers.js';
 import { isThenable } from './is-thenable.js';
 import { JobContext } from './job-context.js';
-import { BodyAdmission } from './body-admission.js';
+import { BodyAdmission, type AdmissionSetup } from './body-admission.js';
+import { clientKey } from './client-key.js';
 import { createHandlerSlots } from './handler-slots.js';
 import { createDeliveryTracing } from './delivery-tracing.js';
 import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
 import type { LosslessJsonValue } from '../canonical/to-value.js';
-import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
+import type { Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
 export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
@@ -465,13 +466,25 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     }
   }
 
-  const admissionSetup = {
+  /**
+   * Signatures whose body is being read, each with its client: one body at a time per signature and
+   * client, so a captured signature replayed on many connections holds one read, while the service
+   * (another address) still delivers the same job. Not for unknown clients: there the service's
+   * delivery would share the key with whoever replays its signature.
+   */
+  const signaturesInFlight = new Map<string, BodyAdmission>();
+  const admissionSetup: AdmissionSetup = {
     budget,
     bodyTimeoutMs: resolved.bodyTimeoutMs,
+    bodyStartTimeoutMs: resolved.bodyStartTimeoutMs,
+    minBodyBytesPerSecond: resolved.minBodyBytesPerSecond,
     receive: (started: number, head: RequestHead, recovered: readonly RecoveredDigest[], rawBody: Uint8Array | string) =>
       receiveSafely(started, head, recovered, bytesOf(rawBody)),
     refuse: (started: number, error: JobhookError): ReceiverResponse =>
       answers.error(started, 'rejected', error, undefined, error.status === 503 ? retryAfter : undefined),
+    signatureDone: (key: string) => {
+      if (key !== '') signaturesInFlight.delete(key);
+    },
   };
 
   function precheck(head: RequestHead): Precheck {
@@ -480,15 +493,34 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       stats.received++;
       const checked = checkHead(started, head);
       if (!('recovered' in checked)) return { refusal: checked };
-      const reserved = checked.declared ?? limits.maxBodyBytes;
-      if (!budget.tryReserve(reserved)) {
+      const client = clientKey(head.clientAddress);
+      // The digest the first key recovered names the signed payload whatever the header's spelling.
+      const signatureKey = client === '' ? '' : `${checked.recovered[0]!.hash.toString('latin1')}|${client}`;
+      const holder = signatureKey === '' ? undefined : signaturesInFlight.get(signatureKey);
+      if (holder !== undefined) {
         const error = new JobhookError(
           'ERR_RECEIVER_BUSY',
-          `${budget.reserved} bytes of other bodies are being read (maxBodyBytesInFlight ${budget.capacity}); retry later`,
+          'a body with this signature from this client is being read already; retry later',
+          {
+            detail: { cause: 'signature-in-flight' },
+          },
         );
-        return { refusal: answers.error(started, 'rejected', error, undefined, retryAfter) };
+        // The holder is done by its deadline (at most bodyTimeoutMs): the sender need not wait longer.
+        const wait = { 'retry-after': String(Math.min(retryAfterSeconds, Math.max(1, Math.ceil(holder.msLeft() / 1000)))) };
+        return { refusal: answers.error(started, 'rejected', error, undefined, wait) };
       }
-      const admission: Admission = new BodyAdmission(admissionSetup, started, head, checked.recovered, checked.declared, reserved);
+      const maxBytes = checked.declared ?? limits.maxBodyBytes;
+      const admission = new BodyAdmission(
+        admissionSetup,
+        started,
+        head,
+        checked.recovered,
+        checked.declared,
+        maxBytes,
+        client,
+        signatureKey,
+      );
+      if (signatureKey !== '') signaturesInFlight.set(signatureKey, admission);
       return { admission };
     } catch (err) {
       return { refusal: answers.internal(err) };

@@ -246,9 +246,10 @@ export function createRecipientCheck(
  * was its only member. The event is this delivery's own parse (the receiver's and `constructEvent`'s
  * payload, built for this call and seen by nobody yet), so the tag is deleted in place: copying the
  * members cost 2 µs per delivery, a quarter of the recipient check. `Object.hasOwn` and `delete`
- * touch own members only (a `__proto__` key stays a key).
+ * touch own members only (a `__proto__` key stays a key). The poll paths use it too.
+ * @internal
  */
-function withoutTag(event: AsyncJobCompletedEvent): AsyncJobCompletedEvent {
+export function withoutTag(event: AsyncJobCompletedEvent): AsyncJobCompletedEvent {
   const params = event.user_parameters;
   if (params === undefined || !Object.hasOwn(params, RECIPIENT_TAG_KEY)) return event;
   delete (params as Record<string, unknown>)[RECIPIENT_TAG_KEY];
