@@ -79,12 +79,13 @@ export interface RecipientBinding {
   /** Webhooks. */
   readonly check: RecipientBindingCheck;
   /**
-   * Polls: binds a valid tag's nonce to the polled job (so that a copy on another job is refused
-   * later), in this turn when the store allows (`undefined`). A nonce bound to another job already
-   * is logged (`ERR_RECIPIENT_TAG_REUSED`), and the job handled: the poll asked the service for this
-   * job by its id, with the app's key. Changes nothing of the event.
+   * Polls: binds the nonce of a valid tag in `userParameters` (the poll answer's, as it came: the
+   * event handed on has the tag dropped) to the polled job, so that a copy on another job is refused
+   * later; in this turn when the store allows (`undefined`). A nonce bound to another job already is
+   * logged (`ERR_RECIPIENT_TAG_REUSED`), and the job handled: the poll asked the service for this job
+   * by its id, with the app's key. Changes nothing.
    */
-  readonly bindPolled: (event: AsyncJobCompletedEvent, now: number, jobId: string) => undefined | Promise<void>;
+  readonly bindPolled: (userParameters: unknown, now: number, jobId: string) => undefined | Promise<void>;
 }
 
 const CODE_OF_CAUSE: Record<RecipientTagCause, ErrorCode> = {
@@ -201,15 +202,18 @@ export function createRecipientCheck(
     return binding === 'other' ? refusal(event, jobId, 'reused', nonce, issuedAt) : withoutTag(event);
   }
 
-  function checkTag(event: AsyncJobCompletedEvent, now: number) {
-    const params = event.user_parameters;
-    const tag = params === undefined ? undefined : Object.hasOwn(params, RECIPIENT_TAG_KEY) ? params[RECIPIENT_TAG_KEY] : undefined;
+  /** The check of the tag in `params` (an event's `user_parameters`). */
+  function checkTag(params: unknown, now: number) {
+    const tag =
+      typeof params !== 'object' || params === null || !Object.hasOwn(params, RECIPIENT_TAG_KEY)
+        ? undefined
+        : (params as Record<string, unknown>)[RECIPIENT_TAG_KEY];
     check.now = now;
     return checkRecipientTag(tag, check);
   }
 
   const checkEvent: RecipientBindingCheck = (event, now, jobId = event.job_id.toLowerCase()) => {
-    const result = checkTag(event, now);
+    const result = checkTag(event.user_parameters, now);
     if (!result.ok) return refusal(event, jobId, result.cause, result.nonce, result.issuedAt);
     if (bind === undefined) return withoutTag(event);
     // One tag, one job: the nonce goes to the first job that carries it; a redelivery finds its own.
@@ -230,8 +234,8 @@ export function createRecipientCheck(
   };
   return Object.freeze({
     check: checkEvent,
-    bindPolled(event: AsyncJobCompletedEvent, now: number, jobId: string): undefined | Promise<void> {
-      const result = checkTag(event, now);
+    bindPolled(userParameters: unknown, now: number, jobId: string): undefined | Promise<void> {
+      const result = checkTag(userParameters, now);
       if (!result.ok) return undefined;
       const { nonce } = result;
       const binding = bind(nonce, jobId);
