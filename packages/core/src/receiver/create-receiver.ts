@@ -11,6 +11,7 @@ import { isTransactionalStore, syncClaimsOf, type ClaimResult } from '../store/i
 import { createMemoryStore } from '../store/memory-store.js';
 import { createFailureCapture } from '../diagnosis/failure-capture.js';
 import { createRecipientCheck } from '../recipient/recipient-check.js';
+import { createNonceBinder } from './nonce-binder.js';
 import { resolveReceiverOptions, type HandlerContext, type ReceiverOptions } from './receiver-options.js';
 import type { ReceiverStats } from './receiver-outcome.js';
 import { runClaimedJob, type RunHandlers } from './run-claimed-job.js';
@@ -82,7 +83,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const transactional = isTransactionalStore(store);
   const { onSuccess, onFail, onEvent, ledger } = options;
   // With recipientSecret: the tag's check, and its nonce bound to the job in the store (one tag, one job).
-  const recipient = createRecipientCheck(options, 'createReceiver', log, eventAge?.clockSkewMs ?? options.clockSkewMs, store);
+  const recipient = createRecipientCheck(options, 'createReceiver', log, eventAge?.clockSkewMs ?? options.clockSkewMs, () =>
+    createNonceBinder(store, 'createReceiver', log),
+  );
   // Backpressure: handlers running at once (handler-slots.ts).
   const slots = createHandlerSlots(resolved.maxConcurrentHandlers);
   // Traces: spans around the entry points and the handler run (tracing/), identities without a tracer.
