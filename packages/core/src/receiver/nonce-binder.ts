@@ -1,3 +1,5 @@
+import { JobhookError } from '../errors.js';
+import { describeValue } from '../internal/option-checks.js';
 import type { Logger } from '../log/logger.js';
 import type { NonceBinder } from '../recipient/recipient-check.js';
 import { isTagNonceStore, syncClaimsOf, type IdempotencyStore, type TagNonceBinding } from '../store/idempotency-store.js';
@@ -24,7 +26,15 @@ export function createNonceBinder(store: IdempotencyStore, owner: string, log: L
   return (nonce, jobId, ttlMs) => ours(own.bindTagNonce(nonce, jobId, ttlMs));
 }
 
-/** True when the nonce is the job's: bound to it now or before. */
+/**
+ * True when the nonce is the job's (bound to it now or before), false when another job's. Any other
+ * answer (a store of your own with a bug) is a store failure, 503: never a pass.
+ */
 function ours(binding: TagNonceBinding): boolean {
-  return binding !== 'other';
+  if (binding === 'bound' || binding === 'same') return true;
+  if (binding === 'other') return false;
+  throw new JobhookError(
+    'ERR_STORE_UNAVAILABLE',
+    `the store's bindTagNonce answered ${describeValue(binding)}, not 'bound', 'same' or 'other'`,
+  );
 }
