@@ -13,6 +13,7 @@ import { createHeadChecks } from './head-checks.js';
 import { isThenable } from './is-thenable.js';
 import { createJobAnswers } from './job-answers.js';
 import { createJobRunner } from './job-runner.js';
+import { createNonceBinder } from './nonce-binder.js';
 import { createOutcomeLog } from './outcome-log.js';
 import { ReceiverAnswers, type AnswerStats } from './receiver-answers.js';
 import { resolveReceiverOptions, type ReceiverOptions } from './receiver-options.js';
@@ -59,7 +60,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const ownsStore = options.store === undefined;
   const store = options.store ?? createMemoryStore();
   // With recipientSecret: the tag's check, and its nonce bound to the job in the store (one tag, one job).
-  const recipient = createRecipientCheck(options, 'createReceiver', log, eventAge?.clockSkewMs ?? options.clockSkewMs, store);
+  const recipient = createRecipientCheck(options, 'createReceiver', log, eventAge?.clockSkewMs ?? options.clockSkewMs, () =>
+    createNonceBinder(store, 'createReceiver', log),
+  );
   const slots = createHandlerSlots(resolved.maxConcurrentHandlers);
   // Traces: spans around the entry points and the handler run, identities without a tracer.
   const tracing = createDeliveryTracing(resolved.tracer);

@@ -34,8 +34,9 @@ export function createPolledHandler(setup: PolledSetup): (job: PolledJob) => Pro
     const context = new JobContext(jobId, 'poll', null, null, {}, log, { losslessPayload: () => job as LosslessJsonValue });
     let end: JobEnd;
     try {
-      // A valid tag's nonce is bound to this job too, so that a copy on another job's webhook is refused.
-      if (recipient !== undefined) await recipient.bindPolled(event, Date.now(), jobId);
+      // A valid tag's nonce is bound to this job too, so that a copy on another job's webhook is refused:
+      // read from the answer itself, since the event comes without the tag.
+      if (recipient !== undefined) await recipient.bindPolled(job.user_parameters, Date.now(), jobId);
       end = await runJob(event, context);
     } catch (error) {
       return { kind: 'store-unavailable', jobId, error };
