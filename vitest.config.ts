@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { outputSettings } from './test/helpers/vitest-output.js';
 
 export default defineConfig({
   test: {
@@ -9,15 +10,9 @@ export default defineConfig({
     // expect.poll waits for an event; its timeout is a hang guard, not a speed check (the default,
     // 1 s, is a wall-clock bound a busy 2-core machine can miss).
     expect: { poll: { timeout: 30_000 } },
-    // A green run reads green: what a test, or the code under test, prints (a logger's warn line for
-    // a refusal the test provoked, a child's stderr) is shown only under a test that failed, after
-    // it; test/helpers/quiet-output.ts routes what is written straight to process.stdout/stderr
-    // into that capture. `--silent=false` shows everything (`npm run chaos` uses it for its report).
-    silent: 'passed-only',
-    setupFiles: ['./test/helpers/quiet-output.ts'],
-    // The summary reporter's closing line, which CI reads, comes last: after the default reporter's
-    // failures and totals.
-    reporters: ['default', './test/summary-reporter.ts'],
+    // Only a failed test's output is shown, and the closing line comes last (`npm run chaos` shows
+    // everything with --silent=false): see test/helpers/vitest-output.ts.
+    ...outputSettings(),
   },
   resolve: {
     conditions: ['source'],
