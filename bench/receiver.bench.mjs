@@ -54,7 +54,7 @@ export async function run({ settings, log }) {
     receiver = createReceiver({ publicKeys: pem, store: createMemoryStore({ max: POOL * 2 }), onEvent: () => {} });
   };
   freshReceiver();
-  const verifier = createVerifier({ keys: pem });
+  const verifier = createVerifier({ publicKeys: pem });
   let h = 0;
   let v = 0;
   const handle = async () => {

@@ -29,11 +29,13 @@ const GROUPS = {
   stores: () => import('./stores.bench.mjs'),
   receiver: () => import('./receiver.bench.mjs'),
   'receiver-stores': () => import('./receiver-stores.bench.mjs'),
+  'tag-binding': () => import('./tag-binding.bench.mjs'),
   attack: () => import('./attack.bench.mjs'),
   'adapter-express': () => import('./adapter-express.bench.mjs'),
   'adapter-koa': () => import('./adapter-koa.bench.mjs'),
   'adapter-fastify': () => import('./adapter-fastify.bench.mjs'),
   sender: () => import('./sender.bench.mjs'),
+  'poll-answer': () => import('./poll-answer.bench.mjs'),
   availability: () => import('./availability.bench.mjs'),
 };
 /** Groups run only when named (minutes long): `node --expose-gc bench/run.mjs availability`. */

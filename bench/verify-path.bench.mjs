@@ -38,7 +38,7 @@ const PADDING = constants.RSA_PKCS1_PADDING;
 
 export const NOTES = [
   'naive    = the hand-written recipe: JSON.parse(body.toString("utf8")), keys sorted deep (each object rebuilt from Object.keys(o).sort()), JSON.stringify(v, null, 2), sha256 hex, crypto.verify("sha256", Buffer.from(hex), { key: cachedKeyObject, padding: RSA_PKCS1_PADDING }, Buffer.from(signatureHex, "hex")). Not exact (1.0 → 1), no dedupe: the speed reference. Its signatures are made over the digest it computes, so it returns true.',
-  `verifier = createVerifier({ keys: pem, maxBodyBytes: 16 MiB }) once, then verifier.verify({ body, signature }): RSA public recover, one bounded parse, candidate canonical forms hashed as written, payload object.`,
+  `verifier = createVerifier({ publicKeys: pem, maxBodyBytes: 16 MiB }) once, then verifier.verify({ body, signature }): RSA public recover, one bounded parse, candidate canonical forms hashed as written, payload object.`,
   `handle   = receiver.handle({ method: "POST", headers, rawBody }) with a memory store and a no-op handler, ${IN_FLIGHT} calls in flight, against naive wrapped in an async function with ${IN_FLIGHT} in flight (naive (${IN_FLIGHT})). Every handle call carries a job_id of its own (a pool of ${POOL_SMALL.toLocaleString('en')} pre-signed variants for the 1 KB webhook, ${POOL_LARGE} for larger payloads; the receiver is replaced when the pool wraps) and must answer 200 handled; naive (${IN_FLIGHT}) cycles through the same bodies.`,
   `Payloads of ≥ ${(LONG_BATCH_BYTES / 1000).toLocaleString('en')} kB (stt-1mb): the handle row takes ≥ ${LONG_BATCH_SAMPLES} batches instead of the settings' minimum (a batch there is ≥ ${2 * IN_FLIGHT} calls, ~1.5 s); the time floor is unchanged.`,
   "Bodies: signPayload(body, key, { bodyStyle }).body (the payloads as Python writes them). The handle row uses the python body only (the service's). RSA-2048, e = 65537, generated at start.",
@@ -100,7 +100,7 @@ export async function run({ compare, settings, log, payloads }) {
   log(`  generating an RSA-${KEY_BITS} key…`);
   const { publicKey, privateKey } = await promisify(generateKeyPair)('rsa', { modulusLength: KEY_BITS, publicExponent: 65537 });
   const pem = publicKey.export({ type: 'pkcs1', format: 'pem' });
-  const verifier = createVerifier({ keys: pem, maxBodyBytes: MAX_BODY });
+  const verifier = createVerifier({ publicKeys: pem, maxBodyBytes: MAX_BODY });
 
   const rows = [];
   for (const payload of payloads) {

@@ -19,12 +19,12 @@ const KEY_SIZES = [2048, 3072, 4096];
 const PADDING = constants.RSA_PKCS1_PADDING;
 
 export const NOTES = [
-  'verifier    = createVerifier({ keys: pem }) once, then verifier.verify({ body, signature: hex }): decode hex, parse, canonicalize (python profile matches first), sha256, RSA verify, build the payload object.',
+  'verifier    = createVerifier({ publicKeys: pem }) once, then verifier.verify({ body, signature: hex }): decode hex, parse, canonicalize (python profile matches first), sha256, RSA verify, build the payload object.',
   'bare        = crypto.verify("sha256", Buffer.from(digestHex), { key: cachedKeyObject, padding: RSA_PKCS1_PADDING }, sig), digest precomputed: the RSA floor.',
   'bare+canon  = canonicalize(body) + sha256 hex + bare: the work of verifier minus its bookkeeping (hex decode, profile loop) and payload object.',
   'µs over bare = time per call of verifier minus bare (what verification adds to the RSA operation); of which canon+sha256 = bare+canon minus bare. Both constant across key sizes, so the ratio rises with key size.',
   'PEM         = bare with a PEM string as key, so node/OpenSSL decodes it on every call: PKCS#1 ("BEGIN RSA PUBLIC KEY", as the service publishes it) or SPKI ("BEGIN PUBLIC KEY").',
-  'one-shot    = createVerifier({ keys: pem }).verify({ body, signature }): a new key ring per call (PEM decode, checks, key id = sha256 of the SPKI DER).',
+  'one-shot    = createVerifier({ publicKeys: pem }).verify({ body, signature }): a new key ring per call (PEM decode, checks, key id = sha256 of the SPKI DER).',
   'Each table comes from its own interleaved comparison per key size, so the same task (verifier, bare) can read a little differently across tables.',
   'Body: the python-style 1 KB webhook. Keys: e = 65537, generated at start.',
 ];
@@ -47,7 +47,7 @@ export async function run({ compare, settings, log }) {
     const signature = signed.signature;
     const sig = Buffer.from(signature, 'hex');
     const digestHex = signed.digest;
-    const verifier = createVerifier({ keys: pem });
+    const verifier = createVerifier({ publicKeys: pem });
 
     // Each task must succeed, or it measures a failure path.
     const checks = {

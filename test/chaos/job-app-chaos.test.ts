@@ -1,6 +1,6 @@
 /**
- * Never lose a result: jobs are submitted through examples/job-app (`POST /jobs`, the client
- * writing the expected-jobs ledger) to the reference service (`jobhook serve`, retries shortened to
+ * Never lose a result: jobs are submitted through examples/job-app (`POST /jobs` with the app's
+ * token, the client writing the expected-jobs ledger) to the reference service (`jobhook serve`, retries shortened to
  * a few seconds), whose webhooks reach the app through a fault proxy, while:
  * - for a third of the jobs the receiver is "down" (every webhook attempt reset) for longer than the
  *   service's whole retry span, so their results can only come by poll;
@@ -23,15 +23,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPostgresServer, type PostgresServer } from '../../packages/postgres/test/helpers/postgres-server.js';
 import { freePort, startRedisServer, type RedisServer } from '../../packages/core/test/helpers/redis-server.js';
 import { assertBuilt, startSenderCli, writeSigningKeys } from '../helpers/chaos-cluster.js';
-import { stopAllChildren, type ManagedChild } from '../helpers/chaos-processes.js';
+import { stopAllChildren } from '../helpers/chaos-processes.js';
 import { formatTable, mapConcurrent } from '../helpers/chaos-report.js';
 import { envInteger } from '../helpers/env-integer.js';
 import { startFaultProxy, type FaultProxy } from '../helpers/fault-proxy.js';
-import { startJobApp } from '../helpers/job-app-process.js';
+import { jobAppHeaders, startJobApp, type JobApp } from '../helpers/job-app-process.js';
 
 const JOBS = envInteger('CHAOS_JOBS', 24);
 const SEED = envInteger('CHAOS_SEED', 20_251_125);
 const API_KEY = 'jh_inf_jobAppChaosFixedKey0123456789';
+const APP_TOKEN = 'job-app-chaos-token-0123456789';
 /** The service's retries: 3 after the first attempt, 100 ms doubling (jittered) up to 400 ms, 1 s per attempt. */
 const SENDER_FLAGS = { attemptTimeoutMs: 1_000, retryBaseMs: 100, maxRetries: 3, jobDelayMs: 50 };
 /** Longer than the service's whole retry span, so a job whose webhooks all failed is polled after they stopped. */
@@ -41,6 +42,11 @@ const WRONG_KEY_MS = 2_500;
 /** Submissions spread over about this long, so webhooks arrive before, during and after the chaos. */
 const SUBMIT_SPAN_MS = 12_000;
 const SUBMIT_CONCURRENCY = 2;
+/**
+ * The app's outstanding-jobs limit: its default (100) is above this run's peak (every job outstanding
+ * at once at worst, plus the few whose submit answer a kill swallowed); a larger CHAOS_JOBS raises it.
+ */
+const MAX_OUTSTANDING = JOBS * 2 > 100 ? JOBS * 2 : undefined;
 const TEST_TIMEOUT_MS = 150_000 + JOBS * 1_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -90,6 +96,9 @@ interface ScenarioResult {
   /** Webhook answers of the app, by status, as the proxy saw them. */
   answers: Record<string, number>;
   reconciled: Record<string, number>;
+  /** Most ledger entries seen after a submission (PostgreSQL only; -1 on Redis), and the app's limit on them. */
+  peakOutstanding: number;
+  maxOutstanding: number;
 }
 
 async function runScenario(store: 'postgres' | 'redis'): Promise<ScenarioResult> {
@@ -112,10 +121,13 @@ async function runScenario(store: 'postgres' | 'redis'): Promise<ScenarioResult>
     },
   });
   const reconciled: Record<string, number> = {};
-  const start = (name: string, publicKeyFile: string): Promise<ManagedChild> =>
+  let maxOutstanding = Number.NaN;
+  const start = (name: string, publicKeyFile: string): Promise<JobApp> =>
     startJobApp({
       name,
       port: appPort,
+      token: APP_TOKEN,
+      ...(MAX_OUTSTANDING === undefined ? {} : { maxOutstanding: MAX_OUTSTANDING }),
       databaseUrl,
       serviceUrl,
       apiKey: API_KEY,
@@ -125,6 +137,7 @@ async function runScenario(store: 'postgres' | 'redis'): Promise<ScenarioResult>
       store,
       ...(store === 'redis' ? { redisUrl: appRedis.url } : {}),
       onLog(entry) {
+        if (entry['msg'] === 'listening') maxOutstanding = Number(entry['max_outstanding']);
         if (entry['msg'] === 'reconciled') reconciled[String(entry['kind'])] = (reconciled[String(entry['kind'])] ?? 0) + 1;
       },
     });
@@ -132,19 +145,26 @@ async function runScenario(store: 'postgres' | 'redis'): Promise<ScenarioResult>
   let up: Promise<void> = Promise.resolve();
 
   const submitted: string[] = [];
+  let peakOutstanding = -1;
   const submitOne = async (seq: number): Promise<void> => {
     for (let attempt = 0; attempt < 20; attempt++) {
       await up;
       const simulate = seq % 10 === 9 ? { outcome: 'fail', delay_ms: 50 } : { delay_ms: 50 };
       const res = await fetch(`http://127.0.0.1:${appPort}/jobs`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: jobAppHeaders(APP_TOKEN),
         body: JSON.stringify({ model: 'ocr/ocr_async/amazon', input: { file: `f-${seq}`, simulate } }),
       }).catch(() => undefined);
       if (res?.status === 202) {
         submitted.push(((await res.json()) as { job_id: string }).job_id.toLowerCase());
+        if (store === 'postgres') {
+          const { rows } = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM jobhook_ledger');
+          peakOutstanding = Math.max(peakOutstanding, rows[0]!.n);
+        }
         return;
       }
+      // A refusal (token, outstanding limit, body) is no kill: trying again would only hide it.
+      if (res !== undefined && res.status >= 400 && res.status < 500) throw new Error(`job ${seq}: ${res.status} ${await res.text()}`);
       // The app was being killed: its answer was lost. A job may exist that we do not know of
       // (counted below as an extra row, if its result comes); submit this one again.
       await sleep(200);
@@ -157,13 +177,13 @@ async function runScenario(store: 'postgres' | 'redis'): Promise<ScenarioResult>
     while (submitted.length < JOBS / 3) await sleep(50);
     let release!: () => void;
     up = new Promise((r) => (release = r));
-    await app.kill();
+    await app.child.kill();
     app = await start(`${store}-app-wrong-key`, wrongKeys.publicKeyFile);
     release();
     await sleep(WRONG_KEY_MS);
     // ... then SIGKILL again and back with the right key.
     up = new Promise((r) => (release = r));
-    await app.kill();
+    await app.child.kill();
     app = await start(`${store}-app-2`, keys.publicKeyFile);
     release();
   })();
@@ -208,8 +228,10 @@ async function runScenario(store: 'postgres' | 'redis'): Promise<ScenarioResult>
     proxy: { ...proxy.counts },
     answers,
     reconciled,
+    peakOutstanding,
+    maxOutstanding,
   };
-  await app.stop();
+  await app.child.stop();
   await proxy.close();
   await db.end();
   await admin.end();
@@ -232,6 +254,12 @@ function report(store: string, r: ScenarioResult): void {
       ['webhook requests reset (receiver down)', r.proxy.reset],
       ['webhook answers by status', JSON.stringify(r.answers)],
       ['reconciler outcomes', JSON.stringify(r.reconciled)],
+      [
+        'peak ledger entries after a submission',
+        r.peakOutstanding < 0
+          ? `not counted on Redis (the app's limit: ${r.maxOutstanding})`
+          : `${r.peakOutstanding} (the app's limit: ${r.maxOutstanding})`,
+      ],
     ]),
   );
 }
@@ -251,6 +279,9 @@ describe('examples/job-app: never lose a result', () => {
       expect(r.downJobs).toBeGreaterThan(0);
       // The wrong-key window did answer 401s (which the service never retries).
       expect(r.answers['401'] ?? 0).toBeGreaterThan(0);
+      // The app's outstanding-jobs limit (429 past it) stays clear of what this run needs.
+      expect(r.peakOutstanding).toBeGreaterThan(0);
+      expect(r.peakOutstanding).toBeLessThan(r.maxOutstanding);
     },
     TEST_TIMEOUT_MS,
   );

@@ -50,7 +50,9 @@ export function createExpressMiddleware(
   const path = adapterPath(options, ADAPTER);
 
   async function receive(req: Request): Promise<ReceiverResponse> {
-    return receiveNodeRequest(receiver, req, { method: req.method, headers: req.headers }, () => keptRequestBody(req));
+    // `req.ip` honours Express's `trust proxy`; connect-style servers have only the socket's address.
+    const clientAddress = req.ip ?? req.socket?.remoteAddress;
+    return receiveNodeRequest(receiver, req, { method: req.method, headers: req.headers, clientAddress }, () => keptRequestBody(req));
   }
 
   async function respond(req: Request, res: Response): Promise<void> {

@@ -8,6 +8,7 @@ import {
   internalAnswer,
   readNodeBody,
   type Admission,
+  type BodyLimit,
   type Precheck,
 } from '@jobhook/core/adapter';
 import type { Readable } from 'node:stream';
@@ -63,7 +64,8 @@ export function webhookRoute(receiver: Receiver, path: string) {
   async function jobhookPrecheck(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     let checked: Precheck;
     try {
-      checked = receiver.precheck({ method: request.method, headers: request.headers });
+      // `request.ip` honours Fastify's `trustProxy`.
+      checked = receiver.precheck({ method: request.method, headers: request.headers, clientAddress: request.ip });
     } catch (err) {
       checked = { refusal: internalAnswer(err) };
     }
@@ -82,12 +84,14 @@ export function webhookRoute(receiver: Receiver, path: string) {
     if (admission === undefined) throw new JobhookError('ERR_INTERNAL', `${PLUGIN_NAME}: body of a request the precheck did not admit`);
     // The request's own stream holds to the Content-Length the precheck read; a stream a hook put
     // in its place (decoded, transformed) is held to the size limit only.
-    const limit =
+    const limit: BodyLimit =
       payload === request.raw
         ? admission
-        : admission.onDeadline === undefined
-          ? { maxBytes: admission.maxBytes, signal: admission.signal }
-          : { maxBytes: admission.maxBytes, onDeadline: admission.onDeadline.bind(admission) };
+        : {
+            maxBytes: admission.maxBytes,
+            ...(admission.onDeadline === undefined ? { signal: admission.signal } : { onDeadline: admission.onDeadline.bind(admission) }),
+            ...(admission.charge === undefined ? {} : { charge: admission.charge.bind(admission) }),
+          };
     return Buffer.from(await readNodeBody(payload, limit));
   }
 

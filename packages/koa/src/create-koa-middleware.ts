@@ -55,7 +55,13 @@ export function createKoaMiddleware(receiverOrOptions: ReceiverOrOptions, option
   const path = adapterPath(options, ADAPTER);
   const jobhookKoaMiddleware: Middleware<JobhookState> = async function jobhookKoaMiddleware(ctx, next) {
     if (path !== undefined && ctx.path !== path) return next();
-    const answer = await receiveNodeRequest(receiver, ctx.req, { method: ctx.method, headers: ctx.headers }, () => keptBody(ctx));
+    const answer = await receiveNodeRequest(
+      receiver,
+      ctx.req,
+      // `ctx.ip` honours Koa's `app.proxy` (and `app.proxyIpHeader`).
+      { method: ctx.method, headers: ctx.headers, clientAddress: ctx.ip },
+      () => keptBody(ctx),
+    );
     ctx.status = answer.status;
     ctx.set(answer.headers);
     ctx.body = answer.body; // after the headers, so Koa keeps our Content-Type

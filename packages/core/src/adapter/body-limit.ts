@@ -1,7 +1,10 @@
+import type { JobhookError } from '../errors.js';
+
 /**
  * How much of a body to read, as an admission gives it (`receiver.precheck(head).admission`): at
- * most `maxBytes`, stopping at its deadline (`onDeadline`, else `signal`), and held to
- * `declaredBytes` (the `Content-Length` the precheck read) without reading the header again.
+ * most `maxBytes`, each chunk charged as it arrives (`charge`), stopping at its deadline
+ * (`onDeadline`, else `signal`), and held to `declaredBytes` (the `Content-Length` the precheck
+ * read) without reading the header again.
  */
 export interface BodyLimit {
   readonly maxBytes: number;
@@ -9,6 +12,8 @@ export interface BodyLimit {
   /** Preferred to `signal` when given: the same deadline without an AbortSignal (see `Admission.onDeadline`). */
   onDeadline?(listener: (reason: unknown) => void): () => void;
   readonly declaredBytes?: number | undefined;
+  /** Charges a chunk just read (see `Admission.charge`): an error stops the read and is thrown. */
+  charge?(bytes: number): JobhookError | undefined;
 }
 
 /**

@@ -1,12 +1,30 @@
 import type { Receiver, ReceiverResponse } from '../receiver/receiver-types.js';
+import { optionError } from '../internal/option-checks.js';
 import { adapterPath, type AdapterOptions } from './adapter-options.js';
 import { bodyReadError } from './body-read-error.js';
 import { internalAnswer } from './internal-answer.js';
 import { readCappedBody } from './read-capped-body.js';
 import { resolveReceiver, type ReceiverOrOptions } from './resolve-receiver.js';
 
-/** A web-standard handler, `(request: Request) => Promise<Response>`, with the receiver it runs. */
-export type FetchWebhookHandler = ((request: Request) => Promise<Response>) & { readonly receiver: Receiver };
+/**
+ * A web-standard handler, `(request, ...platform) => Promise<Response>`, with the receiver it runs:
+ * `platform` is whatever the runtime passes after the request (Bun's `server`, Deno's `info`,
+ * Workers' `env` and `ctx`), handed to `clientAddress` untouched.
+ */
+export type FetchWebhookHandler = ((request: Request, ...platform: unknown[]) => Promise<Response>) & { readonly receiver: Receiver };
+
+/** Options of {@link createFetchHandler}: `path`, and how to find the client's address. */
+export interface FetchHandlerOptions extends AdapterOptions {
+  /**
+   * The client's address, for the per-client share of the body budget (`RequestHead.clientAddress`).
+   * A `Request` has none of its own, so each runtime says where it is: Bun
+   * `(req, server) => server.requestIP(req)?.address`, Deno `(req, info) => info.remoteAddr.hostname`,
+   * Cloudflare Workers `(req) => req.headers.get('cf-connecting-ip') ?? undefined`, Next.js only
+   * behind a proxy you trust: the first address of `x-forwarded-for`. Trust a forwarded header only
+   * when your own proxy sets it. Default: none (every request shares one key).
+   */
+  clientAddress?: (request: Request, ...platform: unknown[]) => string | null | undefined;
+}
 
 /**
  * Creates a handler for runtimes that speak the Fetch API (Next.js route handlers, Hono, Bun, Deno,
@@ -23,6 +41,7 @@ export type FetchWebhookHandler = ((request: Request) => Promise<Response>) & { 
  * @param receiverOrOptions a `Receiver` from `createReceiver`, or the options to create one.
  * @param options `path`: answer only requests to that path (the URL's pathname, exact match); other
  * paths get an empty 404, untouched by the receiver. Default: every request is a webhook request.
+ * `clientAddress`: where the runtime keeps the client's address (see {@link FetchHandlerOptions}).
  * @throws JobhookError `ERR_OPTION_INVALID` / `ERR_KEY_INVALID` at construction.
  * @example
  * ```ts
@@ -31,21 +50,35 @@ export type FetchWebhookHandler = ((request: Request) => Promise<Response>) & { 
  * export const POST = handler;
  * ```
  */
-export function createFetchHandler(receiverOrOptions: ReceiverOrOptions, options?: AdapterOptions): FetchWebhookHandler {
+export function createFetchHandler(receiverOrOptions: ReceiverOrOptions, options?: FetchHandlerOptions): FetchWebhookHandler {
   const receiver = resolveReceiver(receiverOrOptions, 'createFetchHandler');
   const path = adapterPath(options, 'createFetchHandler');
+  const addressOf = options?.clientAddress;
+  if (addressOf !== undefined && typeof addressOf !== 'function') {
+    throw optionError('createFetchHandler', `clientAddress must be a function (request, ...platform) => string, got ${typeof addressOf}`);
+  }
 
-  async function jobhookFetchHandler(request: Request): Promise<Response> {
+  async function jobhookFetchHandler(request: Request, ...platform: unknown[]): Promise<Response> {
     if (path !== undefined && new URL(request.url).pathname !== path) return new Response(null, { status: 404 });
     try {
-      return await receive(request);
+      return await receive(request, clientAddressOf(request, platform));
     } catch (err) {
       return toResponse(internalAnswer(err));
     }
   }
 
-  async function receive(request: Request): Promise<Response> {
-    const { refusal, admission } = receiver.precheck({ method: request.method, headers: request.headers });
+  /** The client's address, or none when there is no rule or it throws (an unknown client, not a failed request). */
+  function clientAddressOf(request: Request, platform: unknown[]): string | undefined {
+    if (addressOf === undefined) return undefined;
+    try {
+      return addressOf(request, ...platform) ?? undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function receive(request: Request, clientAddress: string | undefined): Promise<Response> {
+    const { refusal, admission } = receiver.precheck({ method: request.method, headers: request.headers, clientAddress });
     if (refusal !== undefined) return toResponse(refusal);
     const { maxBytes } = admission;
     let rawBody: Uint8Array;

@@ -5,7 +5,8 @@ import { onLimitDeadline, type BodyLimit } from './body-limit.js';
  * The body of a Fetch-API `Request` or `Response`, at most `maxBytes`: a larger `Content-Length` is
  * refused before reading, and a body that grows past `maxBytes` while streaming is cancelled there,
  * so a misbehaving peer cannot make this process buffer without bound. `tooLarge` makes the error
- * thrown in both cases; errors of the stream itself are passed on. When the deadline passes first
+ * thrown in both cases; errors of the stream itself are passed on. Given an admission, each chunk is
+ * charged as it arrives (`charge`), and a refused charge cancels the body and is thrown. When the deadline passes first
  * (an admission's `onDeadline`, else `signal`), the body is cancelled and the reason thrown. `limit`
  * is `maxBytes`, or an admission (any {@link BodyLimit}): its `maxBytes`, deadline and
  * `declaredBytes`, so the header is not read again.
@@ -54,6 +55,11 @@ export async function readCappedBody(
       if (total > maxBytes) {
         await from.cancel().catch(() => {});
         throw tooLarge();
+      }
+      const refused = given?.charge?.(value.byteLength);
+      if (refused !== undefined) {
+        await from.cancel(refused).catch(() => {});
+        throw refused;
       }
       chunks.push(value);
     }

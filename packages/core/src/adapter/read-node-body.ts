@@ -6,8 +6,9 @@ import { onLimitDeadline, type BodyLimit } from './body-limit.js';
 /**
  * Reads a Node request body (an `IncomingMessage`, or the stream a framework hands its body
  * parsers) whole, at most `maxBytes`: it fails as soon as more arrive, without reading the rest.
- * When the deadline passes first (the admission's `onDeadline`, else `signal`), reading stops and its
- * reason is thrown.
+ * Each chunk is charged to the admission's budget as it arrives (`charge`); a refused charge stops
+ * the read and is thrown. When the deadline passes first (the admission's `onDeadline`, else
+ * `signal`), reading stops and its reason is thrown.
  * On failure the stream is left paused and unread: answer with the connection closed.
  *
  * `limit` is an admission (or any {@link BodyLimit}): its `maxBytes`, deadline and `declaredBytes`,
@@ -20,7 +21,8 @@ import { onLimitDeadline, type BodyLimit } from './body-limit.js';
  * if (admission !== undefined) answer = await admission.receive(await readNodeBody(req, admission));
  * ```
  * @throws JobhookError `ERR_BODY_TOO_LARGE` past `maxBytes`; `ERR_BODY_INCOMPLETE` when the stream
- * fails or closes before its end (client aborted); the deadline's reason (`ERR_BODY_TIMEOUT`).
+ * fails or closes before its end (client aborted); the deadline's reason (`ERR_BODY_TIMEOUT`); a
+ * refused charge (`ERR_RECEIVER_BUSY`).
  */
 export function readNodeBody(stream: Readable, limit: BodyLimit | number, signal?: AbortSignal): Promise<Uint8Array> {
   const given = typeof limit === 'number' ? undefined : limit;
@@ -60,6 +62,12 @@ export function readNodeBody(stream: Readable, limit: BodyLimit | number, signal
       }
       if (total > maxBytes) {
         stop(new JobhookError('ERR_BODY_TOO_LARGE', `body larger than the limit of ${maxBytes} bytes`));
+        return;
+      }
+      // Charged as it arrives: a body that announces much and sends little holds little.
+      const refused = given?.charge?.(bytes.length);
+      if (refused !== undefined) {
+        stop(refused);
         return;
       }
       chunks.push(bytes);

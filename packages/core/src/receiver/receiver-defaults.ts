@@ -4,7 +4,9 @@ import { DEFAULT_HEADER_NAMES, type WebhookHeaderNames } from '../signature/head
 import { DEFAULT_MAX_BODY_BYTES_IN_FLIGHT } from './body-budget.js';
 import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_EVENT_AGE_MS } from './event-age.js';
 import {
+  DEFAULT_BODY_START_TIMEOUT_MS,
   DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_MIN_BODY_BYTES_PER_SECOND,
   DEFAULT_DONE_TTL_MS,
   DEFAULT_HANDLER_TIMEOUT_MS,
   DEFAULT_LEASE_MS,
@@ -23,6 +25,10 @@ export interface ReceiverDefaults {
   readonly maxBodyBytesInFlight: number;
   /** `bodyTimeoutMs`: 5 s from a request's head to its body's last byte. */
   readonly bodyTimeoutMs: number;
+  /** `bodyStartTimeoutMs`: 2 s from a request's head to its body's first byte. */
+  readonly bodyStartTimeoutMs: number;
+  /** `minBodyBytesPerSecond`: 16 KiB/s, the least average pace of a body after `bodyStartTimeoutMs`. */
+  readonly minBodyBytesPerSecond: number;
   /** `leaseMs`: 20 s, a claim's lease, renewed every third of it while the handler runs. */
   readonly leaseMs: number;
   /** `doneTtlMs`: 7 days, how long a handled `job_id` is remembered. */
@@ -57,6 +63,8 @@ export const RECEIVER_DEFAULTS: ReceiverDefaults = Object.freeze({
   maxCanonicalBytes: CANONICAL_BYTES_PER_BODY_BYTE * DEFAULT_MAX_BODY_BYTES,
   maxBodyBytesInFlight: DEFAULT_MAX_BODY_BYTES_IN_FLIGHT,
   bodyTimeoutMs: DEFAULT_BODY_TIMEOUT_MS,
+  bodyStartTimeoutMs: DEFAULT_BODY_START_TIMEOUT_MS,
+  minBodyBytesPerSecond: DEFAULT_MIN_BODY_BYTES_PER_SECOND,
   leaseMs: DEFAULT_LEASE_MS,
   doneTtlMs: DEFAULT_DONE_TTL_MS,
   handlerTimeoutMs: DEFAULT_HANDLER_TIMEOUT_MS,

@@ -138,13 +138,13 @@ export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
   maxBodyBytes?: number;
   /**
    * Bytes of request bodies the adapters read at once. A body is read only behind a signature a
-   * configured key decodes, and first reserves its declared `Content-Length` (or `maxBodyBytes` when
-   * it declares none); one that would pass the bound is answered 503 `ERR_RECEIVER_BUSY` with
-   * `Retry-After`, unread, and the connection closed. It bounds what bodies behind replayed real
-   * signatures hold in memory. Default: one budget of `DEFAULT_MAX_BODY_BYTES_IN_FLIGHT` (64 MiB)
-   * shared by every receiver of the process that is given none (`processBodyBudget()`); a body larger
-   * than it reserves all of it. A number gives this receiver a budget of its own (at least
-   * `maxBodyBytes`); a budget from `createBodyBudget` is shared by the receivers given it.
+   * configured key decodes, and its bytes are charged as they arrive (never its announced
+   * `Content-Length`); a chunk that would pass the bound, or, once 3/4 of it is charged, a chunk of a
+   * client whose other bodies hold 1/256 of it, stops its body: 503 `ERR_RECEIVER_BUSY` with `Retry-After`,
+   * the connection closed. It bounds what bodies behind replayed real signatures hold in memory.
+   * Default: one budget of `DEFAULT_MAX_BODY_BYTES_IN_FLIGHT` (64 MiB) shared by every receiver of
+   * the process that is given none (`processBodyBudget()`). A number gives this receiver a budget of
+   * its own (at least `maxBodyBytes`); a budget from `createBodyBudget` is shared by the receivers given it.
    */
   maxBodyBytesInFlight?: number | BodyBudget;
   /**
@@ -154,6 +154,20 @@ export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
    * attempt after 30 s (spec §8), and the handler may take `handlerTimeoutMs` (25 s) of them.
    */
   bodyTimeoutMs?: number;
+  /**
+   * Longest time from a request's head to its body's first byte, when an adapter reads the body: a
+   * request that announces a body and sends none is answered 503 `ERR_BODY_TIMEOUT` with
+   * `Retry-After` and its connection closed. Default {@link DEFAULT_BODY_START_TIMEOUT_MS} (2,000).
+   * A deadline past `bodyTimeoutMs` is cut to it.
+   */
+  bodyStartTimeoutMs?: number;
+  /**
+   * Least average pace of a body after `bodyStartTimeoutMs`, in bytes per second: a body that has
+   * not received `minBodyBytesPerSecond × (elapsed − bodyStartTimeoutMs)` bytes is answered 503
+   * `ERR_BODY_TIMEOUT` with `Retry-After` and its connection closed. Default
+   * {@link DEFAULT_MIN_BODY_BYTES_PER_SECOND} (16,384).
+   */
+  minBodyBytesPerSecond?: number;
   /** Nesting above this is refused with 400. Default 512. */
   maxDepth?: number;
   /**
@@ -246,6 +260,8 @@ export interface ResolvedReceiverOptions {
   /** Handlers run at once (`maxConcurrentHandlers`). */
   maxConcurrentHandlers: number;
   bodyTimeoutMs: number;
+  bodyStartTimeoutMs: number;
+  minBodyBytesPerSecond: number;
   retryAfterSeconds: number;
   headerNames: WebhookHeaderNames;
   bigIntegers: BigIntegers;
@@ -286,6 +302,20 @@ export const DEFAULT_RETRY_AFTER_SECONDS = 30;
  * needs about 200 KB/s for it, far below any link the service sends from.
  */
 export const DEFAULT_BODY_TIMEOUT_MS = 5_000;
+
+/**
+ * Default `bodyStartTimeoutMs`: 2 s. The service sends a delivery's head and body in one burst from
+ * a data centre; a body not started 2 s after its head is held on purpose (or its sender is so far
+ * behind that the retry is the better bet). Far above the event-loop stalls of a busy receiver.
+ */
+export const DEFAULT_BODY_START_TIMEOUT_MS = 2_000;
+
+/**
+ * Default `minBodyBytesPerSecond`: 16 KiB/s, 32× the 500 B/s of a trickle attack and a thousandth of
+ * what the service sends at. A genuine 1 MiB delivery at that pace would still be in within the
+ * 5 s of `bodyTimeoutMs` only above 200 KiB/s, which is the bound that decides for large bodies.
+ */
+export const DEFAULT_MIN_BODY_BYTES_PER_SECOND = 16 * 1024;
 
 /**
  * Default `maxConcurrentHandlers`: 64. The bound is there for a handler's downstream that slows or
@@ -388,6 +418,12 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
   let bodyBudget: BodyBudget;
   if (maxBodyBytesInFlight === undefined) {
     bodyBudget = processBodyBudget();
+    // Bytes are charged as they arrive, so a body larger than the whole budget could never be read.
+    if (bodyBudget.capacity < limits.maxBodyBytes) {
+      fail(
+        `maxBodyBytes (${limits.maxBodyBytes}) is above the process's shared body budget (${bodyBudget.capacity}): give maxBodyBytesInFlight of at least maxBodyBytes`,
+      );
+    }
   } else {
     if (!isBodyBudget(maxBodyBytesInFlight)) positiveInteger('maxBodyBytesInFlight', maxBodyBytesInFlight as number);
     bodyBudget = isBodyBudget(maxBodyBytesInFlight) ? maxBodyBytesInFlight : createBodyBudget(maxBodyBytesInFlight);
@@ -396,6 +432,9 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     }
   }
   positiveInteger('bodyTimeoutMs', bodyTimeoutMs, MAX_TIMER_MS);
+  const { bodyStartTimeoutMs = DEFAULT_BODY_START_TIMEOUT_MS, minBodyBytesPerSecond = DEFAULT_MIN_BODY_BYTES_PER_SECOND } = options;
+  positiveInteger('bodyStartTimeoutMs', bodyStartTimeoutMs, MAX_TIMER_MS);
+  positiveInteger('minBodyBytesPerSecond', minBodyBytesPerSecond);
   const { maxConcurrentHandlers = DEFAULT_MAX_CONCURRENT_HANDLERS } = options;
   positiveInteger('maxConcurrentHandlers', maxConcurrentHandlers);
   return {
@@ -407,6 +446,8 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     bodyBudget,
     maxConcurrentHandlers,
     bodyTimeoutMs,
+    bodyStartTimeoutMs,
+    minBodyBytesPerSecond,
     retryAfterSeconds,
     headerNames,
     bigIntegers,

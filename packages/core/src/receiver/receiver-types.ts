@@ -11,6 +11,15 @@ export interface RequestHead {
   method: string;
   /** Request headers (Node's `req.headers`, any record, or a fetch `Headers`). */
   headers: RequestHeaders;
+  /**
+   * The client's address as the framework resolves it, honouring its own proxy setting (Express
+   * `req.ip` with `trust proxy`, Koa `ctx.ip` with `app.proxy`, Fastify `request.ip` with
+   * `trustProxy`, `createFetchHandler`'s `clientAddress` option). Body bytes are charged to it in the
+   * body budget, and under pressure no client holds more than its share (IPv6 grouped by /64).
+   * Absent: every such request shares one key. A job that someone else submitted with your URL comes
+   * from the service's own address: a share per address cannot tell those apart (the recipient tag does).
+   */
+  clientAddress?: string | undefined;
 }
 
 /** One webhook request, as an adapter read it. */
@@ -34,9 +43,14 @@ export interface ReceiverResponse {
 /**
  * A request the precheck let through: its headers are in order, a configured key decodes its
  * signature (what that key signed is kept here for the verification: no second RSA operation, no
- * second header check), and its body holds a share of the receiver's `maxBodyBytesInFlight`. Read
- * the body (at most `maxBytes`, stopping when `signal` aborts), then call exactly one of `receive`
- * or `refuse`; either gives the share back, and so does the deadline should neither be called.
+ * second header check), and no other body with the same signature from the same client is being
+ * read. Read the body (at most `maxBytes`, charging each chunk with `charge` as it arrives, stopping
+ * at the deadline), then call exactly one of `receive` or `refuse`; either gives the charged bytes
+ * back, and so does the deadline should neither be called.
+ *
+ * Nothing is reserved up front: a request that announces a large `Content-Length` and sends nothing
+ * holds none of `maxBodyBytesInFlight`. A reader that does not call `charge` (a body a framework
+ * read before the adapter, a whole body given to `receive`) is not counted in the budget.
  */
 export interface Admission {
   /** Most bytes the body may have: its declared `Content-Length`, or `maxBodyBytes` when it declares none. */
@@ -47,10 +61,19 @@ export interface Admission {
    */
   readonly declaredBytes: number | undefined;
   /**
-   * Aborted `bodyTimeoutMs` after the precheck, with an `ERR_BODY_TIMEOUT` error as its `reason`:
-   * stop reading, answer `refuse(signal.reason)` and close the connection.
+   * Aborted at the body's deadline, with an `ERR_BODY_TIMEOUT` error as its `reason`: no first byte
+   * `bodyStartTimeoutMs` after the precheck, an average pace below `minBodyBytesPerSecond` after
+   * that, or not whole `bodyTimeoutMs` after the precheck. Stop reading, answer
+   * `refuse(signal.reason)` and close the connection.
    */
   readonly signal: AbortSignal;
+  /**
+   * Charges `bytes` just read to `maxBodyBytesInFlight` under this request's client (and moves the
+   * pace deadline on). An error (`ERR_RECEIVER_BUSY`, 503) means stop reading, answer
+   * `refuse(error)` and close the connection. Optional, so a receiver of your own making still
+   * type-checks; core's readers call it when it is there.
+   */
+  charge?(bytes: number): JobhookError | undefined;
   /**
    * The same deadline as `signal`, for one reader, without an AbortSignal (making one and listening
    * to it cost about 6 µs per request, an eighth of a whole verification): `listener` is called with

@@ -29,20 +29,11 @@ import { readSignatureValue } from './read-signature-header.js';
 /** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
 type PublicKeys = PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
 
-/** Options of {@link createVerifier}: `publicKeys` (as in `createReceiver`), or the deprecated `keys`. */
-export type VerifierOptions = VerifierBaseOptions &
-  (
-    | {
-        /** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
-        publicKeys: PublicKeys;
-        keys?: never;
-      }
-    | {
-        /** @deprecated the old name of `publicKeys` (still accepted). */
-        keys: PublicKeys;
-        publicKeys?: never;
-      }
-  );
+/** Options of {@link createVerifier}: `publicKeys` (as in `createReceiver`) and the parse limits. */
+export interface VerifierOptions extends VerifierBaseOptions {
+  /** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
+  publicKeys: PublicKeys;
+}
 
 /** The options of {@link createVerifier} besides the keys. */
 export interface VerifierBaseOptions extends ParseOptions {
@@ -138,15 +129,12 @@ export function createVerifier(options: VerifierOptions): Verifier {
   if (typeof options !== 'object' || options === null) {
     throw optionError('createVerifier', 'options must be an object with at least `publicKeys`');
   }
-  const { publicKeys, keys } = options as { publicKeys?: PublicKeys; keys?: PublicKeys };
-  if (publicKeys !== undefined && keys !== undefined) {
-    throw optionError('createVerifier', 'give `publicKeys` (or its deprecated alias `keys`), not both');
+  const { publicKeys } = options as { publicKeys?: PublicKeys };
+  if (publicKeys === undefined) {
+    const renamed = 'keys' in options ? ' (`keys` was its old name, removed before 1.0)' : '';
+    throw optionError('createVerifier', `\`publicKeys\` is required (the service public key PEM)${renamed}`);
   }
-  const given = publicKeys ?? keys;
-  if (given === undefined) {
-    throw optionError('createVerifier', '`publicKeys` is required (the service public key PEM)');
-  }
-  const keyRing = createKeyRing(given);
+  const keyRing = createKeyRing(publicKeys);
   const profiles = resolveProfiles(options.profiles, 'createVerifier');
   // verifyBody builds the payload before returning, so its parse may use the scratch tape.
   const run: ParseRun = { ...resolveParseOptions(options, 'createVerifier'), scratch: true };

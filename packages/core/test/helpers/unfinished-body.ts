@@ -29,12 +29,16 @@ export interface UnfinishedUpload {
  * `Content-Length` never comes; without one, the chunked body is never terminated), then waits for
  * the answer: a server that waited for the body would never give one.
  */
-export function sendUnfinishedBody(url: string, headers: Record<string, string>): Promise<UnfinishedUpload> {
-  const first = Buffer.alloc(1024, 0x20);
+export function sendUnfinishedBody(
+  url: string,
+  headers: Record<string, string>,
+  { firstChunkBytes = 1024, localAddress }: { firstChunkBytes?: number; localAddress?: string } = {},
+): Promise<UnfinishedUpload> {
+  const first = Buffer.alloc(firstChunkBytes, 0x20);
   const start = performance.now();
   return new Promise((resolve, reject) => {
     let sent = 0;
-    const req = httpRequest(url, { method: 'POST', headers });
+    const req = httpRequest(url, { method: 'POST', headers, ...(localAddress === undefined ? {} : { localAddress }), agent: false });
     req.on('error', () => {}); // a write racing the server's close: the answer below is what counts
     req.on('socket', (socket) => socket.on('error', () => {}));
     req.on('response', (res) => {
@@ -57,7 +61,8 @@ export function sendUnfinishedBody(url: string, headers: Record<string, string>)
       );
       res.on('error', reject);
     });
-    req.write(first);
+    if (first.length > 0) req.write(first);
+    else req.flushHeaders();
     sent += first.length;
   });
 }
@@ -163,6 +168,40 @@ export function describeBodyBoundary(adapter: string, start: (options?: Partial<
       await res.closedByServer;
       expect(app.handled()).toBe(0);
       expect(app.stats()).toMatchObject({ rejected: { ERR_BODY_TIMEOUT: 1 }, bodyBytesInFlight: 0 });
+    });
+
+    it('a replayed signature announcing 64 KiB holds only the bytes it sent (1 KiB), not its Content-Length', async () => {
+      const app = await start();
+      const pending = sendUnfinishedBody(app.url, admittedHead(buildSignedRequest().signature));
+      await expect.poll(() => app.stats().bodyBytesInFlight).toBe(1024);
+      expect(app.stats().bodyBytesInFlight).toBe(1024);
+      const res = await pending; // cut at the body's deadline, and the charge given back
+      expect(res.status).toBe(503);
+      expect(app.stats().bodyBytesInFlight).toBe(0);
+    });
+
+    it('bodyStartTimeoutMs 300: a head whose body never starts is answered 503 ERR_BODY_TIMEOUT with Retry-After, connection closed', async () => {
+      const app = await start({ bodyStartTimeoutMs: 300, retryAfterSeconds: 7 });
+      const res = await sendUnfinishedBody(app.url, admittedHead(buildSignedRequest().signature), { firstChunkBytes: 0 });
+      expect([res.status, res.body.error?.code, res.retryAfter, res.connection]).toEqual([503, 'ERR_BODY_TIMEOUT', '7', 'close']);
+      expect(res.body.error?.message).toMatch(/did not start within 300 ms/);
+      await res.closedByServer;
+      expect(app.stats()).toMatchObject({ bodyBytesInFlight: 0 });
+    });
+
+    it('one body per signature and client address: the same signature from 127.0.0.2 again is 503 at once, from 127.0.0.3 it is read', async () => {
+      const app = await start({ bodyStartTimeoutMs: 5000, bodyTimeoutMs: 5000 });
+      const signature = buildSignedRequest().signature;
+      const held = sendUnfinishedBody(app.url, admittedHead(signature), { localAddress: '127.0.0.2' });
+      await expect.poll(() => app.stats().bodyBytesInFlight).toBe(1024);
+      const again = await sendUnfinishedBody(app.url, admittedHead(signature), { localAddress: '127.0.0.2' });
+      expect([again.status, again.body.error?.code]).toEqual([503, 'ERR_RECEIVER_BUSY']);
+      // Another address (the service's, say) with the same signature is admitted: its bytes are charged too.
+      const other = sendUnfinishedBody(app.url, admittedHead(signature), { localAddress: '127.0.0.3' });
+      await expect.poll(() => app.stats().bodyBytesInFlight).toBe(2048);
+      // Both are cut at their deadline and give their bytes back.
+      expect([(await held).status, (await other).status]).toEqual([503, 503]);
+      expect(app.stats().bodyBytesInFlight).toBe(0);
     });
   });
 }

@@ -233,3 +233,66 @@ describe('createFetchHandler', () => {
     });
   });
 });
+
+describe('createFetchHandler: clientAddress and the per-chunk charge', () => {
+  /** A body that sends `first` bytes, then nothing (never ends), and says when it was cancelled. */
+  function heldBody(first: number): { body: ReadableStream<Uint8Array>; cancelled: Promise<void> } {
+    let cancel!: () => void;
+    const cancelled = new Promise<void>((resolve) => (cancel = resolve));
+    let sent = false;
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          if (!sent) controller.enqueue(new Uint8Array(first));
+          sent = true;
+          return new Promise(() => {}); // the rest never comes
+        },
+        cancel: () => cancel(),
+      },
+      { highWaterMark: 0 },
+    );
+    return { body, cancelled };
+  }
+  const held = (signature: string, first: number) => {
+    const { body, cancelled } = heldBody(first);
+    const headers = { 'content-type': 'application/json', 'content-length': '65536', 'x-service-signature': signature };
+    return { request: new Request(URL_, { method: 'POST', headers, body, duplex: 'half' } as RequestInit), cancelled };
+  };
+
+  it('hands the runtime arguments to clientAddress; one body per signature and address; bytes charged as they arrive', async () => {
+    const seen: unknown[] = [];
+    const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: () => {}, bodyStartTimeoutMs: 200, bodyTimeoutMs: 200 });
+    const handler = createFetchHandler(receiver, {
+      clientAddress: (_request, info) => {
+        seen.push(info);
+        return (info as { remoteAddr: { hostname: string } }).remoteAddr.hostname;
+      },
+    });
+    const signature = buildSignedRequest().signature;
+    const first = held(signature, 300);
+    const answered = handler(first.request, { remoteAddr: { hostname: '192.0.2.66' } });
+    await expect.poll(() => receiver.stats().bodyBytesInFlight).toBe(300);
+    const again = await handler(held(signature, 10).request, { remoteAddr: { hostname: '192.0.2.66' } });
+    expect(again.status).toBe(503);
+    expect(await again.json()).toMatchObject({ error: { code: 'ERR_RECEIVER_BUSY' } });
+    const service = held(signature, 20);
+    const serviceAnswer = handler(service.request, { remoteAddr: { hostname: '203.0.113.9' } });
+    await expect.poll(() => receiver.stats().bodyBytesInFlight).toBe(320);
+    // Both stall: cut at their deadline (503 + Retry-After), their bodies cancelled, their bytes given back.
+    const [a, b] = await Promise.all([answered, serviceAnswer]);
+    expect([a.status, b.status, a.headers.get('retry-after')]).toEqual([503, 503, '30']);
+    await Promise.all([first.cancelled, service.cancelled]);
+    expect(receiver.stats().bodyBytesInFlight).toBe(0);
+    expect(seen).toEqual([
+      { remoteAddr: { hostname: '192.0.2.66' } },
+      { remoteAddr: { hostname: '192.0.2.66' } },
+      { remoteAddr: { hostname: '203.0.113.9' } },
+    ]);
+  });
+
+  it('refuses a clientAddress that is not a function', () => {
+    expect(() =>
+      createFetchHandler({ publicKeys: keys.publicKeyPem, onEvent: () => {} }, { clientAddress: 'x-forwarded-for' as never }),
+    ).toThrow(/createFetchHandler: clientAddress must be a function/);
+  });
+});

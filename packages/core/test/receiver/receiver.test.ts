@@ -443,7 +443,8 @@ describe('receive pipeline: details', () => {
   it('answers an admission refuse() for bodies an adapter refused, and gives back its share of the read budget', () => {
     const { r } = receiver();
     const { admission } = r.precheck(buildSignedRequest());
-    expect(r.stats().bodyBytesInFlight).toBeGreaterThan(0);
+    expect(admission!.charge!(100)).toBeUndefined();
+    expect(r.stats().bodyBytesInFlight).toBe(100);
     const res = admission!.refuse(new JobhookError('ERR_BODY_TOO_LARGE', 'body over 1048576 bytes'));
     expect(res.status).toBe(413);
     expect(r.stats()).toMatchObject({ received: 1, rejected: { ERR_BODY_TOO_LARGE: 1 }, bodyBytesInFlight: 0 });
