@@ -1,9 +1,10 @@
 // The `availability` group's receiver, a child process of its own (so its RSS is its own):
-//   node --expose-gc bench/avail-receiver.mjs <express|koa|fastify|fetch> <public key file> <path>
+//   node --expose-gc bench/avail-receiver.mjs <express|koa|fastify|fetch|fetch-ip> <public key file> <path>
 // One adapter with its defaults (default memory store, no recipientSecret), listening on
 // 127.0.0.1:<free port> at PATH, whose handler records the job ids it ran for. `fetch` is
 // createFetchHandler on node:http through a bridge that hands it a Request whose body is a
-// pull-based ReadableStream over the IncomingMessage: nothing is read before the handler pulls it.
+// pull-based ReadableStream over the IncomingMessage: nothing is read before the handler pulls it;
+// `fetch-ip` the same with the `clientAddress` option fed the socket's peer address.
 // IPC: → { type: 'ready', port }; 'baseline' → gc, then the RSS is the baseline and the peak
 // restarts from it (sampled every 250 ms); 'stats' → { type: 'stats', rss…, handled, receiverStats }.
 // Exits when the channel closes.
@@ -24,7 +25,7 @@ const options = {
 };
 
 /** node:http → Fetch bridge: a Request whose body is pulled from `req` one chunk per read, never ahead. */
-function fetchBridge(handler) {
+function fetchBridge(handler, passAddress) {
   return async (req, res) => {
     const chunks = req[Symbol.asyncIterator]();
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
@@ -53,7 +54,9 @@ function fetchBridge(handler) {
     let response;
     try {
       const request = new Request(`http://${HOST}${req.url}`, { method: req.method, headers, body, duplex: 'half', signal: abort.signal });
-      response = await handler(request);
+      // fetch-ip: the peer's address as a platform argument, the way Bun's server.requestIP(req) or
+      // Deno's info.remoteAddr reach a Fetch handler.
+      response = await (passAddress ? handler(request, req.socket.remoteAddress) : handler(request));
     } catch {
       response = new Response('{"error":{"code":"ERR_BRIDGE","message":"bridge failure"}}', { status: 500 });
     }
@@ -96,7 +99,12 @@ async function start() {
     const { createFetchHandler } = await import('@jobhook/core');
     const handler = createFetchHandler(options, { path: PATH });
     receiver = handler.receiver;
-    server = http.createServer(fetchBridge(handler));
+    server = http.createServer(fetchBridge(handler, false));
+  } else if (adapter === 'fetch-ip') {
+    const { createFetchHandler } = await import('@jobhook/core');
+    const handler = createFetchHandler(options, { path: PATH, clientAddress: (_request, address) => address });
+    receiver = handler.receiver;
+    server = http.createServer(fetchBridge(handler, true));
   } else {
     throw new Error(`unknown adapter ${adapter} (express, koa, fastify, fetch)`);
   }

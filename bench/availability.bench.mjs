@@ -13,7 +13,7 @@
 //   5. after the attack, wait until every genuine job's delivery is final (or DRAIN_SECONDS), then
 //      read each job's delivery log (GET …/{job_id}/deliveries) and the receiver's handled ids.
 // Options (environment):
-//   AVAIL_ADAPTERS=express,koa,fastify,fetch   AVAIL_ATTACKS=replay,trickle,cycle (also none, cycle-raw)
+//   AVAIL_ADAPTERS=express,koa,fastify,fetch (also fetch-ip)   AVAIL_ATTACKS=replay,trickle,cycle (also none, cycle-raw)
 //   AVAIL_ATTACK_SECONDS=100   AVAIL_DRAIN_SECONDS=100   AVAIL_CAPTURES=64
 //   AVAIL_ATTACK_ADDRESSES=127.0.0.2 (comma-separated; connections spread over them)
 //   AVAIL_MAX_CONNECTIONS=2000000 (per attack)   AVAIL_OUT=bench/results/availability.json
@@ -33,6 +33,8 @@ export const description =
   'genuine jobs through `jobhook serve` (1/s) while an attacker replays captured signatures (replay, trickle, cycle) at each adapter: first-attempt 2xx share, lost jobs, receiver RSS';
 
 const ADAPTERS = ['express', 'koa', 'fastify', 'fetch'];
+/** Named only: createFetchHandler with its `clientAddress` option fed the peer's address. */
+const EXTRA_ADAPTERS = ['fetch-ip'];
 const DEFAULT_ATTACKS = ['replay', 'trickle', 'cycle'];
 /** The receiver's route (every adapter's default). */
 const RECEIVER_PATH = '/webhooks/jobs';
@@ -77,7 +79,7 @@ export function availabilitySettings() {
     }
   }
   return {
-    adapters: list('AVAIL_ADAPTERS', ADAPTERS, ADAPTERS),
+    adapters: list('AVAIL_ADAPTERS', ADAPTERS, [...ADAPTERS, ...EXTRA_ADAPTERS]),
     attacks: list('AVAIL_ATTACKS', DEFAULT_ATTACKS, Object.keys(ATTACKS)),
     attackSeconds: positive('AVAIL_ATTACK_SECONDS', 100),
     drainSeconds: positive('AVAIL_DRAIN_SECONDS', 100),
