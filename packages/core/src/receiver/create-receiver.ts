@@ -10,6 +10,7 @@ import { verifyRecovered, type VerifyResult } from '../signature/verifier.js';
 import { isTransactionalStore, syncClaimsOf, type ClaimResult } from '../store/idempotency-store.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { createFailureCapture } from '../diagnosis/failure-capture.js';
+import { createDeliveryRecorder } from '../diagnosis/delivery-recording.js';
 import { createRecipientCheck } from '../recipient/recipient-check.js';
 import { resolveReceiverOptions, type HandlerContext, type ReceiverOptions } from './receiver-options.js';
 import type { ReceiverStats } from './receiver-outcome.js';
@@ -108,6 +109,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     headerNames,
     keyRing,
   });
+  const recordDelivery =
+    resolved.record === undefined ? undefined : createDeliveryRecorder(resolved.record, headerNames, keyRing, log);
   const retryAfter = Object.freeze({ 'retry-after': String(retryAfterSeconds) });
   /** The headers the head step reads, each once, by their lower-case names (worked out here, not per request). */
   const headNames = ['content-type', 'content-length', headerNames.hashAlgorithm.toLowerCase(), headerNames.signature.toLowerCase()];
@@ -378,13 +381,33 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     recovered: readonly RecoveredDigest[],
     body: Uint8Array,
   ): Promise<ReceiverResponse> {
+    const verifiedBefore = stats.verified;
+    const arrivedAt = Date.now();
     let answer: ReceiverResponse | Promise<ReceiverResponse>;
     try {
       answer = receiveBody(started, head, recovered, body);
     } catch (err) {
-      return Promise.resolve(answers.internal(err));
+      answer = answers.internal(err);
     }
-    return isThenable(answer) ? answer.then(undefined, (err: unknown) => answers.internal(err)) : Promise.resolve(answer);
+    const safe = isThenable(answer) ? answer.then(undefined, (err: unknown) => answers.internal(err)) : answer;
+    // `record`: receiveBody counts a verified signature in its first turn (verification is synchronous).
+    if (recordDelivery !== undefined && stats.verified !== verifiedBefore) return recorded(head, body, arrivedAt, safe);
+    return isThenable(safe) ? safe : Promise.resolve(safe);
+  }
+
+  /** Hands a verified delivery and its answer to `record` once answered; the write itself comes later. */
+  function recorded(
+    head: RequestHead,
+    body: Uint8Array,
+    arrivedAt: number,
+    answer: ReceiverResponse | Promise<ReceiverResponse>,
+  ): Promise<ReceiverResponse> {
+    const keep = (response: ReceiverResponse): ReceiverResponse => {
+      const { status, kind, code, jobId } = response.outcome;
+      recordDelivery!({ method: head.method, headers: head.headers, body }, arrivedAt, { status, kind, code, jobId });
+      return response;
+    };
+    return isThenable(answer) ? answer.then(keep) : Promise.resolve(keep(answer));
   }
 
   function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
