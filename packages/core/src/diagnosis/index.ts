@@ -8,3 +8,10 @@ export { diagnoseDelivery, type DiagnoseOptions, type Diagnosis, type DiagnosisR
 export type { CaptureFailuresOptions } from './failure-capture.js';
 export type { RecordOptions } from './delivery-recording.js';
 export type { RefusalCause } from './refusal-cause.js';
+export {
+  parseRecording,
+  sendRecording,
+  type Recording,
+  type RecordingOutcome,
+  type ReplayAnswer,
+} from './recording-file.js';
