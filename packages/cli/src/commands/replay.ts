@@ -56,7 +56,13 @@ export const replayCommand = defineCommand({
       let line: object;
       try {
         const answer = await sendRecording(url, recording, { timeoutMs });
-        line = { file, status: answer.status, code: answer.code ?? null, jobId: answer.jobId ?? recording.outcome.jobId ?? null, duplicate: answer.duplicate };
+        line = {
+          file,
+          status: answer.status,
+          code: answer.code ?? null,
+          jobId: answer.jobId ?? recording.outcome.jobId ?? null,
+          duplicate: answer.duplicate,
+        };
         if (answer.status < 200 || answer.status > 299) allOk = false;
       } catch (err) {
         line = { file, status: null, code: 'ERR_NETWORK', jobId: recording.outcome.jobId ?? null, message: (err as Error).message };

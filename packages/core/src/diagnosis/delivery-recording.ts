@@ -87,12 +87,7 @@ export type RecordDelivery = (request: FileRequest, arrivedAt: number, outcome: 
  * @throws JobhookError `ERR_OPTION_INVALID` when `dir` cannot be created or read.
  * @internal
  */
-export function createDeliveryRecorder(
-  options: ResolvedRecord,
-  names: WebhookHeaderNames,
-  keyRing: KeyRing,
-  log: Logger,
-): RecordDelivery {
+export function createDeliveryRecorder(options: ResolvedRecord, names: WebhookHeaderNames, keyRing: KeyRing, log: Logger): RecordDelivery {
   const { dir, max, maxBodyBytes } = options;
   const known = keptNames(names);
   const keepValues = keptHeaderValues(names, keyRing);

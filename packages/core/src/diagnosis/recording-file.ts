@@ -60,9 +60,7 @@ export function parseRecording(text: string, owner = 'parseRecording'): Recordin
   const file = value as Record<string, unknown>;
   const { method = 'POST', headers, body_b64: bodyB64, arrived_at: arrivedAt, status, kind, code, job_id: jobId } = file;
   if (typeof arrivedAt !== 'string' || Number.isNaN(Date.parse(arrivedAt))) {
-    fail(
-      'it has no "arrived_at" (a captureFailures capture of a refused request? `jobhook doctor --request` reads those)',
-    );
+    fail('it has no "arrived_at" (a captureFailures capture of a refused request? `jobhook doctor --request` reads those)');
   }
   if (typeof file['body_omitted'] === 'number') fail(`its body (${file['body_omitted']} bytes) was left out, over record.maxBodyBytes`);
   if (typeof method !== 'string') fail('"method" must be a string');

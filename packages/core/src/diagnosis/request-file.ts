@@ -119,13 +119,13 @@ export function requestFileFields(
   keepValue: (name: string, value: string | string[]) => string | string[],
   maxBodyBytes: number,
 ): RequestFileFields {
-  const body =
-    request.body === undefined ? undefined : typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
+  const body = request.body === undefined ? undefined : typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
   const headers = Object.fromEntries(listHeaders(request.headers, known).map(([name, value]) => [name, keepValue(name, value)]));
   return {
     method: request.method,
     headers,
-    body_b64: body === undefined || body.length > maxBodyBytes ? '' : Buffer.from(body.buffer, body.byteOffset, body.length).toString('base64'),
+    body_b64:
+      body === undefined || body.length > maxBodyBytes ? '' : Buffer.from(body.buffer, body.byteOffset, body.length).toString('base64'),
     ...(body === undefined ? { body_read: false as const } : body.length > maxBodyBytes ? { body_omitted: body.length } : {}),
   };
 }

@@ -109,8 +109,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     headerNames,
     keyRing,
   });
-  const recordDelivery =
-    resolved.record === undefined ? undefined : createDeliveryRecorder(resolved.record, headerNames, keyRing, log);
+  const recordDelivery = resolved.record === undefined ? undefined : createDeliveryRecorder(resolved.record, headerNames, keyRing, log);
   const retryAfter = Object.freeze({ 'retry-after': String(retryAfterSeconds) });
   /** The headers the head step reads, each once, by their lower-case names (worked out here, not per request). */
   const headNames = ['content-type', 'content-length', headerNames.hashAlgorithm.toLowerCase(), headerNames.signature.toLowerCase()];
