@@ -62,7 +62,10 @@ const lines = (out: string): Array<Record<string, unknown>> =>
 
 describe('jobhook replay', () => {
   it('sends a directory of recordings to a fresh receiver (handled), then again (duplicates); exit 0', async () => {
-    const requests = [buildSignedRequest({}, { privateKey: keys.privateKey }), buildSignedRequest({ status: 'fail' }, { privateKey: keys.privateKey })];
+    const requests = [
+      buildSignedRequest({}, { privateKey: keys.privateKey }),
+      buildSignedRequest({ status: 'fail' }, { privateKey: keys.privateKey }),
+    ];
     const recordings = await record('two', requests);
     const url = await served(receiver());
     const first = await jobhook(['replay', recordings, '--url', url]);
@@ -73,7 +76,11 @@ describe('jobhook replay', () => {
       [200, null, false],
       [200, null, false],
     ]);
-    expect(lines(first.out).map((l) => l['jobId']).sort()).toEqual(ids);
+    expect(
+      lines(first.out)
+        .map((l) => l['jobId'])
+        .sort(),
+    ).toEqual(ids);
     expect(lines(first.out).every((l) => String(l['file']).startsWith(recordings))).toBe(true);
     const again = await jobhook(['replay', ...readdirSync(recordings).map((f) => join(recordings, f)), '--url', url]);
     expect(again.code).toBe(0);
@@ -84,7 +91,13 @@ describe('jobhook replay', () => {
     const old = new Date(Date.now() - 2 * 3_600_000).toISOString().replace('Z', '+00:00');
     const recordings = join(dir, 'old');
     // Recorded by a receiver that admits it (no window), replayed to one with a one-hour window.
-    const r = createReceiver({ publicKeys: keys.publicKeyPem, logger: silentLogger, onEvent: () => {}, maxEventAgeMs: false, record: { dir: recordings } });
+    const r = createReceiver({
+      publicKeys: keys.publicKeyPem,
+      logger: silentLogger,
+      onEvent: () => {},
+      maxEventAgeMs: false,
+      record: { dir: recordings },
+    });
     receivers.push(r);
     expect((await r.handle(buildSignedRequest({ created_at: old, finished_at: old }, { privateKey: keys.privateKey }))).status).toBe(200);
     await expect.poll(() => readdirSync(recordings).length, { timeout: 10_000 }).toBe(1);
@@ -96,7 +109,10 @@ describe('jobhook replay', () => {
   it('a file that is not a recording (a capture of a refused request) stops the run before anything is sent: exit 2', async () => {
     const good = await record('one', [buildSignedRequest({}, { privateKey: keys.privateKey })]);
     const capture = join(dir, 'failure.json');
-    writeFileSync(capture, JSON.stringify({ method: 'POST', headers: {}, body_b64: '', body_read: false, captured_at: new Date().toISOString() }));
+    writeFileSync(
+      capture,
+      JSON.stringify({ method: 'POST', headers: {}, body_b64: '', body_read: false, captured_at: new Date().toISOString() }),
+    );
     const target = receiver();
     const run = await jobhook(['replay', good, capture, '--url', await served(target)]);
     expect(run.code).toBe(2);
@@ -129,7 +145,9 @@ describe('jobhook doctor on recordings and captures', () => {
     expect(d.keyId).toMatch(/^[0-9a-f]+$/);
     // With its body, the same capture still says what the fixed delivery does.
     writeFileSync(file, JSON.stringify({ method: 'POST', headers: moved.headers, body_b64: moved.body.toString('base64') }));
-    const withBody = JSON.parse((await jobhook(['doctor', '--public-key', keyFile, '--request', file, '--json'])).out) as { detail: object };
+    const withBody = JSON.parse((await jobhook(['doctor', '--public-key', keyFile, '--request', file, '--json'])).out) as {
+      detail: object;
+    };
     expect(withBody.detail).toMatchObject({ onceFixed: 'verified' });
   });
 
@@ -142,7 +160,9 @@ describe('jobhook doctor on recordings and captures', () => {
     expect(one.message).not.toMatch(/none of the 1 /);
     const second = join(dir, 'second.pem');
     writeFileSync(second, createTestKeyPair(3072).publicKeyPem);
-    const two = JSON.parse((await jobhook(['doctor', '--public-key', keyFile, '--public-key', second, '--request', file, '--json'])).out) as {
+    const two = JSON.parse(
+      (await jobhook(['doctor', '--public-key', keyFile, '--public-key', second, '--request', file, '--json'])).out,
+    ) as {
       message: string;
     };
     expect(two.message).toMatch(/^the signature decodes under none of the 2 configured keys \(/);
@@ -168,7 +188,15 @@ describe('jobhook doctor on recordings and captures', () => {
     const broken = breakDelivery(buildTestEvent(), 'body-reserialized', { privateKey: keys.privateKey, variant: 0 });
     const body = join(dir, 'reserialized-body.json');
     writeFileSync(body, broken.body);
-    const run = await jobhook(['verify', '--public-key', keyFile, '--signature', broken.headers['X-Service-Signature'] ?? '', '--body', body]);
+    const run = await jobhook([
+      'verify',
+      '--public-key',
+      keyFile,
+      '--signature',
+      broken.headers['X-Service-Signature'] ?? '',
+      '--body',
+      body,
+    ]);
     expect(run.code).toBe(1);
     const line = JSON.parse(run.out) as { code: string; message: string };
     expect(line.code).toBe('ERR_SIGNATURE_INVALID');

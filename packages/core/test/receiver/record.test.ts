@@ -108,7 +108,7 @@ describe('record', () => {
     const loaded = loadRecording(join(dir, readdirSync(dir)[0]!));
     expect(Object.keys(loaded.headers).sort()).toEqual(
       ['content-length', 'content-type', 'user-agent', 'x-service-hash-algorithm', 'x-service-signature', 'x-service-webhook'].filter(
-        (name) => name in file!['headers']!,
+        (name) => name in (file!['headers'] as Record<string, string>),
       ),
     );
   });
