@@ -381,7 +381,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     body: Uint8Array,
   ): Promise<ReceiverResponse> {
     const verifiedBefore = stats.verified;
-    const arrivedAt = Date.now();
+    const arrivedAt = recordDelivery === undefined ? 0 : Date.now();
     let answer: ReceiverResponse | Promise<ReceiverResponse>;
     try {
       answer = receiveBody(started, head, recovered, body);
