@@ -98,6 +98,8 @@ export function createDeliveryRecorder(options: ResolvedRecord, names: WebhookHe
   /** Names still being written; one evicted meanwhile is deleted once its write ends. */
   const pending = new Set<string>();
   const evictedWhilePending = new Set<string>();
+  /** Recordings handed over and not yet started (their write comes on a setImmediate). */
+  let queued = 0;
   let dropped = 0;
   const reportError = fileErrorReporter(log, dir, 'jobhook: record could not write or delete a recording (one line per minute)');
   const reportDropped = fileErrorReporter(log, dir, 'jobhook: record dropped recordings: the disk is slower than the deliveries');
@@ -143,16 +145,15 @@ export function createDeliveryRecorder(options: ResolvedRecord, names: WebhookHe
   };
 
   return (request, arrivedAt, outcome) => {
-    if (pending.size >= MAX_PENDING_WRITES) {
+    if (pending.size + queued >= MAX_PENDING_WRITES) {
       dropped++;
       reportDropped(new Error(`${dropped} recordings dropped so far: ${MAX_PENDING_WRITES} were being written`));
       return;
     }
     // Counted now, so a burst in one turn cannot pass the bound before the first write starts.
-    const slot = `queued-${randomUUID()}`;
-    pending.add(slot);
+    queued++;
     setImmediate(() => {
-      pending.delete(slot);
+      queued--;
       try {
         write(request, arrivedAt, outcome);
       } catch (err) {

@@ -56,6 +56,23 @@ async function recordings(dir: string, count: number): Promise<Array<Record<stri
   return files().map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as Record<string, unknown>);
 }
 
+/**
+ * Runs `during` with every libuv thread blocked in open() of a FIFO no one writes, so no file
+ * operation can finish (a stuck disk); then unblocks them: a writer opens and closes each FIFO.
+ */
+async function whileDiskStuck(during: () => Promise<void>): Promise<void> {
+  const threads = Number(process.env['UV_THREADPOOL_SIZE'] ?? 4);
+  const fifos = Array.from({ length: threads }, (_, i) => join(tempDir(), `stuck-${i}`));
+  for (const fifo of fifos) execFileSync('mkfifo', [fifo]);
+  const blocked = fifos.map((fifo) => new Promise((resolve) => readFile(fifo, resolve)));
+  try {
+    await during();
+  } finally {
+    for (const fifo of fifos) closeSync(openSync(fifo, 'w'));
+    await Promise.all(blocked);
+  }
+}
+
 describe('record', () => {
   it('keeps a verified delivery byte for byte: body, the service’s headers, arrival, the answer; files 0600 in a 0700 dir', async () => {
     const dir = join(tempDir(), 'recordings');
@@ -159,22 +176,27 @@ describe('record', () => {
   it('answers while the disk is stuck: every file-system thread blocked, the answer still comes, the file later', async () => {
     const dir = tempDir();
     const receiver = recordingReceiver(dir);
-    // Every libuv thread blocked in open() of a FIFO no one writes: no file operation can finish.
-    const threads = Number(process.env['UV_THREADPOOL_SIZE'] ?? 4);
-    const fifos = Array.from({ length: threads }, (_, i) => join(tempDir(), `stuck-${i}`));
-    for (const fifo of fifos) execFileSync('mkfifo', [fifo]);
-    const blocked = fifos.map((fifo) => new Promise((resolve) => readFile(fifo, resolve)));
-    try {
-      const request = buildSignedRequest({}, { privateKey: keys.privateKey });
-      const answer = await receiver.handle(request);
+    await whileDiskStuck(async () => {
+      const answer = await receiver.handle(buildSignedRequest({}, { privateKey: keys.privateKey }));
       expect(answer.status).toBe(200);
       expect(readdirSync(dir)).toEqual([]);
-    } finally {
-      // Unblock: a writer opens and closes each FIFO, so each read ends.
-      for (const fifo of fifos) closeSync(openSync(fifo, 'w'));
-      await Promise.all(blocked);
-    }
+    });
     await recordings(dir, 1);
+  });
+
+  it('a disk slower than the deliveries: at most 64 recordings held in memory, the rest dropped and logged', async () => {
+    const dir = tempDir();
+    const { logger, lines } = captureLog();
+    const receiver = recordingReceiver(dir, { logger });
+    const requests = Array.from({ length: 70 }, () => buildSignedRequest({}, { privateKey: keys.privateKey }));
+    await whileDiskStuck(async () => {
+      for (const request of requests) expect((await receiver.handle(request)).status).toBe(200);
+      // Let the queued recordings start their (stuck) writes.
+      await new Promise((resolve) => setImmediate(resolve));
+    });
+    const kept = await recordings(dir, 64);
+    expect(new Set(kept.map((f) => f['job_id'])).size).toBe(64);
+    expect(lines.filter((l) => String(l['msg']).includes('record dropped recordings'))).toHaveLength(1);
   });
 
   it('a directory that becomes unwritable: every answer still 200, the failure logged once', async () => {
