@@ -28,11 +28,13 @@ const GROUPS = {
   stores: () => import('./stores.bench.mjs'),
   receiver: () => import('./receiver.bench.mjs'),
   'receiver-stores': () => import('./receiver-stores.bench.mjs'),
+  'tag-binding': () => import('./tag-binding.bench.mjs'),
   attack: () => import('./attack.bench.mjs'),
   'adapter-express': () => import('./adapter-express.bench.mjs'),
   'adapter-koa': () => import('./adapter-koa.bench.mjs'),
   'adapter-fastify': () => import('./adapter-fastify.bench.mjs'),
   sender: () => import('./sender.bench.mjs'),
+  'poll-answer': () => import('./poll-answer.bench.mjs'),
 };
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -308,10 +308,18 @@ async function runDemo() {
     const d = await other.getDeliveries(jobE);
     return d.delivery === 'pending' ? undefined : d;
   }, "the service's record of E's delivery");
+  // The answer names no cause (the other organization sees it in its delivery log); the receiver's log does.
+  const causeE = await until(
+    () => receiver.lines.find((e) => e.jobId === jobE && typeof e.code === 'string' && e.code.startsWith('ERR_RECIPIENT_TAG_'))?.code,
+    "the receiver's log line of E's refusal",
+  );
   report.check(
-    answerE.status === 403 && codeE === 'ERR_RECIPIENT_TAG_MISSING' && handledLines(jobE).length === 0,
-    `E  signature valid, but no recipient tag: ${answerE.status} ${codeE}; handler not run`,
-    `expected 403 ERR_RECIPIENT_TAG_MISSING and no "job handled" line, got ${answerE.status} ${answerE.answer}`,
+    answerE.status === 403 &&
+      codeE === 'ERR_RECIPIENT_REFUSED' &&
+      causeE === 'ERR_RECIPIENT_TAG_MISSING' &&
+      handledLines(jobE).length === 0,
+    `E  signature valid, but no recipient tag: ${answerE.status} ${codeE} (the receiver's log: ${causeE}); handler not run`,
+    `expected 403 ERR_RECIPIENT_REFUSED, ERR_RECIPIENT_TAG_MISSING in the receiver's log and no "job handled" line, got ${answerE.status} ${answerE.answer}, ${causeE}`,
   );
   report.check(
     deliveryE.delivery === 'rejected' && deliveryE.attempts.length === 1,
@@ -400,7 +408,9 @@ async function stayOpen() {
   console.log(`\nkept open (--keep-open): the service and the receiver stay up until Ctrl-C`);
   console.log(`  dashboard:     ${running.baseUrl}/dashboard/`);
   console.log(`  inference key: ${running.apiKey}  (enter it in the page)`);
-  console.log('  (jobs submitted from the page carry no recipient tag: the receiver refuses them, 403 ERR_RECIPIENT_TAG_MISSING)');
+  console.log(
+    '  (jobs submitted from the page carry no recipient tag: the receiver refuses them, 403 ERR_RECIPIENT_REFUSED, ERR_RECIPIENT_TAG_MISSING in its log)',
+  );
   if (running.tap !== undefined)
     console.log(
       `  receiver URL:  ${running.tap.url}/webhooks/jobs  (the Fastify receiver behind the wire tap: "Submit a test job" starts with it)`,

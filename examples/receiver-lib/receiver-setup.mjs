@@ -81,7 +81,8 @@ function listEnv(name) {
 /**
  * JOBHOOK_RECIPIENT_SECRET turns recipient binding on: a verified delivery runs the handler only when
  * its job was submitted with a tag made with that secret (`createClient({ recipientSecret })`);
- * another organization's job aimed at this URL gets 403 ERR_RECIPIENT_TAG_MISSING.
+ * another organization's job aimed at this URL, or one carrying a tag copied from another job, gets
+ * 403 ERR_RECIPIENT_REFUSED (the cause, e.g. ERR_RECIPIENT_TAG_MISSING, is in this app's log only).
  */
 function recipientOptions() {
   const recipientSecret = listEnv('JOBHOOK_RECIPIENT_SECRET');

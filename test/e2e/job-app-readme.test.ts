@@ -89,7 +89,8 @@ test('the README one-liner starts the service and the app (token and all), and i
   const command = substitute(oneLiner!, [
     ['/tmp/jobhook-demo.pub.pem', files['/tmp/jobhook-demo.pub.pem']],
     ['/tmp/job-app.token', files['/tmp/job-app.token']],
-    ['--port 8080', `--port ${servicePort}`],
+    // A state folder of the test's own: the service would otherwise keep its key in the repository's .jobhook/.
+    ['--port 8080', `--port ${servicePort} --state-dir ${join(tmp, 'state')}`],
     ['http://127.0.0.1:8080', `http://127.0.0.1:${servicePort}`],
     ['postgres://postgres@127.0.0.1:5432/postgres', postgres.url.replace(/\/[^/]*$/, `/${database}`)],
     // The metrics listener's default port (9464) may be another's on a shared machine.

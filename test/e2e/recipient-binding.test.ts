@@ -76,7 +76,7 @@ function hook(path: string, options: Partial<ReceiverOptions>): Hook {
 
 /** Spawns `jobhook serve` and resolves with its base URL once the banner is printed. */
 function serve(args: readonly string[]): Promise<string> {
-  serveChild = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { cwd: REPO_ROOT });
+  serveChild = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--ephemeral', ...args], { cwd: REPO_ROOT });
   let out = '';
   let err = '';
   serveChild.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
@@ -160,16 +160,20 @@ async function settled(api: SenderApi, jobId: string): Promise<DeliveriesView> {
   return api.waitForFinalDelivery(jobId, WAIT_MS);
 }
 
+/** What the submitter's delivery log shows of every tag refusal: one code, no cause. */
+const REFUSED_BODY = { error: { code: 'ERR_RECIPIENT_REFUSED', message: 'this job is not for this receiver' } };
+
+/** Refused once with 403; the delivery log shows the generic answer, A's outcome the specific code. */
 async function expectRefused(target: Hook, jobId: string, code: string, api = apiB): Promise<void> {
   const d = await settled(api, jobId);
   expect(d.delivery).toBe('rejected');
-  expect(d.attempts.map((a) => a.status_code)).toEqual([403]);
+  expect(d.attempts.map((a) => [a.status_code, a.response_body])).toEqual([[403, REFUSED_BODY]]);
   expect(target.refused.get(jobId)).toBe(code);
   expect(target.handled.has(jobId)).toBe(false);
 }
 
 describe('recipient binding through jobhook serve with two organizations', () => {
-  it("B's jobs aimed at A's receiver get 403 ERR_RECIPIENT_TAG_MISSING, and A's handler never runs", async () => {
+  it("B's jobs aimed at A's receiver get 403 (A's outcome ERR_RECIPIENT_TAG_MISSING), and A's handler never runs", async () => {
     const a = hook('/a', { recipientSecret: SECRET_A, recipientUrl: `${origin}/a` });
     const ids = [
       await apiB.submit(submission(a.url, '{"order_id": "A-1001"}')),
@@ -200,7 +204,7 @@ describe('recipient binding through jobhook serve with two organizations', () =>
     expect('user_parameters' in a.handled.get(bare)![0]!).toBe(false);
   });
 
-  it('a tag copied from A’s job for another URL onto B’s job is refused: ERR_RECIPIENT_TAG_INVALID (url)', async () => {
+  it('a tag copied from A’s job for another URL onto B’s job is refused: outcome ERR_RECIPIENT_TAG_INVALID (url)', async () => {
     const a = hooks.get('/a')!;
     // A's staging receiver shares the secret (against the advice): its jobs' tags leak through the job view or a log.
     const staging = hook('/a-staging', { recipientSecret: SECRET_A });
@@ -219,7 +223,25 @@ describe('recipient binding through jobhook serve with two organizations', () =>
     await expectRefused(a, id, 'ERR_RECIPIENT_TAG_INVALID');
   });
 
-  it('a tag made with another secret, and an expired tag, are refused with their codes', async () => {
+  it('a tag copied from one of A’s deliveries onto B’s jobs opens the door for none of them: outcome ERR_RECIPIENT_TAG_REUSED', async () => {
+    const a = hooks.get('/a')!;
+    const client = createClient({ baseUrl, apiKey: TOKEN_A, recipientSecret: SECRET_A });
+    const { job_id: own } = await client.submitJob({ model: MODEL, input: { file: 'x' }, webhook_receiver: a.url });
+    expect((await settled(apiA, own)).delivery).toBe('delivered');
+    // The tag as A's job view shows it (or a log line, a capture): valid, for this URL, hours from expiry.
+    const copied = (JSON.parse(await apiA.pollText(own)) as { user_parameters: Record<string, string> }).user_parameters[
+      RECIPIENT_TAG_KEY
+    ]!;
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await apiB.submit(submission(a.url, JSON.stringify({ [RECIPIENT_TAG_KEY]: copied, n: i }))));
+    for (const id of ids) await expectRefused(a, id, 'ERR_RECIPIENT_TAG_REUSED');
+    // A's own job, redelivered, is still A's.
+    await apiA.redeliver(own);
+    expect((await settled(apiA, own)).delivery).toBe('delivered');
+    expect(a.handled.get(own)).toHaveLength(1);
+  });
+
+  it('a tag made with another secret, and an expired tag, are refused, the causes in A’s outcomes only', async () => {
     const a = hooks.get('/a')!;
     const otherSecret = createRecipientTag({ secret: SECRET_B, webhookReceiver: a.url }).value;
     const forged = await apiB.submit(submission(a.url, JSON.stringify({ [RECIPIENT_TAG_KEY]: otherSecret })));
@@ -272,6 +294,7 @@ describe('the Express example with JOBHOOK_RECIPIENT_SECRET', () => {
     expect((await settled(apiA, own)).delivery).toBe('delivered');
     expect(app.handledCount(own)).toBe(1);
     expect(app.handledCount(foreign)).toBe(0);
+    expect(d.attempts[0]?.response_body).toEqual(REFUSED_BODY);
     expect(app.output()).toContain('ERR_RECIPIENT_TAG_MISSING');
   });
 });

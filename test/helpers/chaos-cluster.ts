@@ -104,6 +104,8 @@ export async function startSenderCli(options: SenderCliOptions): Promise<{ child
   const args = [
     CLI_BIN,
     'serve',
+    // No state folder: the suite starts several senders at once, each with the key it is given.
+    '--ephemeral',
     '--port',
     String(options.port),
     '--host',

@@ -15,6 +15,8 @@ export interface DeliveryAttemptView {
   error_message: string | null;
   outcome: 'delivered' | 'rejected' | 'retry' | 'failed';
   next_delay_ms: number | null;
+  /** The receiver's answer when it is a jobhook answer (what the submitter sees of it), else null. */
+  response_body?: unknown;
 }
 
 /** `GET /v3/universal-ai/async/{job_id}/deliveries`. */

@@ -1,6 +1,7 @@
 /**
  * `jobhook send --recipient-secret` (the BUILT binary, spawned) against a real receiver with
- * `recipientSecret`: tagged events are handled, the others get the receiver's recipient codes.
+ * `recipientSecret`: tagged events are handled, the others get the receiver's one refusal answer
+ * (its outcome keeps the cause).
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +13,8 @@ import { BIN, DEMO_PUBLIC_KEY, runSend as send, serveReceiver, type ReceiverServ
 
 const SECRET = 'send-test-recipient-secret-0123456789';
 const handled: AsyncJobCompletedEvent[] = [];
+/** The receiver's outcome code of each refused job. */
+const refusedAs = new Map<string, string | undefined>();
 let server: ReceiverServer;
 let receiver: Receiver;
 let tmp: string;
@@ -34,6 +37,9 @@ beforeAll(async () => {
     recipientSecret: SECRET,
     recipientUrl: url,
     onEvent: (event) => void handled.push(event),
+    onOutcome: (outcome) => {
+      if (outcome.kind === 'rejected' && outcome.jobId !== undefined) refusedAs.set(outcome.jobId, outcome.code);
+    },
   });
 });
 
@@ -63,13 +69,17 @@ describe('jobhook send --recipient-secret', () => {
     expect(handled.find((e) => e.job_id === event.job_id)?.user_parameters).toEqual({ order_id: 'A-7', ratio: 1.5 });
   });
 
-  it('without the secret, with another secret, or for another URL: 403 with the receiver’s codes, exit 1', async () => {
+  it('without the secret, with another secret, or for another URL: 403 ERR_RECIPIENT_REFUSED, exit 1; the cause in the receiver’s outcome', async () => {
     const none = await send(server.url);
-    expect([none.code, lines(none.out)[0]?.status, lines(none.out)[0]?.code]).toEqual([1, 403, 'ERR_RECIPIENT_TAG_MISSING']);
-    const other = await send(server.url, '--recipient-secret', 'another-secret-0123456789abcdef');
-    expect(lines(other.out)[0]?.code).toBe('ERR_RECIPIENT_TAG_INVALID');
-    const elsewhere = await send(server.url, '--recipient-secret', SECRET, '--recipient-url', 'https://staging.example.com/hooks');
-    expect(lines(elsewhere.out)[0]?.code).toBe('ERR_RECIPIENT_TAG_INVALID');
+    const [first] = lines(none.out);
+    expect([none.code, first?.status, first?.code]).toEqual([1, 403, 'ERR_RECIPIENT_REFUSED']);
+    expect(refusedAs.get(first!.job_id)).toBe('ERR_RECIPIENT_TAG_MISSING');
+    const other = lines((await send(server.url, '--recipient-secret', 'another-secret-0123456789abcdef')).out)[0];
+    expect([other?.code, refusedAs.get(other!.job_id)]).toEqual(['ERR_RECIPIENT_REFUSED', 'ERR_RECIPIENT_TAG_INVALID']);
+    const elsewhere = lines(
+      (await send(server.url, '--recipient-secret', SECRET, '--recipient-url', 'https://staging.example.com/hooks')).out,
+    )[0];
+    expect([elsewhere?.code, refusedAs.get(elsewhere!.job_id)]).toEqual(['ERR_RECIPIENT_REFUSED', 'ERR_RECIPIENT_TAG_INVALID']);
   });
 
   it('exits 2 on a short secret or --recipient-url without a secret', async () => {

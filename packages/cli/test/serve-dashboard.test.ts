@@ -14,7 +14,8 @@ const REPO = resolve(HERE, '../../..');
 
 /** Runs `jobhook serve --port 0 …` until its banner is out, hands the banner to `use`, then stops it with SIGTERM. */
 async function withServe(args: readonly string[], use: (banner: string) => Promise<void>): Promise<number | null> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { cwd: REPO });
+  // --ephemeral: these runs keep no state (the tests start `serve` in parallel, in the repository).
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--ephemeral', ...args], { cwd: REPO });
   const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   try {
     let out = '';
@@ -64,7 +65,9 @@ describe('jobhook serve and the dashboard', () => {
       expect(await (await fetch(page)).text()).toContain('<body data-receiver="http://127.0.0.1:3000/webhooks/jobs">');
     });
     expect(code).toBe(0);
-    const bad = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--dashboard-receiver', 'ftp://x.test/'], { cwd: REPO });
+    const bad = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--ephemeral', '--dashboard-receiver', 'ftp://x.test/'], {
+      cwd: REPO,
+    });
     let stderr = '';
     bad.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
     expect(await new Promise((r) => bad.on('exit', r))).toBe(2);

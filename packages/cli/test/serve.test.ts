@@ -34,9 +34,12 @@ interface Serving {
 const children = new Set<ChildProcessWithoutNullStreams>();
 let tmp: string;
 
-/** Spawns `jobhook serve`, resolving once its banner is complete (or rejecting when it exits first). */
+/**
+ * Spawns `jobhook serve --ephemeral` (these runs keep no state: the tests start `serve` in parallel,
+ * in the repository), resolving once its banner is complete (or rejecting when it exits first).
+ */
 function serve(args: readonly string[]): Promise<Serving> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { cwd: REPO });
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--ephemeral', ...args], { cwd: REPO });
   children.add(child);
   let out = '';
   let err = '';
@@ -67,7 +70,7 @@ function serve(args: readonly string[]): Promise<Serving> {
 
 /** Runs `jobhook serve` expecting it to fail at once. */
 async function serveFails(args: readonly string[]): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { cwd: REPO });
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--ephemeral', ...args], { cwd: REPO });
   children.add(child);
   let out = '';
   let err = '';
@@ -310,11 +313,13 @@ describe('jobhook serve', () => {
       [['--redis', 'http://localhost:6379'], '--redis'],
       [['--api-key', 'short'], '--api-key'],
       [['--frobnicate'], '--frobnicate'],
+      [['--state-dir', ' '], '--state-dir must not be empty'],
+      [['--state-dir', 'elsewhere'], '--ephemeral keeps no state: leave out --state-dir'],
       [['--port', takenPort, '--private-key', DEMO_PRIVATE], 'EADDRINUSE'],
     ];
     try {
       for (const [args, flag] of cases) {
-        const res = await inProcess(['serve', ...args]);
+        const res = await inProcess(['serve', '--ephemeral', ...args]);
         expect(res.code, args.join(' ')).toBe(2);
         expect(res.out).toBe('');
         expect(res.err).toContain(flag);
@@ -326,7 +331,7 @@ describe('jobhook serve', () => {
   });
 
   it('refuses a --redis URL that is not redis:// without echoing its password', async () => {
-    const res = await inProcess(['serve', '--redis', 'http://admin:hunter2-secret@localhost:6379/0']);
+    const res = await inProcess(['serve', '--ephemeral', '--redis', 'http://admin:hunter2-secret@localhost:6379/0']);
     expect(res.code).toBe(2);
     expect(res.err).toContain('--redis must be a redis:// or rediss:// URL');
     expect(res.err).toContain('http://admin:***@localhost:6379/0');

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { JobhookError } from '@jobhook/core';
-import { checkJobId, checkMs, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
+import { JobhookError, RECEIVER_DEFAULTS } from '@jobhook/core';
+import { checkInteger, checkJobId, checkMs, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
 import { stringifyJson } from '@jobhook/core/json';
 import { createRecipientTag, withRecipientTag } from '@jobhook/core/recipient';
 import type { FinishedJob, JobDeliveries, JobView, RedeliverAnswer, SubmitJobRequest, SubmittedJob } from './job-types.js';
+import { checkPollAnswer } from './poll-answer.js';
 import { pollUntilFinished, resolvePollOptions, type PollOptions } from './poll-job.js';
 import { requestJson, type HttpContext } from './request-json.js';
 import { ServiceApiError } from './service-api-error.js';
@@ -12,6 +13,16 @@ import { DEFAULT_RESULT_DEADLINE_MS, submitWithLedger, type LedgerSubmitOptions 
 
 /** Default of {@link ClientOptions.timeoutMs}. */
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * Default of {@link ClientOptions.maxAnswerBytes}: 4 MiB, 4 × the receiver's default `maxBodyBytes`
+ * (`RECEIVER_DEFAULTS.maxBodyBytes`), so a result the default receiver refused 413 (which the
+ * service never retries) still comes through the poll fallback up to 4 MiB; and small enough that
+ * the costliest answer under it (`[{},{},…]`, one object per 3 bytes) stays near +190 MB of memory
+ * and under 2 s of parsing (bench group `poll-answer`).
+ */
+export const DEFAULT_MAX_ANSWER_BYTES = 4 * RECEIVER_DEFAULTS.maxBodyBytes;
+/** Largest `maxAnswerBytes` accepted: 1 GiB. */
+const MAX_MAX_ANSWER_BYTES = 2 ** 30;
 
 /** The async jobs API, below the base URL. */
 const JOBS_PATH = '/v3/universal-ai/async';
@@ -45,6 +56,15 @@ export interface ClientOptions {
   ledger?: JobLedger;
   /** With `ledger`: how long after its submission a job without a handled result is polled, ms. Default 600,000 (10 minutes). */
   resultDeadlineMs?: number;
+  /**
+   * Largest answer read, in bytes (poll answers carry job outputs): a longer one is cut off while
+   * streaming and fails with `ERR_ANSWER_TOO_LARGE`, so `pollJob` and the result waiter reject and
+   * the reconciler abandons the job (reason `answer-too-large`, logged with the job id so a person
+   * can fetch it). Parsing an answer costs up to ~45× its size in memory for the costliest shape
+   * (`[{},{},…]`). Keep it at least your receiver's `maxBodyBytes`: the poll is the fallback for a
+   * result the receiver refused 413. Default 4 MiB ({@link DEFAULT_MAX_ANSWER_BYTES}).
+   */
+  maxAnswerBytes?: number;
 }
 
 /** Per-call options of `submitJob`. */
@@ -74,12 +94,17 @@ export interface Client {
    * `ERR_RECIPIENT_KEY_TAKEN` before anything is sent.
    */
   submitJob(request: SubmitJobRequest, options?: SubmitOptions): Promise<SubmittedJob>;
-  /** Reads a job once (`GET /v3/universal-ai/async/{job_id}`), whatever its status. */
+  /**
+   * Reads a job once (`GET /v3/universal-ai/async/{job_id}`), whatever its status.
+   * @throws ServiceApiError `ERR_POLL_ANSWER_MISMATCH` when the answer names another job (in lower
+   * case), or `job_id` twice; `ERR_ANSWER_TOO_LARGE` past `maxAnswerBytes`.
+   */
   getJob(jobId: string, options?: CallOptions): Promise<JobView>;
   /**
    * Polls a job until it is `success` or `fail` and resolves with that answer. Pauses grow ×1.5
    * from `intervalMs` to `maxIntervalMs`; 429 (after at least its `Retry-After`), 5xx, network
-   * errors and request timeouts are retried; 400/401/402/404 and other 4xx reject at once.
+   * errors and request timeouts are retried; 400/401/402/404 and other 4xx reject at once, as do
+   * `ERR_POLL_ANSWER_MISMATCH` and `ERR_ANSWER_TOO_LARGE` (see `getJob`).
    * @throws ServiceApiError `ERR_TIMEOUT` when the job is not final within `timeoutMs`.
    */
   pollJob(jobId: string, options?: PollOptions): Promise<FinishedJob>;
@@ -125,7 +150,8 @@ export function createClient(options: ClientOptions): Client {
       );
     }
   }
-  const { ledger, resultDeadlineMs = DEFAULT_RESULT_DEADLINE_MS } = options;
+  const { ledger, resultDeadlineMs = DEFAULT_RESULT_DEADLINE_MS, maxAnswerBytes = DEFAULT_MAX_ANSWER_BYTES } = options;
+  checkInteger(owner, 'maxAnswerBytes', maxAnswerBytes, { min: 2, max: MAX_MAX_ANSWER_BYTES });
   if (ledger !== undefined && !isJobLedger(ledger))
     throw optionError(owner, 'ledger must be a JobLedger (createMemoryLedger, createRedisLedger, ...)');
   checkMs(owner, 'resultDeadlineMs', resultDeadlineMs, { max: MAX_TIMER_MS });
@@ -137,14 +163,16 @@ export function createClient(options: ClientOptions): Client {
     baseUrl,
     headers: { authorization: `Bearer ${apiKey}`, accept: 'application/json', 'user-agent': userAgent },
     fetch,
+    maxAnswerBytes,
   };
 
   async function getJobOnce(jobId: string, requestTimeoutMs: number, signal: AbortSignal | undefined): Promise<JobView> {
     const path = jobPath('getJob', jobId);
-    const { status, body } = await requestJson(http, { method: 'GET', path, timeoutMs: requestTimeoutMs, signal });
+    const { status, body, jobIdKeys } = await requestJson(http, { method: 'GET', path, timeoutMs: requestTimeoutMs, signal });
     if (typeof body['job_id'] !== 'string' || typeof body['status'] !== 'string') {
       throw invalidAnswer(`GET ${path}`, status, 'job_id and status');
     }
+    checkPollAnswer(jobId, body, jobIdKeys);
     return body as JobView;
   }
 

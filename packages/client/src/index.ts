@@ -5,6 +5,7 @@
  */
 export {
   createClient,
+  DEFAULT_MAX_ANSWER_BYTES,
   DEFAULT_REQUEST_TIMEOUT_MS,
   type CallOptions,
   type Client,

@@ -9,6 +9,7 @@ import {
   type ReconcileOutcome,
 } from '@jobhook/core/ledger';
 import type { Client } from './create-client.js';
+import { checkPollAnswer } from './poll-answer.js';
 import { isFinished } from './poll-job.js';
 import { ServiceApiError } from './service-api-error.js';
 
@@ -115,8 +116,10 @@ function positive(name: string, value: unknown, max: number): number {
  *
  * It respects the service: `maxPollsPerSecond` of its own, at most `concurrency` at once, and a 429
  * pauses every poll for its `Retry-After`; a 5xx or a network error pauses the round with backoff. A
- * job the service answers 404 for (it no longer knows it), or still unfinished past `horizonMs`, is
- * abandoned with a warning and a metric; so is an entry that never got a job id. With several
+ * job the service answers 404 for (it no longer knows it), still unfinished past `horizonMs`, or
+ * whose answer is larger than the client's `maxAnswerBytes`, is abandoned with a warning and a
+ * metric; so is an entry that never got a job id. An answer that names another job (compared in
+ * lower case) or names one twice is never handled: logged, and polled again later. With several
  * instances, each entry is polled by one at a time (the ledger's lease).
  *
  * @example
@@ -226,12 +229,10 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     let job: Awaited<ReturnType<Client['getJob']>>;
     try {
       job = await client.getJob(jobId);
+      // The client checks too; a client of your own may not.
+      checkPollAnswer(jobId, job);
     } catch (err) {
       return pollFailed(entry, err);
-    }
-    if (typeof job.job_id !== 'string' || job.job_id.toLowerCase() !== jobId) {
-      log.error({ key, jobId, answered: String(job.job_id).slice(0, 64) }, 'jobhook reconciler: the poll answered another job id');
-      return later(entry, backoff(entry.attempts), { kind: 'poll-failed', key, jobId, code: 'ERR_RESPONSE_INVALID' });
     }
     if (!isFinished(job)) {
       if (age >= horizonMs) return abandon(entry, 'horizon', `job ${jobId} is still ${String(job.status)} ${age} ms after its submission`);
@@ -287,6 +288,21 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         'not-found',
         `the service answered 404 for job ${jobId} (it forgets finished jobs after a while, or the job is another organization's)`,
       );
+    }
+    if (code === 'ERR_ANSWER_TOO_LARGE') {
+      return abandon(
+        entry,
+        'answer-too-large',
+        `the poll answer for job ${jobId} is larger than the client's maxAnswerBytes; nothing was handled: fetch GET /v3/universal-ai/async/${jobId} by hand, or raise maxAnswerBytes`,
+      );
+    }
+    if (code === 'ERR_POLL_ANSWER_MISMATCH') {
+      // Not the job asked for (or two jobs named): nothing handled, nothing marked done.
+      log.error(
+        { key, jobId, code, err },
+        'jobhook reconciler: the poll answer does not name the job asked for; not handled, polled again later',
+      );
+      return later(entry, backoff(entry.attempts), { kind: 'poll-failed', key, jobId, code });
     }
     if (code === 'ERR_RATE_LIMITED') {
       const wait = (err as ServiceApiError).retryAfterMs ?? backoffMs;

@@ -1,14 +1,13 @@
 import type { JsonObject } from '@jobhook/core';
 import { parseBody, toValue } from '@jobhook/core/json';
 import { readCappedBody } from '@jobhook/core/adapter';
-import { parseRetryAfter } from '@jobhook/core/internal';
+import { countTopLevelKey, parseRetryAfter } from '@jobhook/core/internal';
+import { codeOfStatus, ServiceApiError } from './service-api-error.js';
 
 /** Longest `Retry-After` honoured: an hour. */
 const MAX_RETRY_AFTER_MS = 3_600_000;
-import { codeOfStatus, ServiceApiError } from './service-api-error.js';
-
-/** Largest answer body read: poll answers carry job outputs, which may be big, but not unbounded. */
-const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+/** Largest error body read for its `detail`: the status says what happened, the text only helps. */
+const MAX_ERROR_BODY_BYTES = 64 * 1024;
 
 /** What every request of a client shares. @internal */
 export interface HttpContext {
@@ -17,6 +16,8 @@ export interface HttpContext {
   /** Authorization, Accept and User-Agent. */
   headers: Readonly<Record<string, string>>;
   fetch: typeof globalThis.fetch;
+  /** Largest 2xx body read (`ClientOptions.maxAnswerBytes`). */
+  maxAnswerBytes: number;
 }
 
 /** One request. @internal */
@@ -30,15 +31,26 @@ export interface RequestSpec {
   signal?: AbortSignal | undefined;
 }
 
+/** A 2xx answer. @internal */
+export interface JsonAnswer {
+  status: number;
+  body: JsonObject;
+  /** How many top-level `job_id` keys the body's bytes have (more than one: see `checkPollAnswer`). */
+  jobIdKeys: number;
+}
+
 /**
  * Sends one request and reads its JSON answer. Numbers are read as core reads webhook bodies
  * (exact integers as `bigint`), so a polled result and a webhook payload look the same.
+ * The 2xx body is read up to `maxAnswerBytes` (the stream cancelled past it) and parsed by core's
+ * lossless parser, whose memory and time are proportional to the bytes (depth bounded).
  * @throws ServiceApiError for a non-2xx answer, no answer (`ERR_NETWORK`), no answer in
- * `timeoutMs` (`ERR_TIMEOUT`) or a 2xx body that is not a JSON object (`ERR_RESPONSE_INVALID`).
+ * `timeoutMs` (`ERR_TIMEOUT`), a 2xx body over `maxAnswerBytes` (`ERR_ANSWER_TOO_LARGE`) or that
+ * is not a JSON object (`ERR_RESPONSE_INVALID`).
  * Rejects with `spec.signal.reason` when that signal aborts.
  * @internal
  */
-export async function requestJson(ctx: HttpContext, spec: RequestSpec): Promise<{ status: number; body: JsonObject }> {
+export async function requestJson(ctx: HttpContext, spec: RequestSpec): Promise<JsonAnswer> {
   const what = `${spec.method} ${spec.path}`;
   const timeout = new AbortController();
   const timer = setTimeout(() => timeout.abort(), spec.timeoutMs);
@@ -62,7 +74,7 @@ export async function requestJson(ctx: HttpContext, spec: RequestSpec): Promise<
     status = response.status;
     retryAfter = response.headers.get('retry-after');
     location = response.headers.get('location');
-    bytes = await readCapped(response, MAX_RESPONSE_BYTES);
+    bytes = status >= 200 && status <= 299 ? await readAnswer(response, ctx.maxAnswerBytes, what) : await readErrorBody(response);
   } catch (cause) {
     if (cause instanceof ServiceApiError) throw cause;
     if (spec.signal?.aborted === true) throw spec.signal.reason;
@@ -87,9 +99,11 @@ export async function requestJson(ctx: HttpContext, spec: RequestSpec): Promise<
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     });
   }
-  if (bytes.length === 0) return { status, body: {} };
+  if (bytes.length === 0) return { status, body: {}, jobIdKeys: 0 };
   try {
-    return { status, body: toValue(parseBody(bytes, { maxBodyBytes: MAX_RESPONSE_BYTES })) as JsonObject };
+    // Nothing is canonicalized: the canonical-size bound that guards verification does not apply.
+    const doc = parseBody(bytes, { maxBodyBytes: ctx.maxAnswerBytes, maxCanonicalBytes: Number.MAX_SAFE_INTEGER });
+    return { status, body: toValue(doc) as JsonObject, jobIdKeys: countTopLevelKey(doc, 'job_id') };
   } catch (cause) {
     throw new ServiceApiError('ERR_RESPONSE_INVALID', `${what}: HTTP ${status} with a body that is not a JSON object`, {
       status,
@@ -99,18 +113,31 @@ export async function requestJson(ctx: HttpContext, spec: RequestSpec): Promise<
 }
 
 /**
- * The body, read chunk by chunk and given up (the stream cancelled) past `maxBytes`: a misbehaving
- * server or proxy cannot make the client buffer without bound.
+ * A 2xx body, read chunk by chunk and given up (the stream cancelled) past `maxBytes`: a
+ * misbehaving server or proxy cannot make the client buffer, nor parse, without bound.
  */
-function readCapped(response: Response, maxBytes: number): Promise<Uint8Array> {
+function readAnswer(response: Response, maxBytes: number, what: string): Promise<Uint8Array> {
   return readCappedBody(
     response,
     maxBytes,
     () =>
-      new ServiceApiError('ERR_RESPONSE_INVALID', `HTTP ${response.status}: the answer is larger than ${maxBytes} bytes`, {
-        status: response.status,
-      }),
+      new ServiceApiError(
+        'ERR_ANSWER_TOO_LARGE',
+        `${what}: HTTP ${response.status}: the answer is larger than maxAnswerBytes (${maxBytes} bytes); not read further`,
+        { status: response.status },
+      ),
   );
+}
+
+/** An error answer's body for its `detail`, or nothing when it is larger than that needs. */
+async function readErrorBody(response: Response): Promise<Uint8Array> {
+  const tooLarge = new Error('error body too large');
+  try {
+    return await readCappedBody(response, MAX_ERROR_BODY_BYTES, () => tooLarge);
+  } catch (err) {
+    if (err === tooLarge) return new Uint8Array(0);
+    throw err;
+  }
 }
 
 /** The `detail` of an error body (spec §7), or the body text when it is not that JSON; short. */

@@ -1,6 +1,8 @@
 import {
+  createJsonLogger,
   createMemoryStore,
   RECEIVER_DEFAULTS,
+  type Logger,
   type AsyncJobCompletedEvent,
   type HandlerContext,
   type IdempotencyStore,
@@ -10,12 +12,14 @@ import {
 import { abortableSleep } from './abortable-sleep.js';
 import type { Client } from './create-client.js';
 import type { FinishedJob } from './job-types.js';
-import { checkJobId, checkMs, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
+import { checkJobId, checkMs, isLogger, MAX_TIMER_MS, optionError, withoutTag } from '@jobhook/core/internal';
+import { checkPollAnswer } from './poll-answer.js';
 import { DEFAULT_MAX_POLL_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS, resolvePollOptions } from './poll-job.js';
 import { ServiceApiError } from './service-api-error.js';
 
 /** The result of a finished job, whichever way it came. */
 export interface JobResult {
+  /** The job id in lower case, as the receiver keys jobs. */
   jobId: string;
   status: 'success' | 'fail';
   /** The normalized result on `success`, else null. */
@@ -24,7 +28,10 @@ export interface JobResult {
   error: JobError | null;
   /** `webhook`: from a verified webhook (`handleEvent`); `poll`: from the poll answer. */
   source: 'webhook' | 'poll';
-  /** The whole verified webhook payload, or the whole final poll answer. */
+  /**
+   * The whole verified webhook payload, or the whole final poll answer; in both, `user_parameters`
+   * without the recipient tag (`jobhook_recipient`), absent when the tag was its only member.
+   */
   data: AsyncJobCompletedEvent | FinishedJob;
 }
 
@@ -61,6 +68,12 @@ export interface ResultWaiterOptions {
   leaseMs?: number;
   /** How long a handled job is remembered in the store. Default the receiver's, `RECEIVER_DEFAULTS.doneTtlMs` (7 days). */
   doneTtlMs?: number;
+  /**
+   * pino-compatible logger: an error for a poll answer that does not name the job asked for, a
+   * warning for one over the client's `maxAnswerBytes` (with the job id, to fetch it by hand); the
+   * wait rejects with the same error. Default: JSON lines at `warn` on stderr.
+   */
+  logger?: Logger;
 }
 
 /** Per-call options of {@link ResultWaiter.waitForResult}. */
@@ -87,8 +100,12 @@ export interface ResultWaiter {
    * Resolves with the job's result: the first of its webhook (through `handleEvent`) and polling
    * (after `webhookGraceMs` when `webhooks` is set, else at once). A result seen recently by
    * `handleEvent` resolves at once, so the webhook may arrive before the call.
+   * A poll answer is handed to `onResult` only when it names `jobId` (compared in lower case, as
+   * the receiver keys jobs) and names it once; else the wait rejects, nothing is handled and
+   * nothing is marked done.
    * @throws ServiceApiError `ERR_TIMEOUT` after `timeoutMs`; the poll's errors (`ERR_UNAUTHORIZED`,
-   * `ERR_NOT_FOUND`, ...); what `onResult` threw on the poll path. Rejects with `signal.reason` on abort.
+   * `ERR_NOT_FOUND`, `ERR_POLL_ANSWER_MISMATCH`, `ERR_ANSWER_TOO_LARGE` past the client's
+   * `maxAnswerBytes`, ...); what `onResult` threw on the poll path. Rejects with `signal.reason` on abort.
    */
   waitForResult(jobId: string, options?: WaitOptions): Promise<JobResult>;
   /** Rejects the pending waits (AbortError) and closes the store if the waiter created it. */
@@ -143,6 +160,8 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
     if (typeof (store as Partial<IdempotencyStore>)[method] !== 'function') fail(`store must implement ${method}() (see IdempotencyStore)`);
   }
   const ownsStore = options.store === undefined;
+  const log = options.logger ?? createJsonLogger();
+  if (!isLogger(log)) fail('logger must have debug, info, warn and error methods (pino-compatible)');
 
   const pending = new Map<string, Set<PendingWait>>();
   const recent = new Map<string, JobResult>();
@@ -160,21 +179,25 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
     if (onResult !== undefined) await onResult(result);
   }
 
-  /** Poll path: claim the job in the shared store; only the claim holder runs onResult. */
-  async function settleFromPoll(job: FinishedJob, signal: AbortSignal): Promise<JobResult> {
-    const jobId = job.job_id;
+  /**
+   * Poll path: claim the job in the shared store; only the claim holder runs onResult.
+   * @param jobId the job asked for, in lower case.
+   */
+  async function settleFromPoll(jobId: string, job: FinishedJob, signal: AbortSignal): Promise<JobResult> {
+    // The client checks too; a client of your own may not. Before the claim: nothing is marked.
+    checkPollAnswer(jobId, job);
     for (;;) {
       const known = recent.get(jobId);
       if (known !== undefined) return known;
       const claim = await store.claim(jobId, { leaseMs });
-      if (claim.state === 'done') return recent.get(jobId) ?? fromJob(job);
+      if (claim.state === 'done') return recent.get(jobId) ?? fromJob(jobId, job);
       if (claim.state === 'in-flight') {
         // The webhook is being handled right now: its end resolves the wait; if its handler
         // fails, the claim is released and the next round here takes the job.
         await abortableSleep(Math.min(claim.retryAfterMs, pollIntervalMs), signal);
         continue;
       }
-      const result = fromJob(job);
+      const result = fromJob(jobId, job);
       const renew = setInterval(
         () => {
           store.extend(jobId, claim.token, { leaseMs }).catch(() => {});
@@ -195,6 +218,19 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
     }
   }
 
+  /** A refused poll answer is a person's business even when the caller drops the rejection. */
+  function logRefusedAnswer(jobId: string, err: unknown): void {
+    if (!(err instanceof ServiceApiError)) return;
+    if (err.code === 'ERR_POLL_ANSWER_MISMATCH') {
+      log.error({ jobId, code: err.code, err }, 'jobhook result waiter: the poll answer does not name the job asked for; not handled');
+    } else if (err.code === 'ERR_ANSWER_TOO_LARGE') {
+      log.warn(
+        { jobId, code: err.code },
+        `jobhook result waiter: the poll answer is larger than the client's maxAnswerBytes; not handled: fetch GET /v3/universal-ai/async/${jobId} by hand, or raise maxAnswerBytes`,
+      );
+    }
+  }
+
   return Object.freeze({
     store,
 
@@ -204,8 +240,10 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
       remember(result);
     },
 
-    async waitForResult(jobId: string, waitOptions: WaitOptions = {}): Promise<JobResult> {
-      checkJobId('waitForResult', jobId);
+    async waitForResult(askedId: string, waitOptions: WaitOptions = {}): Promise<JobResult> {
+      checkJobId('waitForResult', askedId);
+      // The receiver's key: one job whatever the case the caller, the service or a webhook writes it in.
+      const jobId = askedId.toLowerCase();
       if (closed) throw optionError('waitForResult', 'the waiter is closed');
       const waitTimeoutMs = waitOptions.timeoutMs ?? timeoutMs;
       checkMs('waitForResult', 'timeoutMs', waitTimeoutMs, { max: MAX_TIMER_MS });
@@ -221,7 +259,7 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
       const onAbort = (): void => stop.abort(signal?.reason);
       signal?.addEventListener('abort', onAbort, { once: true });
       const timer = setTimeout(() => {
-        stop.abort(new ServiceApiError('ERR_TIMEOUT', `no result for job ${jobId} within ${waitTimeoutMs} ms`));
+        stop.abort(new ServiceApiError('ERR_TIMEOUT', `no result for job ${askedId} within ${waitTimeoutMs} ms`));
       }, waitTimeoutMs);
       const deadline = performance.now() + waitTimeoutMs;
       let wait: PendingWait | undefined;
@@ -236,13 +274,18 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
       });
       const byPolling = (async (): Promise<JobResult> => {
         if (graceMs > 0) await abortableSleep(graceMs, stop.signal);
-        const job = await client.pollJob(jobId, {
-          intervalMs: pollIntervalMs,
-          maxIntervalMs: maxPollIntervalMs,
-          timeoutMs: Math.max(1, Math.floor(deadline - performance.now())),
-          signal: stop.signal,
-        });
-        return settleFromPoll(job, stop.signal);
+        try {
+          const job = await client.pollJob(askedId, {
+            intervalMs: pollIntervalMs,
+            maxIntervalMs: maxPollIntervalMs,
+            timeoutMs: Math.max(1, Math.floor(deadline - performance.now())),
+            signal: stop.signal,
+          });
+          return await settleFromPoll(jobId, job, stop.signal);
+        } catch (err) {
+          logRefusedAnswer(jobId, err);
+          throw err;
+        }
       })();
       try {
         return await Promise.race([byWebhook, byPolling, stopped]);
@@ -271,7 +314,7 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
 
 function fromEvent(event: AsyncJobCompletedEvent): JobResult {
   return {
-    jobId: event.job_id,
+    jobId: event.job_id.toLowerCase(),
     status: event.status,
     output: event.status === 'success' ? event.output : null,
     error: event.status === 'fail' ? event.error : null,
@@ -280,13 +323,18 @@ function fromEvent(event: AsyncJobCompletedEvent): JobResult {
   };
 }
 
-function fromJob(job: FinishedJob): JobResult {
+/** The result of a checked poll answer; `data` is a copy without the recipient tag, as a webhook's. */
+function fromJob(jobId: string, job: FinishedJob): JobResult {
+  const data = { ...job } as FinishedJob & { user_parameters?: unknown };
+  const params = data.user_parameters;
+  if (typeof params === 'object' && params !== null) data.user_parameters = { ...params };
+  withoutTag(data as unknown as AsyncJobCompletedEvent);
   return {
-    jobId: job.job_id,
+    jobId,
     status: job.status,
     output: job.status === 'success' ? (job.output ?? null) : null,
     error: job.status === 'fail' ? (job.error ?? null) : null,
     source: 'poll',
-    data: job,
+    data,
   };
 }

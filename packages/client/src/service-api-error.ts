@@ -31,6 +31,17 @@ export const SERVICE_ERROR_CODES = {
   ERR_TIMEOUT: null,
   /** A 2xx answer that is not the JSON the service sends (not an object, no `job_id`, ...). */
   ERR_RESPONSE_INVALID: null,
+  /**
+   * A 2xx answer larger than the client's `maxAnswerBytes`: the read stopped there and nothing was
+   * parsed. `pollJob` does not retry it; the reconciler abandons the job (reason `answer-too-large`).
+   */
+  ERR_ANSWER_TOO_LARGE: null,
+  /**
+   * A poll answer that names another job than the one asked for (compared in lower case, as the
+   * receiver keys jobs), no job, or a job twice (duplicate `job_id` keys): never handed to a
+   * handler, never marked done. `pollJob` does not retry it.
+   */
+  ERR_POLL_ANSWER_MISMATCH: null,
 } as const;
 
 /** A stable {@link ServiceApiError} code. */

@@ -9,7 +9,7 @@
 import { JobhookError } from '@jobhook/core';
 import { rawJson } from '@jobhook/core/json';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createClient, ServiceApiError, type Client, type ServiceErrorCode } from '../src/index.js';
+import { createClient, DEFAULT_MAX_ANSWER_BYTES, ServiceApiError, type Client, type ServiceErrorCode } from '../src/index.js';
 import { BROKE_KEY, GOOD_KEY, pollsOf, startFakeService, type FakeService } from './helpers/fake-service.js';
 
 let service: FakeService;
@@ -268,6 +268,8 @@ describe('options', () => {
       [{ baseUrl: 'http://x', apiKey: 'k', timeoutMs: 0 }, 'timeoutMs'],
       // Above 2^31 - 1 ms Node's timers fire at once: refused rather than a timeout that never waits.
       [{ baseUrl: 'http://x', apiKey: 'k', timeoutMs: 2 ** 31 }, 'timeoutMs'],
+      [{ baseUrl: 'http://x', apiKey: 'k', maxAnswerBytes: 1.5 }, 'maxAnswerBytes'],
+      [{ baseUrl: 'http://x', apiKey: 'k', maxAnswerBytes: 2 ** 30 + 1 }, 'maxAnswerBytes'],
     ];
     for (const [options, name] of bad) {
       let err: unknown;
@@ -283,17 +285,38 @@ describe('options', () => {
     await expect(client.pollJob('j', { intervalMs: 100, maxIntervalMs: 50 })).rejects.toThrow(/maxIntervalMs/);
   });
 
-  it('gives up on an answer larger than 64 MiB instead of buffering it, with or without Content-Length', async () => {
-    const huge = `{"detail":"${'x'.repeat(64 * 1024 * 1024)}"}`;
-    // The shared client's 2 s timeout would make this a race with the clock: 64 MiB over loopback
-    // takes longer than that on a busy machine. The limit, not the timeout, must end the read.
-    const patient = createClient({ baseUrl: service.url, apiKey: GOOD_KEY, timeoutMs: 600_000 });
+  it('gives up on an answer larger than maxAnswerBytes instead of buffering it, with or without Content-Length', async () => {
+    const small = createClient({ baseUrl: service.url, apiKey: GOOD_KEY, maxAnswerBytes: 1024 });
+    const answer = (pad: string): string => JSON.stringify({ job_id: 'big', status: 'processing', pad });
     for (const headers of [{}, { 'transfer-encoding': 'chunked' }]) {
-      service.faults.push({ status: 200, headers, body: huge });
-      const err = await rejection(patient.getJob('big'));
-      expect([err.code, err.status]).toEqual(['ERR_RESPONSE_INVALID', 200]);
-      expect(err.message).toContain('larger than 67108864 bytes');
+      service.faults.push({ status: 200, headers, body: answer('x'.repeat(1024)) });
+      const err = await rejection(small.getJob('big'));
+      expect([err.code, err.status, err.retryable]).toEqual(['ERR_ANSWER_TOO_LARGE', 200, false]);
+      expect(err.message).toContain('larger than maxAnswerBytes (1024 bytes)');
     }
+    // An answer of exactly the limit is read whole.
+    const exact = answer('x'.repeat(1024 - answer('').length));
+    expect(Buffer.byteLength(exact)).toBe(1024);
+    service.faults.push({ status: 200, headers: { 'transfer-encoding': 'chunked' }, body: exact });
+    expect(await small.getJob('big')).toMatchObject({ job_id: 'big', status: 'processing' });
+  });
+
+  it('reads answers up to DEFAULT_MAX_ANSWER_BYTES (4 MiB) by default, not a byte more', async () => {
+    const patient = createClient({ baseUrl: service.url, apiKey: GOOD_KEY, timeoutMs: 600_000 });
+    const head = '{"job_id":"big","status":"processing","pad":"';
+    const sized = (bytes: number): string => `${head}${'x'.repeat(bytes - head.length - 2)}"}`;
+    expect(DEFAULT_MAX_ANSWER_BYTES).toBe(4 * 1024 * 1024);
+    service.faults.push({ status: 200, headers: { 'transfer-encoding': 'chunked' }, body: sized(DEFAULT_MAX_ANSWER_BYTES) });
+    expect(await patient.getJob('big')).toMatchObject({ job_id: 'big' });
+    service.faults.push({ status: 200, headers: { 'transfer-encoding': 'chunked' }, body: sized(DEFAULT_MAX_ANSWER_BYTES + 1) });
+    expect((await rejection(patient.getJob('big'))).code).toBe('ERR_ANSWER_TOO_LARGE');
+  });
+
+  it('an error answer with a huge body keeps the code of its status (the body is not read for its detail)', async () => {
+    const small = createClient({ baseUrl: service.url, apiKey: GOOD_KEY, maxAnswerBytes: 1024 });
+    service.faults.push({ status: 503, headers: { 'transfer-encoding': 'chunked' }, body: `{"detail":"${'x'.repeat(100 * 1024)}"}` });
+    const err = await rejection(small.getJob('big'));
+    expect([err.code, err.status, err.detail]).toEqual(['ERR_SERVICE_UNAVAILABLE', 503, null]);
   });
 
   it('keeps a base URL path prefix', async () => {

@@ -56,6 +56,17 @@ export const ERROR_STATUS = {
   /** The verified event's recipient tag is older than `recipientTagMaxAgeMs` (plus `clockSkewMs`). */
   ERR_RECIPIENT_TAG_EXPIRED: 403,
   /**
+   * The verified event's recipient tag is valid, but its nonce is bound to another job already: the
+   * tag was copied from one job onto another (`detail.cause` `reused`, `detail.boundJob` not given out).
+   */
+  ERR_RECIPIENT_TAG_REUSED: 403,
+  /**
+   * The one code a response body gives for every recipient tag refusal (the `ERR_RECIPIENT_TAG_*`
+   * codes above): the service shows the submitter each answer, so the body says no more than "not
+   * for this receiver". The specific code and cause stay in the error, the outcome, logs and metrics.
+   */
+  ERR_RECIPIENT_REFUSED: 403,
+  /**
    * A submission's `user_webhook_parameters` already has the member the recipient tag goes in
    * (`jobhook_recipient`): refused before anything is sent, since the service keeps the last of
    * duplicate keys. A client code, not a receiver's.
@@ -151,11 +162,30 @@ export class JobhookError<Code extends string = ErrorCode> extends Error {
     this.detail = options.detail;
   }
 
-  /** The JSON error body jobhook answers with: `{ error: { code, message } }`. */
-  toJSON(): { error: { code: Code; message: string } } {
+  /**
+   * The JSON error body jobhook answers with: `{ error: { code, message } }`. A recipient tag
+   * refusal answers {@link RECIPIENT_REFUSED_ANSWER} whatever its cause, so the body tells whoever
+   * probes with tags nothing; `code`, `message` and `detail` keep the cause for your logs.
+   */
+  toJSON(): { error: { code: Code | typeof RECIPIENT_REFUSED_ANSWER.code; message: string } } {
+    if (RECIPIENT_TAG_CODES.has(this.code)) return { error: { ...RECIPIENT_REFUSED_ANSWER } };
     return { error: { code: this.code, message: this.message } };
   }
 }
+
+/** What the body of every recipient tag refusal says (`JobhookError.toJSON`), whatever its cause. */
+export const RECIPIENT_REFUSED_ANSWER = Object.freeze({
+  code: 'ERR_RECIPIENT_REFUSED',
+  message: 'this job is not for this receiver',
+} as const);
+
+/** The codes of the recipient tag's refusals, answered as {@link RECIPIENT_REFUSED_ANSWER}. */
+const RECIPIENT_TAG_CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'ERR_RECIPIENT_TAG_MISSING',
+  'ERR_RECIPIENT_TAG_INVALID',
+  'ERR_RECIPIENT_TAG_EXPIRED',
+  'ERR_RECIPIENT_TAG_REUSED',
+]);
 
 /**
  * True when `err` is an error of any jobhook package (a {@link JobhookError} or a subclass),

@@ -41,7 +41,15 @@ export type { OutcomeKind, ReceiverOutcome, ReceiverStats, VerifiedWebhook } fro
 export type { PolledJob, PolledOutcome } from './receiver/polled-job.js';
 export type { LateEventContext, LateEventRule } from './receiver/event-age.js';
 export type { RequestHeaders } from './http/request-headers.js';
-export type { ClaimResult, Clock, IdempotencyStore, TransactionalStore, TransactionResult } from './store/idempotency-store.js';
+export type {
+  ClaimResult,
+  Clock,
+  IdempotencyStore,
+  TagNonceBinding,
+  TagNonceStore,
+  TransactionalStore,
+  TransactionResult,
+} from './store/idempotency-store.js';
 export type { ReceiverOrOptions } from './adapter/resolve-receiver.js';
 export type { AdapterOptions } from './adapter/adapter-options.js';
 export type { CanonicalProfile } from './canonical/profiles.js';

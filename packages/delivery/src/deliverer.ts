@@ -8,7 +8,7 @@ import type { AttemptRecord, DeliveryTask } from './delivery-types.js';
 import { postWebhook } from './post-webhook.js';
 import { refusalReason } from './receiver-refusal.js';
 import { createSignedPayloadCache, type SignedWebhook } from './signed-payload-cache.js';
-import type { ResolvedAddress } from './ssrf-guard.js';
+import type { ReceiverTarget } from './ssrf-guard.js';
 
 /** Makes webhook delivery attempts; the queue schedules them. `J` is the job record of the service's store. */
 export interface Deliverer<J extends DeliverySubject = DeliverySubject> {
@@ -153,7 +153,7 @@ export function createDeliverer<J extends DeliverySubject>(options: DelivererOpt
 
       // The guard runs again on every attempt: DNS may now answer differently than at submission.
       let checkedUrl: URL;
-      let address: ResolvedAddress | 'timeout';
+      let address: ReceiverTarget | 'timeout';
       try {
         checkedUrl = guard.checkUrl(url);
         address = await withDeadline(guard.resolveTarget(checkedUrl), deadlineMs - now());

@@ -16,7 +16,14 @@ export type { DeliveryLog, DeliveryState, DeliverySubject } from './delivery-log
 export type { AttemptOutcome, AttemptRecord, DeliveryTask } from './delivery-types.js';
 export type { JobhookAnswer } from './jobhook-answer.js';
 export type { SignedWebhook } from './signed-payload-cache.js';
-export { createSsrfGuard, type HostResolver, type ResolvedAddress, type SsrfGuard, type SsrfGuardOptions } from './ssrf-guard.js';
+export {
+  createSsrfGuard,
+  type HostResolver,
+  type ReceiverTarget,
+  type ResolvedAddress,
+  type SsrfGuard,
+  type SsrfGuardOptions,
+} from './ssrf-guard.js';
 export { refusalReason, type ReceiverRefusalReason } from './receiver-refusal.js';
 export { DELIVERY_ERROR_STATUS, DeliveryError, type DeliveryErrorCode } from './delivery-error.js';
 export { createRetryPolicy, type RetryPolicy, type RetryPolicyOptions } from './retry-policy.js';

@@ -2,7 +2,7 @@ import { request as httpRequest, type IncomingMessage, type RequestOptions } fro
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { checkInteger, MAX_TIMER_MS, optionError, parseRetryAfter } from '@jobhook/core/internal';
-import type { ResolvedAddress } from './ssrf-guard.js';
+import type { ReceiverTarget, ResolvedAddress } from './ssrf-guard.js';
 
 /** Default `maxReadBytes` of {@link postWebhook}: an answer's body is read (counted) this far at most. */
 export const DEFAULT_MAX_READ_BYTES = 64 * 1024;
@@ -11,8 +11,11 @@ export const DEFAULT_MAX_READ_BYTES = 64 * 1024;
 export interface PostWebhookRequest {
   /** The receiver URL, already checked by the SSRF guard. */
   url: URL;
-  /** The address the guard checked: the connection goes there and nowhere else. */
-  address: ResolvedAddress;
+  /**
+   * The address the guard checked: the connection goes there and nowhere else (then to its
+   * `fallbacks`, in order, when it refuses: `localhost`'s `::1`).
+   */
+  address: ReceiverTarget;
   body: Uint8Array;
   headers: Readonly<Record<string, string>>;
   /** Covers connect, TLS, sending, the answer's status line and headers, and reading its body; 1 to 2^31-1. */
@@ -92,10 +95,12 @@ export function postWebhook(req: PostWebhookRequest): Promise<PostWebhookResult>
   }
   // The timer would fire at once beyond 2^31-1 ms, and never with NaN: both are caller bugs.
   checkInteger('postWebhook', 'timeoutMs', timeoutMs, { min: 1, max: MAX_TIMER_MS });
+  const pinnedAddresses: ResolvedAddress[] = [address, ...(address.fallbacks ?? [])].map((a) => ({ address: a.address, family: a.family }));
   const pinnedLookup: LookupFunction = (_hostname, options, callback) => {
-    // Node 20 asks for every address (`all`) when it races IPv4 and IPv6 (autoSelectFamily).
+    // Node 20 asks for every address (`all`) when it races IPv4 and IPv6 (autoSelectFamily), and
+    // then tries the next one when a connection is refused: the fallbacks go there, after the first.
     if ((options as { all?: boolean }).all === true) {
-      (callback as unknown as (err: null, addresses: ResolvedAddress[]) => void)(null, [address]);
+      (callback as unknown as (err: null, addresses: ResolvedAddress[]) => void)(null, pinnedAddresses);
     } else callback(null, address.address, address.family);
   };
   const isHttps = url.protocol === 'https:';

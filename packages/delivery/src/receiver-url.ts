@@ -7,8 +7,13 @@ export interface CheckedReceiverUrl {
   url: URL;
   /** The host name to resolve (WHATWG-normalized, trailing dot kept), or null for an IP literal. */
   hostname: string | null;
-  /** The verdict on the IP-literal host (already allowed), or null for a host name. */
+  /**
+   * The verdict on the IP-literal host (already allowed), or on the first loopback address
+   * `localhost` is pinned to; null for a host name to resolve.
+   */
   literal: AddressVerdict | null;
+  /** For `localhost`: the other allowed loopback address (`::1` after `127.0.0.1`), tried when the first refuses; else empty. */
+  fallbacks: AddressVerdict[];
 }
 
 /** Text checks of {@link checkReceiverUrl}. @internal */
@@ -16,6 +21,14 @@ export interface ReceiverUrlRules {
   allowInsecure: boolean;
   maxUrlLength: number;
 }
+
+/**
+ * The loopback addresses `localhost` is pinned to, in the order they are tried: the name is never
+ * looked up (a hosts file or resolver could point it anywhere), and RFC 6761 reserves it for
+ * loopback. `127.0.0.1` first, since most local servers listen there; `::1` for those that listen on
+ * IPv6 only (Node's `listen(port, 'localhost')` may).
+ */
+const LOCALHOST_ADDRESSES = ['127.0.0.1', '::1'] as const;
 
 // Names that only mean something inside a network: refused without a lookup, as the resolver
 // (or the search domains of /etc/resolv.conf) would send them somewhere internal.
@@ -64,14 +77,30 @@ export function checkReceiverUrl(text: string, rules: ReceiverUrlRules, policy: 
   if (url.port === '0') throw receiverRefused('port', 'port 0 is not a port one can connect to');
 
   const host = url.hostname;
-  if (host.startsWith('[')) return { url, hostname: null, literal: checkLiteral(host.slice(1, -1), policy) };
-  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return { url, hostname: null, literal: checkLiteral(host, policy) };
+  if (host.startsWith('[')) return { url, hostname: null, literal: checkLiteral(host.slice(1, -1), policy), fallbacks: [] };
+  if (ipaddr.IPv4.isValidFourPartDecimal(host)) return { url, hostname: null, literal: checkLiteral(host, policy), fallbacks: [] };
   if (ipaddr.isValid(host)) {
     // `new URL()` turns every IPv4 notation it knows into dotted decimal; anything left is an odd form.
     throw receiverRefused('ip_notation', `the host ${JSON.stringify(host)} is an IP address in an unusual notation`, { host });
   }
+  const pinned = pinLocalhost(host, policy);
+  if (pinned !== undefined) return { url, hostname: null, literal: pinned[0], fallbacks: pinned.slice(1) };
   checkHostName(host);
-  return { url, hostname: host, literal: null };
+  return { url, hostname: host, literal: null, fallbacks: [] };
+}
+
+/**
+ * For `localhost` (or `localhost.`) when the policy allows a loopback address: the allowed ones of
+ * {@link LOCALHOST_ADDRESSES}, in order, at least one. Undefined for any other name, or when no
+ * loopback address is allowed (the name is then refused as a local name, as before).
+ */
+function pinLocalhost(host: string, policy: AddressPolicy): [AddressVerdict, ...AddressVerdict[]] | undefined {
+  if (host !== 'localhost' && host !== 'localhost.') return undefined;
+  const allowed = LOCALHOST_ADDRESSES.map((address) => policy.check(address)).filter(
+    (verdict): verdict is AddressVerdict => verdict?.allowed === true,
+  );
+  const [first, ...rest] = allowed;
+  return first === undefined ? undefined : [first, ...rest];
 }
 
 function checkLiteral(text: string, policy: AddressPolicy): AddressVerdict {

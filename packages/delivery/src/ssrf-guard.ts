@@ -10,6 +10,15 @@ export interface ResolvedAddress {
   family: 4 | 6;
 }
 
+/**
+ * Where a checked receiver URL connects: the address, and for `localhost` the other allowed loopback
+ * address (`::1`), tried in order when the first refuses the connection.
+ */
+export interface ReceiverTarget extends ResolvedAddress {
+  /** Tried after `address`, in order, when it cannot be connected to. Absent for every host but `localhost`. */
+  fallbacks?: readonly ResolvedAddress[];
+}
+
 /** Resolves a host name to all its addresses (injectable, for tests and custom DNS). */
 export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
@@ -31,7 +40,8 @@ export interface SsrfGuardOptions {
 export interface SsrfGuard {
   /**
    * Synchronous checks of the URL text: scheme, userinfo, fragment, length, local host names, and
-   * IP-literal hosts in any notation (normalized by `new URL()`, then classified).
+   * IP-literal hosts in any notation (normalized by `new URL()`, then classified). `localhost` passes
+   * when a loopback address is allowed (`127.0.0.1` or `::1`, through `allowCidrs` or `allowPrivate`).
    * @returns the parsed URL.
    * @throws DeliveryError `ERR_RECEIVER_REFUSED`, `detail.reason` naming the reason.
    */
@@ -40,10 +50,12 @@ export interface SsrfGuard {
    * {@link SsrfGuard.checkUrl}, then resolves the host (no lookup for an IP literal) and refuses when
    * ANY address is not allowed, so a host with one private record is refused whatever the order.
    * Call it at submission and before every attempt, and connect to the returned address only.
+   * `localhost` is never looked up: it is pinned to the allowed loopback addresses, `127.0.0.1`
+   * then `::1` (as `fallbacks`); without an allowed loopback address it is refused as a local name.
    * @returns the address to connect to (the first one the resolver gave).
    * @throws DeliveryError `ERR_RECEIVER_REFUSED`; a lookup failure has `detail.reason` `resolve_failed`.
    */
-  resolveTarget(url: string | URL): Promise<ResolvedAddress>;
+  resolveTarget(url: string | URL): Promise<ReceiverTarget>;
 }
 
 const defaultResolve: HostResolver = async (hostname) => {
@@ -77,10 +89,13 @@ export function createSsrfGuard(options: SsrfGuardOptions = {}): SsrfGuard {
 
   const checkUrl = (url: string): URL => checkReceiverUrl(url, rules, policy).url;
 
-  async function resolveTarget(url: string | URL): Promise<ResolvedAddress> {
+  async function resolveTarget(url: string | URL): Promise<ReceiverTarget> {
     // A URL object is checked again from its text: the guard trusts no earlier parse.
     const checked = checkReceiverUrl(typeof url === 'string' ? url : url.href, rules, policy);
-    if (checked.literal !== null) return target(checked.literal);
+    if (checked.literal !== null) {
+      const pinned: ReceiverTarget = target(checked.literal);
+      return checked.fallbacks.length === 0 ? pinned : { ...pinned, fallbacks: checked.fallbacks.map(target) };
+    }
     const host = checked.hostname ?? '';
     let answers: ResolvedAddress[];
     try {

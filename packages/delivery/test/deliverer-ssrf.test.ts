@@ -91,6 +91,48 @@ describe('deliverer: SSRF guard on every attempt', () => {
     expect(got.headers['host']).toBe(`receiver.test:${r.port}`);
   });
 
+  it('localhost with loopback allowed: delivered to 127.0.0.1, the name never resolved', async () => {
+    const asked: string[] = [];
+    const { jobs, deliverer } = setup({
+      allowInsecure: true,
+      allowCidrs: ['127.0.0.0/8'],
+      resolve: async (host) => {
+        asked.push(host);
+        return [{ address: '93.184.216.34', family: 4 }];
+      },
+    });
+    const job = await seedJob(jobs, { webhookReceiver: `http://localhost:${r.port}/local` });
+    const record = await deliverer.attempt({ jobId: job.jobId, round: 0, attempt: 1 });
+    expect(record).toMatchObject({ outcome: 'delivered', statusCode: 200, address: '127.0.0.1' });
+    expect(asked).toEqual([]);
+    expect(r.requests.at(-1)).toMatchObject({ path: '/local', headers: { host: `localhost:${r.port}` } });
+  });
+
+  it('localhost reaches a receiver on ::1 only when ::1 is allowed too (tried after 127.0.0.1 refuses)', async () => {
+    const v6 = await startDeliveryReceiver(answer(200), '::1');
+    try {
+      const url = `http://localhost:${v6.port}/v6`;
+      const v4Only = setup({ allowInsecure: true, allowCidrs: ['127.0.0.0/8'] });
+      const refused = await v4Only.deliverer.attempt({
+        jobId: (await seedJob(v4Only.jobs, { webhookReceiver: url })).jobId,
+        round: 0,
+        attempt: 1,
+      });
+      expect(refused).toMatchObject({ outcome: 'retry', error: 'ECONNREFUSED' });
+      expect(v6.requests).toHaveLength(0);
+      const both = setup({ allowInsecure: true, allowCidrs: ['127.0.0.0/8', '::1/128'] });
+      const record = await both.deliverer.attempt({
+        jobId: (await seedJob(both.jobs, { webhookReceiver: url })).jobId,
+        round: 0,
+        attempt: 1,
+      });
+      expect(record).toMatchObject({ outcome: 'delivered', statusCode: 200 });
+      expect(v6.requests.map((q) => q.path)).toEqual(['/v6']);
+    } finally {
+      await v6.close();
+    }
+  });
+
   it('a host name that does not resolve at attempt time: ENOTFOUND, retried (not refused)', async () => {
     const { jobs, deliverer } = setup({
       allowInsecure: true,

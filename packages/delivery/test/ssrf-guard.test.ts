@@ -187,10 +187,39 @@ describe('SSRF guard: allowed receivers', () => {
     await expect(local.resolveTarget('http://[fd00::5]/')).resolves.toEqual({ address: 'fd00::5', family: 6 });
     await expect(local.resolveTarget('http://mapped.example.com/')).resolves.toEqual({ address: '::ffff:7f00:1', family: 6 });
     await expect(local.resolveTarget('http://10.0.0.1/')).rejects.toMatchObject({ code: 'ERR_RECEIVER_REFUSED' });
-    await expect(local.resolveTarget('http://localhost/')).rejects.toMatchObject({ code: 'ERR_RECEIVER_REFUSED' });
     const open = createSsrfGuard({ allowPrivate: true, resolve: dns });
     await expect(open.resolveTarget('https://10.0.0.1/')).resolves.toEqual({ address: '10.0.0.1', family: 4 });
     await expect(open.resolveTarget('http://10.0.0.1/')).rejects.toMatchObject({ code: 'ERR_RECEIVER_REFUSED' });
+  });
+
+  it('localhost is pinned to the allowed loopback addresses, 127.0.0.1 then ::1, without a lookup', async () => {
+    const before = dns.lookups.length;
+    const v4 = createSsrfGuard({ allowInsecure: true, allowCidrs: ['127.0.0.0/8'], resolve: dns });
+    await expect(v4.resolveTarget('http://localhost:3000/webhooks/jobs')).resolves.toEqual({ address: '127.0.0.1', family: 4 });
+    await expect(v4.resolveTarget('http://LOCALHOST./x')).resolves.toEqual({ address: '127.0.0.1', family: 4 });
+    expect(v4.checkUrl('http://localhost:3000/a').host).toBe('localhost:3000');
+    const both = createSsrfGuard({ allowInsecure: true, allowPrivate: true, resolve: dns });
+    await expect(both.resolveTarget('http://localhost/')).resolves.toEqual({
+      address: '127.0.0.1',
+      family: 4,
+      fallbacks: [{ address: '::1', family: 6 }],
+    });
+    const v6 = createSsrfGuard({ allowInsecure: true, allowCidrs: ['::1/128'], resolve: dns });
+    await expect(v6.resolveTarget('http://localhost/')).resolves.toEqual({ address: '::1', family: 6 });
+    // The name itself is never looked up: the resolver (a hosts file) could point it anywhere.
+    expect(dns.lookups.length).toBe(before);
+  });
+
+  it('only localhost itself: other local names stay refused with loopback allowed, and localhost without it', async () => {
+    const v4 = createSsrfGuard({ allowInsecure: true, allowCidrs: ['127.0.0.0/8'], resolve: dns });
+    for (const url of ['http://api.localhost/', 'http://localhost.localdomain/', 'http://localhost.example.internal/', 'http://local/']) {
+      await expect(v4.resolveTarget(url)).rejects.toMatchObject({ detail: { reason: 'host_name' } });
+    }
+    const otherRange = createSsrfGuard({ allowInsecure: true, allowCidrs: ['10.0.0.0/8'], resolve: dns });
+    await expect(otherRange.resolveTarget('http://localhost/')).rejects.toMatchObject({ detail: { reason: 'host_name' } });
+    await expect(createSsrfGuard({ resolve: dns }).resolveTarget('https://localhost/')).rejects.toMatchObject({
+      detail: { reason: 'host_name' },
+    });
   });
 
   it('refuses wrong options at construction', () => {

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { ClaimResult } from '@jobhook/core';
+import type { ClaimResult, TagNonceBinding } from '@jobhook/core';
 import {
   checkBoolean,
   checkFunction,
   checkInteger,
   checkJobId,
   checkMs,
+  checkTagNonce,
   checkToken,
   MAX_TIMER_MS,
   MAX_TOKEN_LENGTH,
@@ -45,6 +46,14 @@ interface ClaimRow {
   ms_left: number | null;
 }
 
+/** One row of the bindNonce statement. */
+interface BindRow {
+  bound: boolean;
+  found: boolean;
+  live: boolean | null;
+  bound_to: string | null;
+}
+
 /**
  * Creates an idempotency store on PostgreSQL. Call `migrate()` once before use (it creates the
  * table). In transactional mode (the default) the receiver runs each handler inside a transaction
@@ -56,6 +65,9 @@ interface ClaimRow {
  *
  * Without a transaction (`claim`/`complete`/`release`/`extend`, and `transactional: false`) it
  * behaves as the Redis store: leases on the server's clock, fencing tokens.
+ *
+ * In either mode it binds recipient tag nonces to their first job (`bindTagNonce`, a row of the
+ * same table, written in its own statement: outside any handler's transaction, so a rollback keeps it).
  *
  * @example
  * ```ts
@@ -128,6 +140,21 @@ export function createPostgresStore<Db>(
     throw unavailable('claim', new Error(`the claim lost ${CLAIM_ATTEMPTS} races in a row`), jobId);
   }
 
+  async function bindTagNonce(nonce: string, jobId: string, bindOptions: { ttlMs: number }): Promise<TagNonceBinding> {
+    checkOpen('bindTagNonce');
+    if (checkTagNonce('postgresStore.bindTagNonce', nonce).includes('\0'))
+      throw optionError('postgresStore.bindTagNonce', 'nonce must not contain a NUL character: PostgreSQL text cannot hold one');
+    checkStoreJobId('postgresStore.bindTagNonce', jobId);
+    const ttlMs = checkMs('postgresStore.bindTagNonce', 'ttlMs', readOption('postgresStore.bindTagNonce', bindOptions, 'ttlMs'));
+    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
+      const [row] = (await query('bindTagNonce', sql.bindNonce, [`tag:${nonce}`, jobId, ttlMs], jobId)) as unknown as BindRow[];
+      if (row?.bound === true) return 'bound';
+      if (row?.found === true && row.live === true) return row.bound_to === jobId ? 'same' : 'other';
+      // Lost to a binding committed after this statement's snapshot: ask again, it is visible now.
+    }
+    throw unavailable('bindTagNonce', new Error(`the binding lost ${CLAIM_ATTEMPTS} races in a row`), jobId);
+  }
+
   // Sweeps running, and sweep statements still running on the server (one whose wait timed out
   // goes on there): the timer starts no sweep while either is non-zero.
   let sweeps = 0;
@@ -171,6 +198,7 @@ export function createPostgresStore<Db>(
   const methods: PostgresStoreMethods & Omit<PostgresLeaseStore, keyof PostgresStoreMethods> = {
     table: table.plain,
     claim,
+    bindTagNonce,
     async complete(jobId, token, completeOptions) {
       checkOpen('complete');
       checkStoreJobId('postgresStore.complete', jobId);

@@ -1,4 +1,4 @@
-import type { IdempotencyStore, TransactionalStore } from '@jobhook/core';
+import type { IdempotencyStore, TagNonceStore, TransactionalStore } from '@jobhook/core';
 import type { Pool, PoolClient } from 'pg';
 import type { TransactionRunner } from './sql-executor.js';
 
@@ -28,7 +28,7 @@ export interface PostgresStoreOptions<Db = PoolClient> {
    */
   sweepIntervalMs?: number | false;
   /**
-   * Longest wait for one `claim`, `complete`, `release`, `extend` or `sweep` statement; past it the
+   * Longest wait for one `claim`, `complete`, `release`, `extend`, `bindTagNonce` or `sweep` statement; past it the
    * call rejects with `ERR_STORE_UNAVAILABLE`. In a transaction, the longest wait for each of the
    * store's parts: a connection of the pool, lock and read (the handler then never starts), and the
    * done mark with `COMMIT`; the handler itself is bounded by the receiver's `handlerTimeoutMs`. Also
@@ -66,7 +66,7 @@ export interface PostgresStoreMethods {
 }
 
 /** A PostgreSQL store in transactional mode: handlers get `ctx.db` (a pg `PoolClient` by default). */
-export interface PostgresStore<Db = PoolClient> extends TransactionalStore<Db>, PostgresStoreMethods {}
+export interface PostgresStore<Db = PoolClient> extends TransactionalStore<Db>, TagNonceStore, PostgresStoreMethods {}
 
 /** A PostgreSQL store made with `transactional: false`: claims with leases and fencing only. */
-export interface PostgresLeaseStore extends IdempotencyStore, PostgresStoreMethods {}
+export interface PostgresLeaseStore extends IdempotencyStore, TagNonceStore, PostgresStoreMethods {}

@@ -1,7 +1,16 @@
 import { JobhookError } from '@jobhook/core';
 
 /** What the store was doing when PostgreSQL failed it. */
-export type StoreOperation = 'claim' | 'complete' | 'release' | 'extend' | 'transaction' | 'sweep' | 'migrate' | LedgerOperation;
+export type StoreOperation =
+  | 'claim'
+  | 'complete'
+  | 'release'
+  | 'extend'
+  | 'bindTagNonce'
+  | 'transaction'
+  | 'sweep'
+  | 'migrate'
+  | LedgerOperation;
 
 /** What the ledger was doing when PostgreSQL failed it. */
 export type LedgerOperation = 'begin' | 'attach' | 'discard' | 'settle' | 'lease' | 'reschedule' | 'abandon' | 'count' | 'migrate ledger';

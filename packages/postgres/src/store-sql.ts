@@ -10,6 +10,10 @@ export const SCHEMA_VERSION = 1;
  * done mark is kept). A row whose `expires_at` passed counts as absent: expiry never depends on the
  * sweep, which only deletes such rows to keep the table small. Times are the server's
  * (`clock_timestamp()`), so receivers on hosts with different clocks agree.
+ *
+ * A recipient tag nonce's binding is a row of the same table keyed `tag:<nonce>`, its job id in
+ * `token` (the service's job ids are UUIDs: none has that form): no table to migrate, and the sweep
+ * deletes it once expired like any row.
  */
 export interface StoreSql {
   /** DDL, run in one transaction by `migrate()` (serialized by an advisory lock). */
@@ -24,6 +28,8 @@ export interface StoreSql {
   release: string;
   /** `[jobId, token, leaseMs]` → one row when the token held a live claim (lease now leaseMs from now). */
   extend: string;
+  /** `[key, jobId, ttlMs]` → `{ bound, found, live, bound_to }`: binds a tag nonce's row to a job when it is absent or expired. */
+  bindNonce: string;
   /** `[lockKey]` → `{ locked, isolation }`: the transaction's try-lock on a job, and its isolation level. */
   tryLock: string;
   /** `[jobId]` → `{ done, claimed, live, ms_left }`, or no row. */
@@ -122,6 +128,19 @@ export function storeSql(table: TableName): StoreSql {
     release: `DELETE FROM ${t} WHERE job_id = $1 AND token = $2 AND NOT done AND expires_at > ${NOW} RETURNING 1 AS ok`,
     extend: `UPDATE ${t} SET expires_at = ${fromNow('$3')}
       WHERE job_id = $1 AND token = $2 AND NOT done AND expires_at > ${NOW} RETURNING 1 AS ok`,
+    // As claim: when the upsert lost to a binding committed after the snapshot, the caller asks again.
+    // Committed without waiting for its WAL flush (synchronous_commit off for this statement's own
+    // transaction only): the flush doubled a job's time on a durable server. A server crash may lose
+    // the bindings of its last few hundred ms (three wal_writer_delay), as a Redis restart loses its
+    // unsaved keys: a tag copied in that window passes once more.
+    bindNonce: `WITH async AS (SELECT set_config('synchronous_commit', 'off', true)), taken AS (
+        INSERT INTO ${t} AS j (job_id, token, done, expires_at) SELECT $1, $2, false, ${fromNow('$3')} FROM async
+        ON CONFLICT (job_id) DO UPDATE SET token = EXCLUDED.token, done = false, expires_at = EXCLUDED.expires_at
+        WHERE j.expires_at <= ${NOW}
+        RETURNING 1
+      )
+      SELECT EXISTS (SELECT 1 FROM taken) AS bound, j.job_id IS NOT NULL AS found, j.expires_at > ${NOW} AS live, j.token AS bound_to
+      FROM (SELECT 1) AS one LEFT JOIN ${t} AS j ON j.job_id = $1`,
     tryLock: tryLock('$1'),
     read: read('$1'),
     markDone: markDone('$1', '$2'),

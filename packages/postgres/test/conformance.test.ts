@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 const table = (): string => `jobhook_test_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
-const api = { describe, it, expect, beforeEach, afterEach };
+const api = { describe, it, expect, beforeEach, afterEach, tagNonceStore: true };
 
 describeStoreConformance(
   'postgres (a pg Pool passed in)',

@@ -1,8 +1,7 @@
-import { createPublicKey, generateKeyPair, type KeyObject } from 'node:crypto';
-import { promisify } from 'node:util';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { JobhookError } from '@jobhook/core';
 import { checkInteger, describeValue, optionError } from '@jobhook/core/internal';
-import { loadPrivateKey } from '@jobhook/core/sign';
+import { loadPrivateKey, loadPublicKey } from '@jobhook/core/sign';
 import {
   createBullmqWorkQueue,
   createDeliverer,
@@ -17,7 +16,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { buildAccountKeys, createAccountRegistry, type KeyUsage } from './accounts/account-registry.js';
 import { createMemoryCreditLedger, type CreditLedger } from './accounts/credit-ledger.js';
-import { createDevAccounts } from './accounts/dev-accounts.js';
+import type { AccountsConfig } from './accounts/accounts-config.js';
+import { createDevAccounts, devKeysOf, type DevKeys } from './accounts/dev-accounts.js';
 import { createRedisCreditLedger } from './accounts/redis-credit-ledger.js';
 import { validateAccountsConfig } from './accounts/validate-accounts-config.js';
 import { createApi } from './api/create-api.js';
@@ -25,12 +25,15 @@ import { createAuthenticator } from './auth/authenticate.js';
 import { registerDashboard } from './dashboard/serve-dashboard.js';
 import type { JobStore } from './jobs/job-record.js';
 import { createJobService } from './jobs/job-service.js';
+import { deliveringKeyId, stampingKeyId } from './jobs/signing-key-id.js';
 import { createMemoryJobStore } from './jobs/memory-job-store.js';
 import { createRedisJobStore } from './jobs/redis-job-store.js';
 import { buildWebhookPayload } from './jobs/webhook-payload.js';
 import { registerMetricsRoute } from './metrics/metrics-route.js';
 import { createSenderMetrics, observeDeliverer } from './metrics/sender-metrics.js';
 import { resolveSenderOptions, type ResolvedSenderOptions, type SenderOptions } from './sender-options.js';
+import { replaceFile } from './state/atomic-file.js';
+import { generateSigningKey, openStateDir, stateAccounts, stateSigningKey } from './state/sender-state.js';
 
 /** A running reference service. */
 export interface Sender {
@@ -44,12 +47,20 @@ export interface Sender {
   /** SPKI PEM of the signing key: what receivers verify with. */
   readonly publicKeyPem: string;
   /**
+   * The signing key's id as receivers log it (`keyIdsTried`, core's `RingKey.id`): lowercase hex
+   * SHA-256 of the public key's SPKI DER. A delivery answered 401 records it (`key_id`).
+   */
+  readonly keyId: string;
+  /**
    * The delivery metrics (`jobhook_sender_deliveries_total{result}`, an attempt-duration histogram),
    * a registry of this sender's own; the app answers them at `GET /metrics`.
    */
   readonly metrics: Registry;
-  /** Tokens of the generated dev keys when no `accounts` were given, else null. */
-  readonly devKeys: { inference: string; management: string } | null;
+  /**
+   * Tokens of the dev keys when no `accounts` were given (generated, or read back from `stateDir`):
+   * organization `dev`'s inference and management keys, organization `other`'s inference key. Else null.
+   */
+  readonly devKeys: DevKeys | null;
   /**
    * Requests and credits charged per key, and balances: since start, or with `redisUrl` as every
    * sender process on that Redis counted them (they survive restarts).
@@ -59,20 +70,14 @@ export interface Sender {
   close(): Promise<void>;
 }
 
-/** Bits of the signing key generated when none is given. */
-export const GENERATED_KEY_BITS = 3072;
-
 const WHERE = 'createSender';
 /** Longest DNS lookup of a submission's `webhook_receiver` (or `attemptTimeoutMs` when shorter). */
 const SUBMIT_RESOLVE_TIMEOUT_MS = 5000;
 /** How long `close()` lets in-flight requests finish before it closes their connections. */
 const CLOSE_GRACE_MS = 5000;
 
-async function signingKey(input: ResolvedSenderOptions['privateKey']): Promise<KeyObject> {
-  if (input === undefined) {
-    const { privateKey } = await promisify(generateKeyPair)('rsa', { modulusLength: GENERATED_KEY_BITS });
-    return privateKey;
-  }
+async function signingKey(input: ResolvedSenderOptions['privateKey'], stateDir: string | undefined): Promise<KeyObject> {
+  if (input === undefined) return stateDir === undefined ? generateSigningKey() : stateSigningKey(stateDir);
   try {
     return loadPrivateKey(input);
   } catch (err) {
@@ -101,14 +106,30 @@ function receiverGuard(o: ResolvedSenderOptions): SsrfGuard {
  * const baseUrl = await sender.listen({ port: 0 });
  * console.log(baseUrl, sender.devKeys?.inference, sender.publicKeyPem);
  * await sender.close();
+ * // The same key and dev tokens on every start, the public key where receivers read it:
+ * await createSender({ stateDir: '.jobhook', publicKeyFile: 'service-public.pem' });
  * ```
- * @throws JobhookError `ERR_OPTION_INVALID` for a wrong option (message naming it), `ERR_KEY_INVALID`
- * for an unusable `privateKey`, `ERR_STORE_UNAVAILABLE` when `redisUrl` cannot be reached.
+ * @throws JobhookError `ERR_OPTION_INVALID` for a wrong option (message naming it), or a `stateDir`
+ * or `publicKeyFile` file that cannot be read or written or holds unusable accounts (message naming
+ * the file; `detail.path`); `ERR_KEY_INVALID` for an unusable `privateKey` or state key;
+ * `ERR_STORE_UNAVAILABLE` when `redisUrl` cannot be reached.
  */
 export async function createSender(options?: SenderOptions): Promise<Sender> {
   const o = resolveSenderOptions(options);
-  const dev = o.accounts === undefined ? createDevAccounts(o.random) : undefined;
-  const accountsConfig = dev?.config ?? validateAccountsConfig(o.accounts, `${WHERE}: accounts`);
+  // The state folder is touched only for what it is to keep: given a key and accounts, nothing.
+  if (o.stateDir !== undefined && (o.privateKey === undefined || o.accounts === undefined)) await openStateDir(o.stateDir);
+  let accountsConfig: AccountsConfig;
+  let devKeys: DevKeys | null = null;
+  if (o.accounts !== undefined) {
+    accountsConfig = validateAccountsConfig(o.accounts, `${WHERE}: accounts`);
+  } else if (o.stateDir !== undefined) {
+    accountsConfig = await stateAccounts(o.stateDir, () => createDevAccounts(o.random));
+    devKeys = devKeysOf(accountsConfig);
+  } else {
+    const dev = createDevAccounts(o.random);
+    accountsConfig = dev.config;
+    devKeys = dev.keys;
+  }
   const keys = buildAccountKeys(accountsConfig, o.apiKeys);
   const guard = receiverGuard(o);
   const policy = createRetryPolicy({
@@ -117,8 +138,18 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
     capMs: o.maxRetryDelayMs,
     ...(o.random === undefined ? {} : { random: o.random }),
   });
-  const privateKey = await signingKey(o.privateKey);
+  const privateKey = await signingKey(o.privateKey, o.stateDir);
   const publicKeyPem = createPublicKey(privateKey).export({ type: 'spki', format: 'pem' }).toString();
+  const keyId = loadPublicKey(publicKeyPem).id;
+  if (o.publicKeyFile !== undefined) {
+    const file = o.publicKeyFile;
+    await replaceFile(file, publicKeyPem, 0o644).catch((cause: unknown) => {
+      throw optionError(WHERE, `publicKeyFile: cannot write ${file}: ${(cause as Error).message}`, {
+        cause,
+        detail: { path: file, access: 'write' },
+      });
+    });
+  }
 
   let jobs: JobStore | undefined;
   let queue: WorkQueue | undefined;
@@ -146,20 +177,24 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
     const headerNames = Object.fromEntries(Object.entries(o.headerNames).filter(([, v]) => v !== undefined));
     const metrics = createSenderMetrics();
     const deliverer = observeDeliverer(
-      createDeliverer({
-        jobs,
-        payload: buildWebhookPayload,
-        privateKey,
-        policy,
-        guard,
-        attemptTimeoutMs: o.attemptTimeoutMs,
-        bodyStyle: o.bodyStyle,
-        headerNames,
-        ...(o.userAgent === undefined ? {} : { userAgent: o.userAgent }),
-        now: () => o.now().getTime(),
-        logger: o.logger,
-        maxCanonicalBytes: o.maxCanonicalBytes,
-      }),
+      deliveringKeyId(
+        createDeliverer({
+          // Each attempt answered 401 records the key it was signed with, as the receiver names its keys.
+          jobs: stampingKeyId(jobs, keyId),
+          payload: buildWebhookPayload,
+          privateKey,
+          policy,
+          guard,
+          attemptTimeoutMs: o.attemptTimeoutMs,
+          bodyStyle: o.bodyStyle,
+          headerNames,
+          ...(o.userAgent === undefined ? {} : { userAgent: o.userAgent }),
+          now: () => o.now().getTime(),
+          logger: o.logger,
+          maxCanonicalBytes: o.maxCanonicalBytes,
+        }),
+        keyId,
+      ),
       metrics.observeAttempt,
     );
     const service = createJobService({
@@ -203,8 +238,9 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
     return {
       app,
       publicKeyPem,
+      keyId,
       metrics: metrics.registry,
-      devKeys: dev === undefined ? null : { ...dev.keys },
+      devKeys: devKeys === null ? null : { ...devKeys },
       async listen(listenOptions = {}) {
         const { port = 8080, host = '127.0.0.1' } = listenOptions;
         checkInteger(WHERE, 'listen port', port, { min: 0, max: 65535 });

@@ -6,6 +6,7 @@
 export { createSender, type Sender } from './create-sender.js';
 export type { SenderOptions } from './sender-options.js';
 export type { AccountsConfig, KeyConfig, KeyKind, OrganizationConfig, TokenType } from './accounts/accounts-config.js';
+export type { DevKeys } from './accounts/dev-accounts.js';
 export { loadAccountsConfig } from './accounts/load-accounts-config.js';
 export { validateAccountsConfig } from './accounts/validate-accounts-config.js';
 export type { KeyUsage, ManagementKeyView } from './accounts/account-registry.js';

@@ -26,12 +26,28 @@ export const MIN_MAX_CANONICAL_BYTES = 1024;
  * `ERR_OPTION_INVALID` with a message naming it.
  */
 export interface SenderOptions {
-  /** Organizations, members and keys (`loadAccountsConfig`). Default: a dev organization with generated keys (`sender.devKeys`). */
+  /**
+   * Organizations, members and keys (`loadAccountsConfig`). Default: from `stateDir`, else two dev
+   * organizations with generated keys (`sender.devKeys`).
+   */
   accounts?: AccountsConfig;
   /** Extra inference tokens (the CLI's `--api-key`), added to the first organization with 1000 credits. */
   apiKeys?: readonly string[];
-  /** The webhook signing key (PEM or KeyObject, RSA ≥ 2048 bits). Default: an RSA-3072 key generated at start. */
+  /** The webhook signing key (PEM or KeyObject, RSA ≥ 2048 bits). Default: from `stateDir`, else an RSA-3072 key generated at start. */
   privateKey?: PrivateKeyInput;
+  /**
+   * A folder that keeps the signing key (`signing-key.pem`) and the dev accounts (`accounts.json`)
+   * from one start to the next, so receivers and clients keep working across restarts: read when
+   * there, else generated and written (files 0600, written atomically; the folder created 0700 with a
+   * `.gitignore` of `*`). `privateKey` and `accounts`, when given, take precedence and are not
+   * written. Default none: a new key and new dev tokens per start.
+   */
+  stateDir?: string;
+  /**
+   * Also write the public key (SPKI PEM, what receivers verify with) to this file at start, replacing
+   * it atomically (mode 0644). Default none (`sender.publicKeyPem` holds it).
+   */
+  publicKeyFile?: string;
   /** `redis://` URL: jobs and credits in Redis and work in BullMQ, shared by every sender on that Redis. Default: memory. */
   redisUrl?: string;
   /** Prefix of the Redis keys (`<prefix>:sender:` for jobs and credits, `<prefix>` for BullMQ). Default `jobhook`. */
@@ -121,6 +137,8 @@ export interface ResolvedSenderOptions {
   accounts: AccountsConfig | undefined;
   apiKeys: readonly string[];
   privateKey: PrivateKeyInput | undefined;
+  stateDir: string | undefined;
+  publicKeyFile: string | undefined;
   redisUrl: string | undefined;
   redisPrefix: string;
   bodyStyle: BodyStyle;
@@ -155,6 +173,8 @@ const KNOWN = new Set([
   'accounts',
   'apiKeys',
   'privateKey',
+  'stateDir',
+  'publicKeyFile',
   'redisUrl',
   'redisPrefix',
   'bodyStyle',
@@ -238,6 +258,11 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
   const apiKeys = o.apiKeys ?? [];
   if (!Array.isArray(apiKeys) || apiKeys.some((k) => typeof k !== 'string')) fail('apiKeys must be an array of token strings');
 
+  for (const name of ['stateDir', 'publicKeyFile'] as const) {
+    const path = o[name];
+    if (path !== undefined && (typeof path !== 'string' || path.trim() === '' || path.includes('\0')))
+      fail(`${name} must be a non-empty path, got ${JSON.stringify(path)}`);
+  }
   if (o.redisUrl !== undefined) checkRedisUrl(WHERE, 'redisUrl', o.redisUrl);
   const redisPrefix = o.redisPrefix ?? 'jobhook';
   if (typeof redisPrefix !== 'string' || !/^[A-Za-z0-9_.-]{1,64}$/.test(redisPrefix)) {
@@ -328,6 +353,8 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
     accounts: o.accounts,
     apiKeys,
     privateKey: o.privateKey,
+    stateDir: o.stateDir,
+    publicKeyFile: o.publicKeyFile,
     redisUrl: o.redisUrl,
     redisPrefix,
     bodyStyle,

@@ -1,7 +1,7 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { isJobhookError, type Logger } from '@jobhook/core';
 import { redactUrl } from '@jobhook/core/internal';
 import type { Sender, SenderOptions } from '@jobhook/sender';
@@ -38,6 +38,8 @@ const FLAG_OF_OPTION: ReadonlyMap<string, string> = new Map([
   ['apiKeys', '--api-key'],
   ['receiverAllowlist', '--allow-receiver'],
   ['privateKey', '--private-key'],
+  ['stateDir', '--state-dir'],
+  ['publicKeyFile', '--public-key-out'],
   ['redisUrl', '--redis'],
   ['accounts', '--config'],
   ['dashboardReceiver', '--dashboard-receiver'],
@@ -47,14 +49,18 @@ const FLAG_OF_OPTION: ReadonlyMap<string, string> = new Map([
 export const serveCommand = defineCommand({
   name: 'serve',
   summary: 'Run the reference service: the /v3 API, simulated async jobs and signed webhook delivery.',
-  synopsis: ['serve [--port 8080] [--host 127.0.0.1] [--config FILE] [--api-key KEY ...] [--private-key FILE] [options]'],
+  synopsis: [
+    'serve [--port 8080] [--host 127.0.0.1] [--state-dir .jobhook | --ephemeral] [--config FILE] [--api-key KEY ...] [--private-key FILE] [options]',
+  ],
   flags: [
     ['--port N', 'port to listen on, 0 for any free one (default 8080)'],
     ['--host HOST', 'address to listen on (default 127.0.0.1; 0.0.0.0 in a container)'],
-    ['--config FILE', 'accounts file (organizations, members, keys); default a dev account with printed keys'],
-    ['--api-key KEY', 'an extra inference key with 1000 credits; repeatable'],
-    ['--private-key FILE', 'webhook signing key, PEM; default a new RSA-3072 key per run'],
-    ['--public-key-out FILE', 'where to write the public key (SPKI PEM; overwritten); default a temp file'],
+    ['--state-dir DIR', 'keeps the signing key and the dev accounts across restarts (default .jobhook, created 0700)'],
+    ['--ephemeral', 'keep nothing: a new key and new dev keys per run, the public key in a temp file'],
+    ['--config FILE', 'accounts file (organizations, members, keys); default two dev organizations with printed keys'],
+    ['--api-key KEY', 'an extra inference key of the first organization with 1000 credits; repeatable'],
+    ['--private-key FILE', "webhook signing key, PEM; default the state folder's (made on the first run)"],
+    ['--public-key-out FILE', 'where to write the public key (SPKI PEM; replaced); default service-public.pem'],
     ['--redis URL', 'redis:// URL: jobs and credits in Redis, deliveries in BullMQ; default memory'],
     ['--body-style STYLE', 'webhook body layout: python (default), canonical or compact'],
     ['--attempt-timeout-ms MS', 'deadline of one delivery attempt (default 30000)'],
@@ -63,7 +69,7 @@ export const serveCommand = defineCommand({
     ['--max-retries N', 'retries after the first attempt (default 3)'],
     ['--allow-insecure-receivers', 'accept http:// webhook receivers'],
     ['--allow-private-receivers', 'accept receivers on loopback, private and other non-public addresses'],
-    ['--allow-receiver CIDR', 'accept receivers in this non-public range, e.g. 127.0.0.0/8; repeatable'],
+    ['--allow-receiver CIDR', 'accept receivers in this non-public range, e.g. 127.0.0.0/8 (localhost too, pinned there); repeatable'],
     ['--job-delay-ms MS', 'processing time of a job without input.simulate.delay_ms (default 100)'],
     ['--queue-lock-ms MS', "with --redis: a dead sender's running task is taken over after this (default 30000)"],
     [
@@ -87,9 +93,15 @@ export const serveCommand = defineCommand({
     ['--verbose', 'log jobs and delivery attempts to stderr, one JSON line each'],
   ],
   notes: [
-    'Prints the base URL, the queue, the public key file and (without --config) the dev inference and\n' +
-      'management keys, then serves until SIGINT (Ctrl-C) or SIGTERM: it stops taking requests, lets running\n' +
-      'deliveries finish, and exits 0. A second signal exits at once (1). A temp public key file is removed on exit.',
+    'Prints the base URL, the queue, the public key file, the signing key id and (without --config) the\n' +
+      "dev keys: organization dev's inference and management keys, organization other's inference key; then\n" +
+      'serves until SIGINT (Ctrl-C) or SIGTERM: it stops taking requests, lets running deliveries finish,\n' +
+      'and exits 0. A second signal exits at once (1).',
+    'The state folder (--state-dir, default .jobhook in the working directory, with a .gitignore of *) keeps\n' +
+      'signing-key.pem and accounts.json (0600): a restart signs with the same key and takes the same API\n' +
+      'keys, so running receivers and clients keep working. --private-key and --config take precedence (not\n' +
+      'written). The public key goes to service-public.pem in the working directory (--public-key-out FILE\n' +
+      'elsewhere). --ephemeral keeps nothing: a temp public key file, removed on exit.',
     'GET /metrics answers the delivery metrics in Prometheus text format (attempts by result, their\n' +
       'durations), without a bearer token.',
     'Exit 2 for a command-line mistake (the message names the flag), an unusable key or accounts file,\n' +
@@ -103,6 +115,8 @@ export const serveCommand = defineCommand({
     'api-key': { type: 'string', multiple: true },
     'private-key': { type: 'string' },
     'public-key-out': { type: 'string' },
+    'state-dir': { type: 'string' },
+    ephemeral: { type: 'boolean' },
     redis: { type: 'string' },
     'body-style': { type: 'string' },
     'attempt-timeout-ms': { type: 'string' },
@@ -155,30 +169,38 @@ export const serveCommand = defineCommand({
     if (values.redis !== undefined) options.redisUrl = values.redis;
     if (values.verbose === true) options.logger = jsonLineLogger(io);
     if (values['private-key'] !== undefined) options.privateKey = await readFileArg(values['private-key'], '--private-key');
+    const ephemeral = values.ephemeral === true;
+    if (values['state-dir']?.trim() === '') throw new UsageError('--state-dir must not be empty', cmd);
+    if (ephemeral && values['state-dir'] !== undefined) throw new UsageError('--ephemeral keeps no state: leave out --state-dir', cmd);
     const { createSender, loadAccountsConfig } = await loadSender();
     if (values.config !== undefined) options.accounts = await loadAccountsConfig(values.config);
+    // Without --ephemeral, what --private-key and --config do not give comes from the state folder.
+    if (!ephemeral) options.stateDir = resolve(values['state-dir'] ?? DEFAULT_STATE_DIR);
+    // A temp file only when nothing is kept and no file was asked for: its path changes each run.
+    const tempDir = ephemeral && values['public-key-out'] === undefined ? await mkdtemp(join(tmpdir(), 'jobhook-serve-')) : undefined;
+    const publicKeyFile =
+      tempDir === undefined ? resolve(values['public-key-out'] ?? DEFAULT_PUBLIC_KEY_FILE) : join(tempDir, 'public.pem');
+    options.publicKeyFile = publicKeyFile;
+    const removeTemp = async (): Promise<void> => {
+      if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
+    };
 
-    const sender = await startSender(() => createSender(options));
-    let tempDir: string | undefined;
+    let sender: Sender;
+    try {
+      sender = await startSender(() => createSender(options));
+    } catch (err) {
+      await removeTemp();
+      throw err;
+    }
     const cleanUp = async (): Promise<void> => {
       try {
         await sender.close();
       } finally {
-        if (tempDir !== undefined) await rm(tempDir, { recursive: true, force: true });
+        await removeTemp();
       }
     };
     let baseUrl: string;
-    let publicKeyFile: string;
     try {
-      if (values['public-key-out'] === undefined) {
-        tempDir = await mkdtemp(join(tmpdir(), 'jobhook-serve-'));
-        publicKeyFile = join(tempDir, 'public.pem');
-      } else {
-        publicKeyFile = values['public-key-out'];
-      }
-      await writeFile(publicKeyFile, sender.publicKeyPem).catch((cause: unknown) => {
-        throw new CliError('ERR_FILE_UNWRITABLE', `cannot write --public-key-out ${publicKeyFile}: ${(cause as Error).message}`, { cause });
-      });
       baseUrl = await sender.listen({ port, host }).catch((err: unknown) => {
         const code = (err as { code?: unknown }).code;
         if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') {
@@ -198,9 +220,16 @@ export const serveCommand = defineCommand({
         `jobhook serve: listening on ${baseUrl}`,
         `  queue:          ${options.redisUrl === undefined ? 'memory (jobs and deliveries are lost on exit)' : `redis ${redactUrl(options.redisUrl)}`}`,
         `  public key:     ${publicKeyFile}${tempDir === undefined ? '' : ' (removed on exit)'}`,
+        // What a receiver answering 401 logs as keyIdsTried, to compare with.
+        `  signing key id: ${sender.keyId}`,
+        `  state:          ${describeState(options, values['private-key'] !== undefined)}`,
       ];
       if (sender.devKeys !== null) {
-        lines.push(`  inference key:  ${sender.devKeys.inference}`, `  management key: ${sender.devKeys.management}`);
+        lines.push(
+          `  inference key:  ${sender.devKeys.inference}   (organization dev)`,
+          `  management key: ${sender.devKeys.management}   (organization dev)`,
+          `  other org key:  ${sender.devKeys.otherInference}   (organization other: another customer, for trying recipient tags)`,
+        );
       }
       lines.push(
         `  receivers:      ${describeReceivers(options)}`,
@@ -220,6 +249,22 @@ export const serveCommand = defineCommand({
     return 0;
   },
 });
+
+/** The state folder when --state-dir is not given: in the working directory, like `.git`. */
+export const DEFAULT_STATE_DIR = '.jobhook';
+/** Where the public key goes when --public-key-out is not given: the file the quickstarts read. */
+export const DEFAULT_PUBLIC_KEY_FILE = 'service-public.pem';
+
+/** The banner's `state:` line: where the key and the accounts come from. */
+function describeState(options: SenderOptions, keyGiven: boolean): string {
+  if (options.stateDir === undefined) return 'none (--ephemeral): a new signing key and new dev keys each run';
+  const kept = [keyGiven ? undefined : 'signing key', options.accounts === undefined ? 'dev accounts' : undefined].filter(
+    (part) => part !== undefined,
+  );
+  return kept.length === 0
+    ? 'none needed (--private-key and --config given)'
+    : `${options.stateDir} (${kept.join(' and ')}, kept across restarts)`;
+}
 
 /**
  * `@jobhook/sender`, imported when `serve` runs and never at the top of a module: it is an optional
@@ -255,6 +300,15 @@ async function startSender(create: () => Promise<Sender>): Promise<Sender> {
     if (isJobhookError(err, 'ERR_OPTION_INVALID')) {
       const option = /^createSender: ([A-Za-z]+)/.exec(err.message)?.[1];
       const flag = option === undefined ? undefined : FLAG_OF_OPTION.get(option);
+      // A file of the state folder, or the public key file, that cannot be read or written: a file
+      // error naming the flag, its message (with the path) left as it is.
+      const file = err.detail as { path?: unknown; access?: unknown } | undefined;
+      if (flag !== undefined && typeof file?.path === 'string') {
+        // A read-only working directory (a container) is the usual cause: say how to keep nothing.
+        const hint = option === 'stateDir' ? ' (--state-dir DIR elsewhere, or --ephemeral to keep nothing)' : '';
+        const message = `${flag}: ${err.message.replace(/^createSender: [A-Za-z]+: /, '')}${hint}`;
+        throw new CliError(file.access === 'read' ? 'ERR_FILE_UNREADABLE' : 'ERR_FILE_UNWRITABLE', message, { cause: err });
+      }
       if (flag !== undefined) {
         const detail = err.message
           .replace(/^createSender: /, '')

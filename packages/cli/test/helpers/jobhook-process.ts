@@ -79,3 +79,54 @@ export async function serveReceiver(current: () => Receiver): Promise<ReceiverSe
 export function runSend(target: string, ...args: string[]): Promise<JobhookRun> {
   return runJobhook(['send', '--url', target, '--private-key', DEMO_PRIVATE_KEY, ...args]);
 }
+
+/** A running `jobhook serve` child, once its banner is out. */
+export interface ServeChild {
+  /** The banner (stdout up to `Stop with …`). */
+  banner: string;
+  /** The base URL of the banner's `listening on`. */
+  baseUrl: string;
+  /** A `name:  value` field of the banner (its first word). */
+  field(name: string): string;
+  /** Everything on stderr so far. */
+  err(): string;
+  /** Sends `signal` and resolves with the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/**
+ * Spawns `jobhook serve --port 0 ...args` in `cwd` (default the repository: pass `--ephemeral` or
+ * a temporary `--state-dir` there) and resolves once the banner is out; rejects when it exits first.
+ */
+export function startServe(args: readonly string[], options: { cwd?: string } = {}): Promise<ServeChild> {
+  if (!existsSync(BIN)) return Promise.reject(new Error(`${BIN} is missing: build first (npx tsc -b)`));
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], { cwd: options.cwd ?? REPO });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+  const field = (name: string): string => {
+    const match = new RegExp(`${name}:\\s+(\\S+)`).exec(out);
+    if (match === null) throw new Error(`no '${name}' in the banner:\n${out}`);
+    return match[1]!;
+  };
+  return new Promise((resolvePromise, reject) => {
+    const onData = (): void => {
+      if (!out.includes('Stop with')) return;
+      child.stdout.off('data', onData);
+      resolvePromise({
+        banner: out,
+        baseUrl: /listening on (http:\/\/\S+)/.exec(out)![1]!,
+        field,
+        err: () => err,
+        stop: (signal = 'SIGTERM') => {
+          child.kill(signal);
+          return exited;
+        },
+      });
+    };
+    child.stdout.on('data', onData);
+    void exited.then((code) => reject(new Error(`serve exited ${code} before its banner:\n${out}\n${err}`)));
+  });
+}

@@ -61,9 +61,19 @@ export function createFetchHandler(receiverOrOptions: ReceiverOrOptions, options
   async function jobhookFetchHandler(request: Request, ...platform: unknown[]): Promise<Response> {
     if (path !== undefined && new URL(request.url).pathname !== path) return new Response(null, { status: 404 });
     try {
-      return await receive(request, addressOf === undefined ? undefined : (addressOf(request, ...platform) ?? undefined));
+      return await receive(request, clientAddressOf(request, platform));
     } catch (err) {
       return toResponse(internalAnswer(err));
+    }
+  }
+
+  /** The client's address, or none when there is no rule or it throws (an unknown client, not a failed request). */
+  function clientAddressOf(request: Request, platform: unknown[]): string | undefined {
+    if (addressOf === undefined) return undefined;
+    try {
+      return addressOf(request, ...platform) ?? undefined;
+    } catch {
+      return undefined;
     }
   }
 

@@ -20,6 +20,7 @@ export {
   checkNumber,
   checkObject,
   checkRedisUrl,
+  checkTagNonce,
   checkToken,
   describeValue,
   MAX_JOB_ID_LENGTH,
@@ -33,3 +34,5 @@ export {
 export { quitRedisClient } from './quit-redis-client.js';
 export { parseRetryAfter } from './retry-after.js';
 export { checkEpochMs, checkLeaseOptions, checkLedgerKey, ledgerArgs, ledgerClock, type LedgerArgs } from '../ledger/job-ledger.js';
+export { countTopLevelKey } from '../canonical/top-level-keys.js';
+export { withoutTag } from '../recipient/recipient-check.js';

@@ -75,6 +75,17 @@ export function checkJobId(where: string, jobId: unknown): string {
   return jobId;
 }
 
+/**
+ * Returns `nonce` when it is a non-empty string of at most {@link MAX_JOB_ID_LENGTH} characters
+ * (a recipient tag's nonce is 22), else throws: the argument check of `bindTagNonce`.
+ */
+export function checkTagNonce(where: string, nonce: unknown): string {
+  if (typeof nonce !== 'string' || nonce.length === 0 || nonce.length > MAX_JOB_ID_LENGTH) {
+    throw optionError(where, `nonce must be a non-empty string of at most ${MAX_JOB_ID_LENGTH} characters, got ${describeValue(nonce)}`);
+  }
+  return nonce;
+}
+
 /** Returns `token` when it is a string (any string: a wrong one simply does not match), else throws. */
 export function checkToken(where: string, token: unknown): string {
   if (typeof token !== 'string') throw optionError(where, `token must be the string claim() returned, got ${describeValue(token)}`);

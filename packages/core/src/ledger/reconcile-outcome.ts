@@ -7,12 +7,14 @@
  * - `handler-failed`: finished, but the handler failed, timed out or the store was down, or every
  *   handler slot was taken (`code` `ERR_HANDLERS_BUSY`); retried later;
  * - `rate-limited`: the service answered 429; polling pauses for its `Retry-After`;
- * - `poll-failed`: the poll failed (5xx, network, timeout, 401/403, an answer of the wrong shape); retried later;
+ * - `poll-failed`: the poll failed (5xx, network, timeout, 401/403, an answer of the wrong shape, an
+ *   answer naming another job: `code` `ERR_POLL_ANSWER_MISMATCH`); retried later;
  * - `waiting-for-job-id`: the entry has no job id yet (its submission may still be answering);
  * - `abandoned`: given up, with `reason`: `not-found` (the service answered 404: it no longer knows
  *   the job), `horizon` (still unfinished, or unreadable, past the horizon), `no-job-id` (no job id
  *   came within the grace period: the process died during the submit, or the submit failed without
- *   saying whether a job was made).
+ *   saying whether a job was made), `answer-too-large` (the poll answer is larger than the client's
+ *   `maxAnswerBytes`: logged with the job id, to fetch by hand).
  */
 export interface ReconcileOutcome {
   kind:
@@ -36,7 +38,7 @@ export interface ReconcileOutcome {
 }
 
 /** Why a reconciler gave up on an entry. */
-export type AbandonReason = 'not-found' | 'horizon' | 'no-job-id';
+export type AbandonReason = 'not-found' | 'horizon' | 'no-job-id' | 'answer-too-large';
 
 /** Every {@link ReconcileOutcome} kind, for metrics and reports. */
 export const RECONCILE_OUTCOME_KINDS: readonly ReconcileOutcome['kind'][] = [

@@ -32,7 +32,8 @@ const OWNER = 'createReconcilerMetrics';
  *   result came by poll and was handled; `already-handled`, `pending`, `in-flight`,
  *   `handler-failed`, `rate-limited`, `poll-failed`, `waiting-for-job-id`, `abandoned`);
  * - `jobhook_jobs_reconciled_total`: results that came by poll and were handled;
- * - `jobhook_jobs_abandoned_total{reason}`: entries given up on (`not-found`, `horizon`, `no-job-id`).
+ * - `jobhook_jobs_abandoned_total{reason}`: entries given up on (`not-found`, `horizon`, `no-job-id`,
+ *   `answer-too-large`).
  *
  * Label values come from fixed sets, never from the service's answers.
  *

@@ -65,12 +65,11 @@ export class BodyAdmission implements Admission {
       return this.#expired ?? new JobhookError('ERR_BODY_INCOMPLETE', 'request body incomplete: its admission has ended');
     }
     const { budget } = this.setup;
-    if (!budget.tryReserve(bytes, this.client)) {
-      const mine = budget.reservedBy(this.client);
+    if (!budget.tryReserve(bytes, this.client, this.#charged)) {
       return new JobhookError(
         'ERR_RECEIVER_BUSY',
         `${budget.reserved} bytes of bodies are being read (maxBodyBytesInFlight ${budget.capacity}); retry later`,
-        { detail: { cause: mine > 0 && budget.reserved + bytes <= budget.capacity ? 'client-share' : 'budget' } },
+        { detail: { cause: budget.reserved + bytes <= budget.capacity ? 'client-share' : 'budget' } },
       );
     }
     this.#charged += bytes;
@@ -106,6 +105,11 @@ export class BodyAdmission implements Admission {
   refuse(error: JobhookError): ReceiverResponse {
     this.#settle();
     return this.setup.refuse(this.started, error);
+  }
+
+  /** Milliseconds until the body's deadline as it stands now (what a second body of the same signature waits for at most). */
+  msLeft(): number {
+    return Math.max(0, this.#dueAt() - performance.now());
   }
 
   /** When the body must be in by, from what has arrived: ms on `performance.now()`'s clock. */

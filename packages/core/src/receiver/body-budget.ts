@@ -10,9 +10,12 @@ import { optionError } from '../internal/option-checks.js';
  * however many receivers, routes or adapters the process runs.
  *
  * Under pressure no single client takes the rest: once more than {@link BODY_BUDGET_PRESSURE} of the
- * capacity is charged, a client (an address, IPv6 grouped by /64; see `RequestHead.clientAddress`)
- * that already holds {@link BODY_BUDGET_CLIENT_SHARE} of the capacity or more is charged no more. The
- * last quarter is kept for clients holding little, such as the service's own deliveries of 1 KB.
+ * capacity is charged, a chunk is charged only while its client (an address, IPv6 grouped by /64;
+ * see `RequestHead.clientAddress`) holds less than {@link BODY_BUDGET_CLIENT_SHARE} of the capacity
+ * in its OTHER bodies: a client goes on with one body, not with many. The last quarter is kept for
+ * clients that read one body at a time, such as the service's own deliveries. A client that is
+ * alone may always finish its body, so one body of `maxBodyBytes` is read on an idle receiver
+ * whatever the capacity (at least `maxBodyBytes`).
  *
  * By default every receiver of the process shares one budget of {@link DEFAULT_MAX_BODY_BYTES_IN_FLIGHT}
  * ({@link processBodyBudget}); `maxBodyBytesInFlight` gives a receiver a budget of its own (a number)
@@ -24,10 +27,11 @@ export interface BodyBudget {
   /** Bytes charged right now. */
   readonly reserved: number;
   /**
-   * Charges `bytes` to `client` (a share key; `''` when the address is unknown). False, nothing
-   * charged, when that would pass the capacity, or pass the client's share under pressure.
+   * Charges `bytes` to `client` (a share key; `''` when the address is unknown) for a body that holds
+   * `ownBytes` already. False, nothing charged, when that would pass the capacity, or when under
+   * pressure the client's other bodies hold its share.
    */
-  tryReserve(bytes: number, client?: string): boolean;
+  tryReserve(bytes: number, client?: string, ownBytes?: number): boolean;
   /** Gives back bytes charged to `client` (the same total `tryReserve` accepted for it). */
   release(bytes: number, client?: string): void;
   /** Bytes charged to `client` right now. */
@@ -43,8 +47,12 @@ export const DEFAULT_MAX_BODY_BYTES_IN_FLIGHT = 64 * 1024 * 1024;
 /** Share of the capacity past which the budget is under pressure and {@link BODY_BUDGET_CLIENT_SHARE} applies: 3/4. */
 export const BODY_BUDGET_PRESSURE = 0.75;
 
-/** Share of the capacity a client may hold while the budget is under pressure: 1/16 (4 MiB of the default 64). */
-export const BODY_BUDGET_CLIENT_SHARE = 1 / 16;
+/**
+ * Share of the capacity a client's other bodies may hold for one of its bodies to go on while the
+ * budget is under pressure: 1/256 (256 KiB of the default 64 MiB), so that each address holds about
+ * one body at a time there and the last quarter takes a dozen addresses to fill.
+ */
+export const BODY_BUDGET_CLIENT_SHARE = 1 / 256;
 
 class SharedBodyBudget implements BodyBudget {
   reserved = 0;
@@ -57,12 +65,12 @@ class SharedBodyBudget implements BodyBudget {
     this.#share = Math.max(1, Math.floor(capacity * BODY_BUDGET_CLIENT_SHARE));
   }
 
-  tryReserve(bytes: number, client = ''): boolean {
+  tryReserve(bytes: number, client = '', ownBytes = 0): boolean {
+    if (bytes <= 0) return true;
     const after = this.reserved + bytes;
     if (after > this.capacity) return false;
     const held = this.#byClient.get(client) ?? 0;
-    // A client below its share may still take a chunk, so a delivery that holds little always goes on.
-    if (after > this.#pressure && held >= this.#share) return false;
+    if (after > this.#pressure && held - ownBytes >= this.#share) return false;
     this.reserved = after;
     this.#byClient.set(client, held + bytes);
     return true;

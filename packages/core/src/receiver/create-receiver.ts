@@ -27,7 +27,7 @@ import { createHandlerSlots } from './handler-slots.js';
 import { createDeliveryTracing } from './delivery-tracing.js';
 import { polledEvent, type PolledJob, type PolledOutcome } from './polled-job.js';
 import type { LosslessJsonValue } from '../canonical/to-value.js';
-import type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
+import type { Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
 export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 
@@ -82,7 +82,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   const claims = syncClaimsOf(store);
   const transactional = isTransactionalStore(store);
   const { onSuccess, onFail, onEvent, ledger } = options;
-  const recipientCheck = createRecipientCheck(options, 'createReceiver', log, eventAge?.clockSkewMs ?? options.clockSkewMs);
+  // With recipientSecret: the tag's check, and its nonce bound to the job in the store (one tag, one job).
+  const recipient = createRecipientCheck(options, 'createReceiver', log, eventAge?.clockSkewMs ?? options.clockSkewMs, store);
   // Backpressure: handlers running at once (handler-slots.ts).
   const slots = createHandlerSlots(resolved.maxConcurrentHandlers);
   // Traces: spans around the entry points and the handler run (tracing/), identities without a tracer.
@@ -225,18 +226,49 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       if (err instanceof JobhookError) return answers.error(started, 'rejected', err);
       throw err;
     }
-    let event = verified.payload as AsyncJobCompletedEvent;
+    const event = verified.payload as AsyncJobCompletedEvent;
     // UUIDs name the same job in either case; the store key is the lower-case form.
     const jobId = event.job_id.toLowerCase();
-    const { profile, keyId } = verified;
-    if (recipientCheck !== undefined) {
-      // Signed, but is the job ours? Before the replay window and the claim: a refusal never runs the handler.
-      const checked = recipientCheck(event, Date.now());
-      if (checked instanceof JobhookError) {
-        return answers.error(started, 'rejected', checked, { jobId, eventStatus: event.status, profile, keyId, event });
-      }
-      event = checked;
+    if (recipient === undefined) return admitVerified(started, head, verified, event, jobId, finishedMs);
+    // Signed, but is the job ours, and the tag's first job? Before the replay window and the claim, and
+    // outside any transaction: a refusal never runs the handler, and a binding outlives a failed one.
+    const checked = recipient.check(event, Date.now(), jobId);
+    if (isThenable(checked)) {
+      return checked.then(
+        (ended) => afterRecipientCheck(started, head, verified, ended, jobId, finishedMs),
+        (err: unknown) => storeFailed(started, err, verifiedDetail(verified, event, jobId)),
+      );
     }
+    return afterRecipientCheck(started, head, verified, checked, jobId, finishedMs);
+  }
+
+  function verifiedDetail(verified: VerifyResult, event: AsyncJobCompletedEvent, jobId: string): VerifiedDetail {
+    return { jobId, eventStatus: event.status, profile: verified.profile, keyId: verified.keyId, event };
+  }
+
+  function afterRecipientCheck(
+    started: number,
+    head: RequestHead,
+    verified: VerifyResult,
+    checked: AsyncJobCompletedEvent | JobhookError,
+    jobId: string,
+    finishedMs: number,
+  ): ReceiverResponse | Promise<ReceiverResponse> {
+    if (!(checked instanceof JobhookError)) return admitVerified(started, head, verified, checked, jobId, finishedMs);
+    // The body says only ERR_RECIPIENT_REFUSED (JobhookError.toJSON); the outcome and the log keep the cause.
+    return answers.error(started, 'rejected', checked, verifiedDetail(verified, verified.payload as AsyncJobCompletedEvent, jobId));
+  }
+
+  /** The replay window, then claim, handler, answer, for an event whose recipient tag (if checked) passed. */
+  function admitVerified(
+    started: number,
+    head: RequestHead,
+    verified: VerifyResult,
+    event: AsyncJobCompletedEvent,
+    jobId: string,
+    finishedMs: number,
+  ): ReceiverResponse | Promise<ReceiverResponse> {
+    const { profile, keyId } = verified;
     const detail: VerifiedDetail = { jobId, eventStatus: event.status, profile, keyId, event };
     const context = new JobContext(jobId, 'webhook', profile, keyId, head.headers, log, verified);
     if (eventAge !== undefined) {
@@ -434,6 +466,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     const context = new JobContext(jobId, 'poll', null, null, {}, log, { losslessPayload: () => job as LosslessJsonValue });
     let end: JobEnd;
     try {
+      // A valid tag's nonce is bound to this job too, so that a copy on another job's webhook is refused.
+      if (recipient !== undefined) await recipient.bindPolled(event, Date.now(), jobId);
       end = await runJob(event, context);
     } catch (error) {
       return { kind: 'store-unavailable', jobId, error };
@@ -457,9 +491,10 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   /**
    * Signatures whose body is being read, each with its client: one body at a time per signature and
    * client, so a captured signature replayed on many connections holds one read, while the service
-   * (another address) still delivers the same job.
+   * (another address) still delivers the same job. Not for unknown clients: there the service's
+   * delivery would share the key with whoever replays its signature.
    */
-  const signaturesInFlight = new Set<string>();
+  const signaturesInFlight = new Map<string, BodyAdmission>();
   const admissionSetup: AdmissionSetup = {
     budget,
     bodyTimeoutMs: resolved.bodyTimeoutMs,
@@ -469,7 +504,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       receiveSafely(started, head, recovered, bytesOf(rawBody)),
     refuse: (started: number, error: JobhookError): ReceiverResponse =>
       answers.error(started, 'rejected', error, undefined, error.status === 503 ? retryAfter : undefined),
-    signatureDone: (key: string) => signaturesInFlight.delete(key),
+    signatureDone: (key: string) => {
+      if (key !== '') signaturesInFlight.delete(key);
+    },
   };
 
   function precheck(head: RequestHead): Precheck {
@@ -480,8 +517,9 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       if (!('recovered' in checked)) return { refusal: checked };
       const client = clientKey(head.clientAddress);
       // The digest the first key recovered names the signed payload whatever the header's spelling.
-      const signatureKey = `${checked.recovered[0]!.hash.toString('latin1')}|${client}`;
-      if (signaturesInFlight.has(signatureKey)) {
+      const signatureKey = client === '' ? '' : `${checked.recovered[0]!.hash.toString('latin1')}|${client}`;
+      const holder = signatureKey === '' ? undefined : signaturesInFlight.get(signatureKey);
+      if (holder !== undefined) {
         const error = new JobhookError(
           'ERR_RECEIVER_BUSY',
           'a body with this signature from this client is being read already; retry later',
@@ -489,11 +527,12 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
             detail: { cause: 'signature-in-flight' },
           },
         );
-        return { refusal: answers.error(started, 'rejected', error, undefined, retryAfter) };
+        // The holder is done by its deadline (at most bodyTimeoutMs): the sender need not wait longer.
+        const wait = { 'retry-after': String(Math.min(retryAfterSeconds, Math.max(1, Math.ceil(holder.msLeft() / 1000)))) };
+        return { refusal: answers.error(started, 'rejected', error, undefined, wait) };
       }
-      signaturesInFlight.add(signatureKey);
       const maxBytes = checked.declared ?? limits.maxBodyBytes;
-      const admission: Admission = new BodyAdmission(
+      const admission = new BodyAdmission(
         admissionSetup,
         started,
         head,
@@ -503,6 +542,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
         client,
         signatureKey,
       );
+      if (signatureKey !== '') signaturesInFlight.set(signatureKey, admission);
       return { admission };
     } catch (err) {
       return { refusal: answers.internal(err) };

@@ -193,6 +193,7 @@ export function createDeliveryTracing(tracer: TracerLike | undefined): DeliveryT
             return admission.signal;
           },
           ...(admission.onDeadline === undefined ? {} : { onDeadline: admission.onDeadline.bind(admission) }),
+          ...(admission.charge === undefined ? {} : { charge: admission.charge.bind(admission) }),
           receive: (rawBody) => webhook(head, () => admission.receive(rawBody)),
           refuse: (error) => record(head, admission.refuse(error)),
         },

@@ -1,6 +1,7 @@
 import { JobhookError } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import type { BigIntegers } from '../canonical/to-value.js';
+import { withoutTag } from '../recipient/recipient-check.js';
 
 /**
  * A job as the service's poll answers it (`GET /v3/universal-ai/async/{job_id}`, spec §2.2, §4.3):
@@ -53,8 +54,10 @@ function invalid(path: string, expected: string): never {
  * `event: "async_job_completed"`. Only `job_id`, `status`, `output` (on success) and `error` (on
  * failure) are guaranteed; each of `feature`, `subfeature`, `provider`, `model`, `created_at` and
  * `finished_at` is the answer's own when it has it (a string; `model` may be `null`), else `null`.
- * A poll carries no signature and no recipient tag (TLS and the API key vouch for it) and is not
- * age-checked.
+ * A poll carries no signature (TLS and the API key vouch for it) and is not age-checked. The
+ * recipient tag, which the service echoes in `user_parameters`, is dropped as the webhook path
+ * drops it (`user_parameters` absent when the tag was its only member): it vouches for nothing
+ * here, and a handler that stores or logs it would hand a live tag on.
  * @throws JobhookError `ERR_PAYLOAD_INVALID` when the answer is not a finished job of that shape.
  * @internal
  */
@@ -85,20 +88,40 @@ export function polledEvent(job: unknown, bigIntegers: BigIntegers): AsyncJobCom
   // The other branch's field, when the answer shows it, is null as in a webhook.
   if (status === 'success' && event['error'] !== undefined) event['error'] = null;
   if (status === 'fail' && event['output'] !== undefined) event['output'] = null;
-  return event as AsyncJobCompletedEvent;
+  // withoutTag deletes in place: the event gets its own copy of the caller's user_parameters first.
+  const params = event['user_parameters'];
+  if (params !== undefined) event['user_parameters'] = { ...(params as Record<string, unknown>) };
+  return withoutTag(event as AsyncJobCompletedEvent);
 }
 
-/** `value` with every bigint replaced by the string of its digits (the receiver's default `bigIntegers: 'string'`). */
+/**
+ * `value` with every bigint replaced by the string of its digits (the receiver's default
+ * `bigIntegers: 'string'`). Copy on write: a container without a bigint inside is returned as it
+ * is, so an answer without big integers (nearly all) costs a walk, not a second copy of the output.
+ */
 function bigintsToStrings(value: unknown): unknown {
   if (typeof value === 'bigint') return value.toString();
-  if (Array.isArray(value)) return value.map(bigintsToStrings);
-  if (isObject(value)) {
-    const out: Record<string, unknown> = {};
-    // defineProperty: a member named __proto__ stays a member, as the parser made it.
-    for (const [k, v] of Object.entries(value)) {
-      Object.defineProperty(out, k, { value: bigintsToStrings(v), enumerable: true, writable: true, configurable: true });
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      const converted = bigintsToStrings(item);
+      if (converted !== item) (out ??= value.slice())[i] = converted;
     }
-    return out;
+    return out ?? value;
+  }
+  if (isObject(value)) {
+    let out: Record<string, unknown> | undefined;
+    for (const k in value) {
+      if (!Object.hasOwn(value, k)) continue;
+      const v = value[k];
+      const converted = bigintsToStrings(v);
+      if (converted === v) continue;
+      // Spread and defineProperty: a member named __proto__ stays a member, as the parser made it.
+      out ??= { ...value };
+      Object.defineProperty(out, k, { value: converted, enumerable: true, writable: true, configurable: true });
+    }
+    return out ?? value;
   }
   return value;
 }

@@ -141,7 +141,7 @@ export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
    * Bytes of request bodies the adapters read at once. A body is read only behind a signature a
    * configured key decodes, and its bytes are charged as they arrive (never its announced
    * `Content-Length`); a chunk that would pass the bound, or, once 3/4 of it is charged, a chunk of a
-   * client already holding 1/16 of it, stops its body: 503 `ERR_RECEIVER_BUSY` with `Retry-After`,
+   * client whose other bodies hold 1/256 of it, stops its body: 503 `ERR_RECEIVER_BUSY` with `Retry-After`,
    * the connection closed. It bounds what bodies behind replayed real signatures hold in memory.
    * Default: one budget of `DEFAULT_MAX_BODY_BYTES_IN_FLIGHT` (64 MiB) shared by every receiver of
    * the process that is given none (`processBodyBudget()`). A number gives this receiver a budget of

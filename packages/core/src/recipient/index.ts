@@ -17,3 +17,4 @@ export {
   type RecipientTagCause,
 } from './recipient-tag.js';
 export type { RecipientCheckMode, RecipientOptions } from './recipient-check.js';
+export { RECIPIENT_REFUSED_ANSWER } from '../errors.js';

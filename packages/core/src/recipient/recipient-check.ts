@@ -14,6 +14,8 @@ import { DEFAULT_CLOCK_SKEW_MS } from '../events/clock-skew.js';
 import { createJsonLogger, isLogger, type Logger } from '../log/logger.js';
 import { optionError } from '../internal/option-checks.js';
 import { createRejectionLogLimit } from '../log/rejection-log-limit.js';
+import type { IdempotencyStore, TagNonceBinding } from '../store/idempotency-store.js';
+import { createNonceBinder } from './nonce-binder.js';
 
 /** What a receiver does with a delivery whose recipient tag is missing or wrong. */
 export type RecipientCheckMode = 'enforce' | 'log';
@@ -34,10 +36,13 @@ export interface RecipientOptions {
    */
   recipientSecret?: string | readonly string[];
   /**
-   * `'enforce'` (default): a verified delivery without a valid tag is refused, 403
-   * `ERR_RECIPIENT_TAG_MISSING` / `_INVALID` / `_EXPIRED`, before the replay window and the claim, so
-   * the handler never runs. `'log'`: the same check, logged (one warning per cause per minute) and
-   * handled anyway: the rollout mode, while jobs submitted before the tag existed still come.
+   * `'enforce'` (default): a verified delivery without a valid tag, or whose tag's nonce is bound
+   * to another job (`createReceiver` binds each nonce to the first job that carried it), is refused,
+   * 403, before the replay window and the claim, so the handler never runs. The response body says
+   * only `ERR_RECIPIENT_REFUSED`; the error, the outcome and the log keep the cause
+   * (`ERR_RECIPIENT_TAG_MISSING` / `_INVALID` / `_EXPIRED` / `_REUSED`). `'log'`: the same check,
+   * logged (one warning per cause per minute) and handled anyway: the rollout mode, while jobs
+   * submitted before the tag existed still come.
    */
   recipientCheck?: RecipientCheckMode;
   /**
@@ -57,6 +62,31 @@ export interface RecipientOptions {
 /** The event to hand on (the tag deleted from it in place: it must be this call's own parse), or the refusal. @internal */
 export type RecipientChecker = (event: AsyncJobCompletedEvent, now: number) => AsyncJobCompletedEvent | JobhookError;
 
+/**
+ * The receiver's check: a {@link RecipientChecker} that also binds a valid tag's nonce to `jobId`
+ * (the event's lower-case `job_id`). A promise only when the store's binding is one; it rejects
+ * with the store's error (`ERR_STORE_UNAVAILABLE`) when the binding could not be made.
+ * @internal
+ */
+export type RecipientBindingCheck = (
+  event: AsyncJobCompletedEvent,
+  now: number,
+  jobId: string,
+) => AsyncJobCompletedEvent | JobhookError | Promise<AsyncJobCompletedEvent | JobhookError>;
+
+/** The receiver's recipient check and binding, webhook and poll. @internal */
+export interface RecipientBinding {
+  /** Webhooks. */
+  readonly check: RecipientBindingCheck;
+  /**
+   * Polls: binds a valid tag's nonce to the polled job (so that a copy on another job is refused
+   * later), in this turn when the store allows (`undefined`). A nonce bound to another job already
+   * is logged (`ERR_RECIPIENT_TAG_REUSED`), and the job handled: the poll asked the service for this
+   * job by its id, with the app's key. Changes nothing of the event.
+   */
+  readonly bindPolled: (event: AsyncJobCompletedEvent, now: number, jobId: string) => undefined | Promise<void>;
+}
+
 const CODE_OF_CAUSE: Record<RecipientTagCause, ErrorCode> = {
   missing: 'ERR_RECIPIENT_TAG_MISSING',
   malformed: 'ERR_RECIPIENT_TAG_INVALID',
@@ -64,6 +94,7 @@ const CODE_OF_CAUSE: Record<RecipientTagCause, ErrorCode> = {
   url: 'ERR_RECIPIENT_TAG_INVALID',
   future: 'ERR_RECIPIENT_TAG_INVALID',
   expired: 'ERR_RECIPIENT_TAG_EXPIRED',
+  reused: 'ERR_RECIPIENT_TAG_REUSED',
 };
 
 const MESSAGE_OF_CAUSE: Record<RecipientTagCause, string> = {
@@ -73,6 +104,7 @@ const MESSAGE_OF_CAUSE: Record<RecipientTagCause, string> = {
   url: 'the recipient tag was made for another webhook URL',
   future: 'the recipient tag was issued in the future',
   expired: 'the recipient tag has expired',
+  reused: 'the recipient tag was carried by another job first (copied onto this one)',
 };
 
 /** Rate limits of the rollout mode's warnings, per logger, so `constructEvent` calls share one. */
@@ -81,7 +113,10 @@ let defaultLogger: Logger | undefined;
 
 /**
  * Checks the recipient options and returns the check, or `undefined` without `recipientSecret`.
- * `logger` is where the rollout mode warns (default the JSON logger at `warn` on stderr).
+ * `logger` is where the rollout mode warns (default the JSON logger at `warn` on stderr). With
+ * `store` (the receiver's), each valid tag's nonce is bound to its job there (nonce-binder.ts) for
+ * `recipientTagMaxAgeMs` + 2 × `clockSkewMs` (a tag from up to `clockSkewMs` ahead stays valid that
+ * long), and a nonce bound to another job is refused (`reused`).
  * @throws JobhookError `ERR_OPTION_INVALID` naming the option.
  * @internal
  */
@@ -89,8 +124,22 @@ export function createRecipientCheck(
   options: RecipientOptions,
   owner: string,
   logger?: Logger,
+  clockSkewMs?: number,
+): RecipientChecker | undefined;
+export function createRecipientCheck(
+  options: RecipientOptions,
+  owner: string,
+  logger: Logger,
+  clockSkewMs: number | undefined,
+  store: IdempotencyStore,
+): RecipientBinding | undefined;
+export function createRecipientCheck(
+  options: RecipientOptions,
+  owner: string,
+  logger?: Logger,
   clockSkewMs: number = DEFAULT_CLOCK_SKEW_MS,
-): RecipientChecker | undefined {
+  store?: IdempotencyStore,
+): RecipientBindingCheck | RecipientBinding | undefined {
   const { recipientSecret, recipientCheck, recipientUrl, recipientTagMaxAgeMs } = options;
   if (recipientSecret === undefined) {
     const stray = (['recipientCheck', 'recipientUrl', 'recipientTagMaxAgeMs'] as const).filter((name) => options[name] !== undefined);
@@ -130,28 +179,66 @@ export function createRecipientCheck(
     allowed = logLimits.get(log);
     if (allowed === undefined) logLimits.set(log, (allowed = createRejectionLogLimit()));
   }
+  const bind = store === undefined ? undefined : createNonceBinder(store, maxAgeMs + 2 * clockSkewMs, owner, logger);
 
-  return (event, now) => {
+  /** The refusal of `cause` ('enforce'), or the event without its tag once the cause is logged ('log': handled anyway). */
+  function refusal(event: AsyncJobCompletedEvent, jobId: string, cause: RecipientTagCause, nonce?: string, issuedAt?: number) {
+    const code = CODE_OF_CAUSE[cause];
+    const message = `${MESSAGE_OF_CAUSE[cause]} (${cause})`;
+    const detail = { cause, ...(nonce === undefined ? {} : { nonce, issuedAt }) };
+    if (log === undefined || allowed === undefined) return new JobhookError(code, message, { detail });
+    const suppressed = allowed(cause);
+    if (suppressed !== undefined) {
+      log.warn(
+        { code, ...detail, jobId, ...(suppressed > 0 ? { suppressed } : {}) },
+        `jobhook: ${message}; handled anyway (recipientCheck: 'log'); one line per cause per minute`,
+      );
+    }
+    return withoutTag(event);
+  }
+
+  function afterBinding(event: AsyncJobCompletedEvent, jobId: string, binding: TagNonceBinding, nonce: string, issuedAt: number) {
+    return binding === 'other' ? refusal(event, jobId, 'reused', nonce, issuedAt) : withoutTag(event);
+  }
+
+  function checkTag(event: AsyncJobCompletedEvent, now: number) {
     const params = event.user_parameters;
     const tag = params === undefined ? undefined : Object.hasOwn(params, RECIPIENT_TAG_KEY) ? params[RECIPIENT_TAG_KEY] : undefined;
     check.now = now;
-    const result = checkRecipientTag(tag, check);
-    if (!result.ok) {
-      const { cause } = result;
-      const code = CODE_OF_CAUSE[cause];
-      const message = `${MESSAGE_OF_CAUSE[cause]} (${cause})`;
-      const detail = { cause, ...(result.nonce === undefined ? {} : { nonce: result.nonce, issuedAt: result.issuedAt }) };
-      if (log === undefined || allowed === undefined) return new JobhookError(code, message, { detail });
-      const suppressed = allowed(cause);
-      if (suppressed !== undefined) {
-        log.warn(
-          { code, ...detail, jobId: event.job_id.toLowerCase(), ...(suppressed > 0 ? { suppressed } : {}) },
-          `jobhook: ${message}; handled anyway (recipientCheck: 'log'); one line per cause per minute`,
-        );
-      }
-    }
-    return withoutTag(event);
+    return checkRecipientTag(tag, check);
+  }
+
+  const checkEvent: RecipientBindingCheck = (event, now, jobId = event.job_id.toLowerCase()) => {
+    const result = checkTag(event, now);
+    if (!result.ok) return refusal(event, jobId, result.cause, result.nonce, result.issuedAt);
+    if (bind === undefined) return withoutTag(event);
+    // One tag, one job: the nonce goes to the first job that carries it; a redelivery finds its own.
+    const { nonce, issuedAt } = result;
+    const binding = bind(nonce, jobId);
+    if (typeof binding === 'string') return afterBinding(event, jobId, binding, nonce, issuedAt);
+    return binding.then((bound) => afterBinding(event, jobId, bound, nonce, issuedAt));
   };
+  if (bind === undefined) return checkEvent;
+
+  const warnReused = (binding: TagNonceBinding, jobId: string, nonce: string): undefined => {
+    if (binding !== 'other') return undefined;
+    (logger ?? (defaultLogger ??= createJsonLogger())).warn(
+      { code: CODE_OF_CAUSE.reused, cause: 'reused', nonce, jobId },
+      `jobhook: the polled job's recipient tag was carried by another job first (copied); the job is handled (the poll asked for it by id)`,
+    );
+    return undefined;
+  };
+  return Object.freeze({
+    check: checkEvent,
+    bindPolled(event: AsyncJobCompletedEvent, now: number, jobId: string): undefined | Promise<void> {
+      const result = checkTag(event, now);
+      if (!result.ok) return undefined;
+      const { nonce } = result;
+      const binding = bind(nonce, jobId);
+      if (typeof binding === 'string') return warnReused(binding, jobId, nonce);
+      return binding.then((bound) => warnReused(bound, jobId, nonce));
+    },
+  });
 }
 
 /**
@@ -159,9 +246,10 @@ export function createRecipientCheck(
  * was its only member. The event is this delivery's own parse (the receiver's and `constructEvent`'s
  * payload, built for this call and seen by nobody yet), so the tag is deleted in place: copying the
  * members cost 2 µs per delivery, a quarter of the recipient check. `Object.hasOwn` and `delete`
- * touch own members only (a `__proto__` key stays a key).
+ * touch own members only (a `__proto__` key stays a key). The poll paths use it too.
+ * @internal
  */
-function withoutTag(event: AsyncJobCompletedEvent): AsyncJobCompletedEvent {
+export function withoutTag(event: AsyncJobCompletedEvent): AsyncJobCompletedEvent {
   const params = event.user_parameters;
   if (params === undefined || !Object.hasOwn(params, RECIPIENT_TAG_KEY)) return event;
   delete (params as Record<string, unknown>)[RECIPIENT_TAG_KEY];

@@ -198,8 +198,12 @@ export function createRecipientTag(options: CreateRecipientTagOptions): Recipien
   return { key: RECIPIENT_TAG_KEY, value: `${signed}.${mac(secret, signed).toString('base64url')}`, nonce, issuedAt };
 }
 
-/** Why a tag was refused: `missing`; `malformed`; `mac` (another secret, or altered); `url` (made for another URL); `future`; `expired`. */
-export type RecipientTagCause = 'missing' | 'malformed' | 'mac' | 'url' | 'future' | 'expired';
+/**
+ * Why a tag was refused: `missing`; `malformed`; `mac` (another secret, or altered); `url` (made for
+ * another URL); `future`; `expired`; `reused` (valid, but its nonce is bound to another job: the
+ * receiver's binding, never {@link checkRecipientTag}'s answer).
+ */
+export type RecipientTagCause = 'missing' | 'malformed' | 'mac' | 'url' | 'future' | 'expired' | 'reused';
 
 /** What {@link checkRecipientTag} checks against. */
 export interface RecipientTagCheck {
@@ -220,7 +224,7 @@ export interface RecipientTagCheck {
 /** The outcome of {@link checkRecipientTag}. */
 export type RecipientTagResult =
   | { ok: true; nonce: string; issuedAt: number }
-  | { ok: false; cause: RecipientTagCause; nonce?: string; issuedAt?: number };
+  | { ok: false; cause: Exclude<RecipientTagCause, 'reused'>; nonce?: string; issuedAt?: number };
 
 /**
  * Checks one tag text: its form, its MAC under each secret (all of them, each compared with

@@ -83,6 +83,47 @@ export function isTransactionalStore(store: IdempotencyStore): store is Transact
 }
 
 /**
+ * What a store answers when asked to bind a recipient tag's nonce to a job:
+ * `bound` (the nonce was free, and is now this job's), `same` (bound to this job already: a
+ * redelivery, a poll of the same job) or `other` (bound to another job: the tag was copied).
+ */
+export type TagNonceBinding = 'bound' | 'same' | 'other';
+
+/**
+ * A store that binds each recipient tag's nonce to the first job that carried it, so a tag copied
+ * onto another job is refused (`ERR_RECIPIENT_TAG_REUSED`). The receiver (with `recipientSecret`)
+ * binds every valid tag's nonce after the signature and before the claim, outside any transaction
+ * of the store, so the binding stays whatever the handler does. jobhook's memory, Redis and
+ * PostgreSQL stores implement it; a store of your own may (`describeStoreConformance` checks it with
+ * `tagNonceStore: true`), else the receiver binds nonces in its own process (see the README).
+ *
+ * @example
+ * ```ts
+ * const store = createMemoryStore();
+ * await store.bindTagNonce(nonce, jobId, { ttlMs: 6 * 3_600_000 }); // 'bound'
+ * await store.bindTagNonce(nonce, jobId, { ttlMs: 6 * 3_600_000 }); // 'same'
+ * await store.bindTagNonce(nonce, otherJobId, { ttlMs: 6 * 3_600_000 }); // 'other'
+ * ```
+ */
+export interface TagNonceStore {
+  /**
+   * Binds `nonce` to `jobId` for `ttlMs` when no live binding holds it (`bound`); otherwise answers
+   * whether the live binding is this job's (`same`) or another's (`other`), changing nothing. Atomic:
+   * of concurrent calls for one nonce, one binds and the others see its job. A binding is never
+   * released early: not by a failed handler, not by a rollback.
+   * @throws JobhookError `ERR_STORE_UNAVAILABLE` when the store cannot be reached (nothing was
+   * bound); `ERR_OPTION_INVALID` when `nonce` or `jobId` is not a 1–200-character string or `ttlMs`
+   * not a positive whole number.
+   */
+  bindTagNonce(nonce: string, jobId: string, options: { ttlMs: number }): Promise<TagNonceBinding>;
+}
+
+/** True when `store` offers {@link TagNonceStore.bindTagNonce}. @internal */
+export function isTagNonceStore<S extends object>(store: S): store is S & TagNonceStore {
+  return typeof (store as Partial<TagNonceStore>).bindTagNonce === 'function';
+}
+
+/**
  * The claims of a store that answers in the same turn (the memory store), without the public
  * methods' argument checks: the receiver checked its options once at construction and hands over
  * job ids it validated, so its hot path skips both the checks and the promises. Kept under a
@@ -97,6 +138,8 @@ export interface SyncClaims {
   claim(jobId: string, leaseMs: number): ClaimResult;
   complete(jobId: string, token: string, ttlMs: number): boolean;
   release(jobId: string, token: string): boolean;
+  /** {@link TagNonceStore.bindTagNonce}, in this turn. */
+  bindTagNonce(nonce: string, jobId: string, ttlMs: number): TagNonceBinding;
 }
 
 /** The {@link SyncClaims} of a store that has them. @internal */

@@ -1,11 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { JobhookError } from '../errors.js';
-import { SYNC_CLAIMS, type ClaimResult, type Clock, type IdempotencyStore, type SyncClaims } from './idempotency-store.js';
+import {
+  SYNC_CLAIMS,
+  type ClaimResult,
+  type Clock,
+  type IdempotencyStore,
+  type SyncClaims,
+  type TagNonceBinding,
+  type TagNonceStore,
+} from './idempotency-store.js';
 import {
   checkInteger,
   checkJobId,
   checkMs,
+  checkTagNonce,
   checkToken,
   describeValue,
   MAX_TOKEN_LENGTH,
@@ -21,11 +30,14 @@ export const MAX_MEMORY_STORE_MAX = 10_000_000;
 /** Options of {@link createMemoryStore}. */
 export interface MemoryStoreOptions {
   /**
-   * How many `done` jobs are remembered at most. Default: 100,000.
+   * How many `done` jobs are remembered at most, and as many recipient tag nonces (their bindings
+   * to jobs, {@link TagNonceStore}). Default: 100,000.
    *
    * When a new job completes with `max` done jobs remembered, the least recently seen one is
    * forgotten early (before its `ttlMs`): a later duplicate delivery of THAT job is then handled
-   * again. Size `max` above the number of jobs completed within one `ttlMs`.
+   * again. Size `max` above the number of jobs completed within one `ttlMs`. Likewise a nonce
+   * binding forgotten early lets its tag through once more (on one more job): size `max` above the
+   * number of tagged jobs received within `recipientTagMaxAgeMs`.
    *
    * Claims in flight do not count towards `max` and are never evicted: a live lease always holds
    * until it is completed, released or runs out. (Their number is bounded by the handlers running
@@ -37,6 +49,12 @@ export interface MemoryStoreOptions {
    * Inject a fake clock to test leases and TTLs without sleeping.
    */
   clock?: Clock;
+}
+
+/** A tag nonce's job, and when the binding expires (clock ms). */
+interface NonceBinding {
+  readonly jobId: string;
+  readonly until: number;
 }
 
 interface Lease {
@@ -55,7 +73,10 @@ const SWEEP_MIN = 1024;
  *
  * Done jobs live in an LRU of at most `max` entries, each until its `ttlMs` runs out (see
  * {@link MemoryStoreOptions.max} for what eviction means); claims in flight live apart, are never
- * evicted, and lapse when their lease runs out. A token is the store's random id (a UUID drawn once)
+ * evicted, and lapse when their lease runs out. Recipient tag nonces are bound to their first job
+ * ({@link TagNonceStore}) in a second LRU of `max`. Everything is forgotten when the process
+ * restarts: the done marks, and the nonce bindings (a tag copied before a restart passes once more
+ * after it, within its window). A token is the store's random id (a UUID drawn once)
  * and its claim count: unique like a random token, without drawing random bytes on every claim.
  *
  * @example
@@ -70,7 +91,7 @@ const SWEEP_MIN = 1024;
  * @throws JobhookError `ERR_OPTION_INVALID` at construction when an option is wrong. Methods
  * reject with `ERR_OPTION_INVALID` on a bad argument and `ERR_STORE_UNAVAILABLE` once closed.
  */
-export function createMemoryStore(options: MemoryStoreOptions = {}): IdempotencyStore {
+export function createMemoryStore(options: MemoryStoreOptions = {}): IdempotencyStore & TagNonceStore {
   const where = 'createMemoryStore';
   const max = checkInteger(where, 'max', readOption(where, options, 'max') ?? DEFAULT_MEMORY_STORE_MAX, {
     min: 1,
@@ -85,6 +106,8 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
   // lru-cache's own `ttl`, whose staleness test treats a start time of 0 as "no TTL" (a fake clock
   // starting at 0 would never expire) and which arms a timer per read unless ttlResolution is 0.
   const done = new LRUCache<string, number>({ max });
+  // Recipient tag nonces → their job, apart from `done` so that neither can evict the other.
+  const nonces = new LRUCache<string, NonceBinding>({ max });
   // Claims in flight, apart from `done` so that no amount of completed jobs can evict a live lease.
   const leases = new Map<string, Lease>();
   let sweepAt = SWEEP_MIN;
@@ -155,9 +178,17 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
       leases.delete(jobId);
       return true;
     },
+    bindTagNonce(nonce, jobId, ttlMs) {
+      checkOpen('bindTagNonce');
+      const at = now();
+      const bound = nonces.get(nonce);
+      if (bound !== undefined && at < bound.until) return bound.jobId === jobId ? 'same' : 'other';
+      nonces.set(nonce, { jobId, until: at + ttlMs });
+      return 'bound';
+    },
   };
 
-  const store: IdempotencyStore = {
+  const store: IdempotencyStore & TagNonceStore = {
     async claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
       checkOpen('claim');
       checkJobId('memoryStore.claim', jobId);
@@ -191,10 +222,19 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
       return true;
     },
 
+    async bindTagNonce(nonce: string, jobId: string, bindOptions: { ttlMs: number }): Promise<TagNonceBinding> {
+      checkOpen('bindTagNonce');
+      checkTagNonce('memoryStore.bindTagNonce', nonce);
+      checkJobId('memoryStore.bindTagNonce', jobId);
+      const ttlMs = checkMs('memoryStore.bindTagNonce', 'ttlMs', readOption('memoryStore.bindTagNonce', bindOptions, 'ttlMs'));
+      return claims.bindTagNonce(nonce, jobId, ttlMs);
+    },
+
     async close(): Promise<void> {
       closed = true;
       leases.clear();
       done.clear();
+      nonces.clear();
     },
   };
   Object.defineProperty(store, SYNC_CLAIMS, { value: Object.freeze(claims), enumerable: false });

@@ -9,6 +9,7 @@ import { JobhookError } from '../errors.js';
 import {
   checkJobId,
   checkMs,
+  checkTagNonce,
   checkToken,
   describeValue,
   MAX_TIMER_MS,
@@ -17,9 +18,9 @@ import {
   readOption,
 } from '../internal/option-checks.js';
 import { quitRedisClient, storeClientFromOption } from '../internal/redis-client.js';
-import type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
+import type { ClaimResult, IdempotencyStore, TagNonceBinding, TagNonceStore } from './idempotency-store.js';
 
-export type { ClaimResult, IdempotencyStore } from './idempotency-store.js';
+export type { ClaimResult, IdempotencyStore, TagNonceBinding, TagNonceStore } from './idempotency-store.js';
 export { createRedisLedger, DEFAULT_REDIS_LEDGER_PREFIX, type RedisLedgerOptions } from '../ledger/redis-ledger.js';
 
 /** Default of {@link RedisStoreOptions.keyPrefix}. */
@@ -34,7 +35,7 @@ export interface RedisStoreOptions {
   /**
    * An ioredis `Redis` or `Cluster` client, or a `redis://` / `rediss://` URL.
    *
-   * A client you pass stays yours: the store defines its four `jobhook*V1` script commands on it
+   * A client you pass stays yours: the store defines its five `jobhook*V1` script commands on it
    * and never closes it. From a URL the store makes its own client, which fails commands at the
    * first failed reconnection instead of queueing them, reconnects forever in the background, and
    * is quit by {@link IdempotencyStore.close}.
@@ -42,7 +43,8 @@ export interface RedisStoreOptions {
   redis: Redis | Cluster | string;
   /**
    * Prefix of every key; a job's key is `${keyPrefix}{${jobId}}`, the braces making the job id the
-   * Redis Cluster hash tag. Must not contain `{` or `}`. Default: `'jobhook:'`.
+   * Redis Cluster hash tag, and a recipient tag nonce's is `${keyPrefix}tag:{${nonce}}`. Must not
+   * contain `{` or `}`. Default: `'jobhook:'`.
    */
   keyPrefix?: string;
   /**
@@ -95,11 +97,26 @@ end
 return 0
 `;
 
+/**
+ * bindTagNonce(KEYS[1], jobId, ttlMs) → 1 bound now | 2 bound to this job already | 3 bound to
+ * another. The key holds the job id (PX = the binding's life); SET NX makes the first caller win.
+ */
+const BIND_NONCE_LUA = `
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  return 1
+end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return 2
+end
+return 3
+`;
+
 const COMMANDS = {
   jobhookClaimV1: CLAIM_LUA,
   jobhookCompleteV1: COMPLETE_LUA,
   jobhookReleaseV1: RELEASE_LUA,
   jobhookExtendV1: EXTEND_LUA,
+  jobhookBindTagNonceV1: BIND_NONCE_LUA,
 } as const;
 
 /** The client once the scripts are defined on it. */
@@ -108,16 +125,18 @@ interface ScriptedClient {
   jobhookCompleteV1(key: string, token: string, ttlMs: number): Promise<unknown>;
   jobhookReleaseV1(key: string, token: string): Promise<unknown>;
   jobhookExtendV1(key: string, token: string, leaseMs: number): Promise<unknown>;
+  jobhookBindTagNonceV1(key: string, jobId: string, ttlMs: number): Promise<unknown>;
 }
 
-type Operation = 'claim' | 'complete' | 'release' | 'extend';
+type Operation = 'claim' | 'complete' | 'release' | 'extend' | 'bindTagNonce';
 
 const DONE: ClaimResult = Object.freeze({ state: 'done' });
 
 /**
  * Creates an idempotency store on Redis (a single server or a Redis Cluster), shared by every
  * receiver instance that uses the same Redis and `keyPrefix`. Each operation is one atomic Lua
- * script on one key, so it is one round trip and cluster-safe.
+ * script on one key, so it is one round trip and cluster-safe. It binds recipient tag nonces to
+ * their first job too ({@link TagNonceStore}), one key per nonce.
  *
  * Failures: when Redis cannot be reached, errors, or does not answer within `operationTimeoutMs`,
  * the operation rejects with `ERR_STORE_UNAVAILABLE` (503; the Redis error as `cause`) — it never
@@ -135,7 +154,7 @@ const DONE: ClaimResult = Object.freeze({ state: 'done' });
  * @throws JobhookError `ERR_OPTION_INVALID` at construction when an option is wrong. Methods
  * reject with `ERR_OPTION_INVALID` on a bad argument and `ERR_STORE_UNAVAILABLE` as above.
  */
-export function createRedisStore(options: RedisStoreOptions): IdempotencyStore {
+export function createRedisStore(options: RedisStoreOptions): IdempotencyStore & TagNonceStore {
   const where = 'createRedisStore';
   const redis = readOption(where, options, 'redis');
   const keyPrefix = readOption(where, options, 'keyPrefix') ?? DEFAULT_REDIS_KEY_PREFIX;
@@ -277,6 +296,14 @@ export function createRedisStore(options: RedisStoreOptions): IdempotencyStore {
       return run('extend', jobId, () => scripted.jobhookExtendV1(keyOf(jobId), token, leaseMs), readFlag);
     },
 
+    async bindTagNonce(nonce: string, jobId: string, bindOptions: { ttlMs: number }): Promise<TagNonceBinding> {
+      checkOpen('bindTagNonce');
+      checkTagNonce('redisStore.bindTagNonce', nonce);
+      checkJobId('redisStore.bindTagNonce', jobId);
+      const ttlMs = checkMs('redisStore.bindTagNonce', 'ttlMs', readOption('redisStore.bindTagNonce', bindOptions, 'ttlMs'));
+      return run('bindTagNonce', jobId, () => scripted.jobhookBindTagNonceV1(`${keyPrefix}tag:{${nonce}}`, jobId, ttlMs), readBinding);
+    },
+
     close(): Promise<void> {
       closing ??= owned ? quitRedisClient(client as Redis, timeoutMs) : Promise.resolve();
       return closing;
@@ -291,6 +318,12 @@ function plausibleToken(token: string): boolean {
 
 function readFlag(reply: unknown): boolean | undefined {
   return reply === 1 ? true : reply === 0 ? false : undefined;
+}
+
+const BINDINGS: readonly (TagNonceBinding | undefined)[] = [undefined, 'bound', 'same', 'other'];
+
+function readBinding(reply: unknown): TagNonceBinding | undefined {
+  return typeof reply === 'number' ? BINDINGS[reply] : undefined;
 }
 
 function messageOf(err: unknown): string {

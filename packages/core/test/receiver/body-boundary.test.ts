@@ -124,21 +124,43 @@ describe('maxBodyBytesInFlight: bodies are charged as their bytes arrive', () =>
     expect(r.stats().bodyBytesInFlight).toBe(0);
   });
 
-  it('under pressure a client holding its share (1/16) is charged no more, while a client holding little still is', () => {
+  it('under pressure a client reading many bodies is charged no more, while a client reading one body is', () => {
     const budget = createBodyBudget(16 * MIB);
     const { r } = receiver({ maxBodyBytesInFlight: budget });
     const attacker = [];
-    // 12 MiB (3/4) from one address fills up to the pressure mark; past it the attacker, holding far more than 1 MiB, gets nothing.
+    // 12 MiB (3/4) from one address fills up to the pressure mark; past it, with 11 MiB in its other
+    // bodies (far over 1/256 of the capacity), the attacker's next chunk is refused.
     for (let i = 0; i < 13; i++) attacker.push(r.precheck({ ...head(MIB), clientAddress: '192.0.2.66' }).admission!);
     const charged = attacker.map((a) => a.charge!(MIB));
     expect(charged.slice(0, 12).every((e) => e === undefined)).toBe(true);
     expect(charged[12]).toMatchObject({ code: 'ERR_RECEIVER_BUSY', detail: { cause: 'client-share' } });
     expect(budget.reservedBy('192.0.2.66')).toBe(12 * MIB);
-    // The service's own address still reads its deliveries in the last quarter.
+    // The service's own address still reads its delivery, chunk after chunk, in the last quarter.
     const genuine = r.precheck({ ...buildSignedRequest(), clientAddress: '203.0.113.9' }).admission!;
-    expect(genuine.charge!(64 * 1024)).toBeUndefined();
-    expect(genuine.charge!(64 * 1024)).toBeUndefined();
-    for (const a of [...attacker, genuine]) a.refuse(new JobhookError('ERR_BODY_INCOMPLETE', 'gone'));
+    for (let i = 0; i < 8; i++) expect(genuine.charge!(64 * 1024)).toBeUndefined();
+    expect(budget.reservedBy('203.0.113.9')).toBe(512 * 1024);
+    // A second address with one body at a time goes on too; a second body of it, once its first holds
+    // 1/256 of the capacity (64 KiB of 16 MiB), does not.
+    const other = r.precheck({ ...head(MIB), clientAddress: '198.51.100.7' }).admission!;
+    expect(other.charge!(64 * 1024)).toBeUndefined();
+    const second = r.precheck({ ...head(MIB), clientAddress: '198.51.100.7' }).admission!;
+    expect(second.charge!(1024)).toMatchObject({ code: 'ERR_RECEIVER_BUSY', detail: { cause: 'client-share' } });
+    for (const a of [...attacker, genuine, other, second]) a.refuse(new JobhookError('ERR_BODY_INCOMPLETE', 'gone'));
+    expect(budget.reserved).toBe(0);
+  });
+
+  it('a lone body of maxBodyBytes is read whole when the budget is just as large (no share rule against a client alone)', () => {
+    const { r } = receiver({ maxBodyBytes: 900 * 1024, maxBodyBytesInFlight: 900 * 1024 });
+    const { admission } = r.precheck({ ...head(900 * 1024), clientAddress: '203.0.113.9' });
+    for (let i = 0; i < 900; i++) expect(admission!.charge!(1024)).toBeUndefined();
+    expect(r.stats().bodyBytesInFlight).toBe(900 * 1024);
+    admission!.refuse(new JobhookError('ERR_BODY_INCOMPLETE', 'gone'));
+  });
+
+  it('a charge of 0 bytes is no charge, and leaves no entry behind', () => {
+    const budget = createBodyBudget(MIB);
+    expect(budget.tryReserve(0, '192.0.2.1')).toBe(true);
+    expect(budget.reservedBy('192.0.2.1')).toBe(0);
     expect(budget.reserved).toBe(0);
   });
 
@@ -159,17 +181,45 @@ describe('maxBodyBytesInFlight: bodies are charged as their bytes arrive', () =>
     for (const x of [a, b, c]) x.refuse(new JobhookError('ERR_BODY_INCOMPLETE', 'gone'));
   });
 
-  it('one body at a time per signature and client: a replayed signature on a second connection is 503 at once, another client (the service) is admitted', () => {
-    const { r } = receiver({ retryAfterSeconds: 7 });
+  it('one body at a time per signature and client: a replayed signature on a second connection is 503 at once (Retry-After: what the holder has left), another client (the service) is admitted', () => {
+    vi.useFakeTimers();
+    const { r } = receiver({ retryAfterSeconds: 30 });
     const captured = buildSignedRequest();
     const first = r.precheck({ ...head(MIB, captured.signature), clientAddress: '192.0.2.66' });
     expect(first.admission).toBeDefined();
     const again = r.precheck({ ...head(MIB, captured.signature.toUpperCase()), clientAddress: '192.0.2.66' });
-    expect(again.refusal).toMatchObject({ status: 503, headers: { 'retry-after': '7' }, outcome: { code: 'ERR_RECEIVER_BUSY' } });
+    expect(again.refusal).toMatchObject({ status: 503, headers: { 'retry-after': '2' }, outcome: { code: 'ERR_RECEIVER_BUSY' } });
     const service = r.precheck({ ...captured, clientAddress: '203.0.113.9' });
     expect(service.admission).toBeDefined();
     first.admission!.refuse(new JobhookError('ERR_BODY_INCOMPLETE', 'gone'));
     expect(r.precheck({ ...head(MIB, captured.signature), clientAddress: '192.0.2.66' }).admission).toBeDefined();
+  });
+
+  it('an admission dropped without receive or refuse frees its signature at its deadline', () => {
+    vi.useFakeTimers();
+    const { r } = receiver();
+    const signature = buildSignedRequest().signature;
+    expect(r.precheck({ ...head(MIB, signature), clientAddress: '192.0.2.66' }).admission).toBeDefined(); // never used
+    expect(r.precheck({ ...head(MIB, signature), clientAddress: '192.0.2.66' }).refusal?.outcome.code).toBe('ERR_RECEIVER_BUSY');
+    vi.advanceTimersByTime(2000);
+    expect(r.precheck({ ...head(MIB, signature), clientAddress: '192.0.2.66' }).admission).toBeDefined();
+  });
+
+  it('without a client address the one-body rule is off: whoever replays a genuine signature cannot hold its delivery', () => {
+    const { r } = receiver();
+    const captured = buildSignedRequest();
+    expect(r.precheck(head(MIB, captured.signature)).admission).toBeDefined(); // held by a replay
+    const service = r.precheck(captured);
+    expect(service.admission).toBeDefined();
+  });
+
+  it('zone ids and NAT64 addresses name the client they carry', () => {
+    const budget = createBodyBudget(16 * MIB);
+    const { r } = receiver({ maxBodyBytesInFlight: budget });
+    r.precheck({ ...head(MIB), clientAddress: 'fe80::1%eth0' }).admission!.charge!(5);
+    r.precheck({ ...head(MIB), clientAddress: '64:ff9b::c000:207' }).admission!.charge!(9);
+    expect(budget.reservedBy('fe80:0:0:0::/64')).toBe(5);
+    expect(budget.reservedBy('192.0.2.7')).toBe(9);
   });
 
   it('defaults to 64 MiB shared by every receiver of the process', () => {

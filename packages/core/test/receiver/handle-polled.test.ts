@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { createMemoryLedger } from '../../src/ledger/index.js';
 import { createReceiver, silentLogger, type AsyncJobCompletedEvent, type HandlerContext } from '../../src/index.js';
 import { buildSignedRequest, createTestKeyPair } from '../../src/testing/index.js';
+import { createRecipientTag, RECIPIENT_TAG_KEY } from '../../src/recipient/index.js';
 
 const keys = createTestKeyPair();
 
@@ -34,6 +35,60 @@ function setup(options: { handlerMs?: number; failFirst?: boolean } = {}) {
 }
 
 describe('receiver.handlePolled', () => {
+  it('hands big integers as the webhook path does (strings by default), at any depth, leaving the answer given as it was', async () => {
+    const big = 123456789012345678901234567890n;
+    const output = JSON.parse('{"n":1,"__proto__":{"x":2},"rows":[{"id":1},{"id":2}],"flat":[1,2]}') as Record<string, unknown>;
+    (output['rows'] as Array<Record<string, unknown>>)[1]!['id'] = big;
+    // The member named __proto__ (an own property, as JSON.parse makes it), not the prototype.
+    (Object.getOwnPropertyDescriptor(output, '__proto__')?.value as Record<string, unknown>)['x'] = big;
+    for (const [bigIntegers, expected] of [
+      ['string', String(big)],
+      ['bigint', big],
+    ] as const) {
+      const seen: AsyncJobCompletedEvent[] = [];
+      const receiver = createReceiver({
+        publicKeys: keys.publicKeyPem,
+        logger: silentLogger,
+        bigIntegers,
+        onEvent: (e) => void seen.push(e),
+      });
+      const answer = { job_id: randomUUID(), status: 'success', output };
+      expect((await receiver.handlePolled(answer as never)).kind).toBe('handled');
+      const got = (seen[0] as unknown as { output: Record<string, unknown> }).output;
+      expect(got['rows']).toEqual([{ id: 1 }, { id: expected }]);
+      expect(Object.hasOwn(got, '__proto__')).toBe(true);
+      expect(Object.getOwnPropertyDescriptor(got, '__proto__')?.value).toEqual({ x: expected });
+      expect(got['flat']).toEqual([1, 2]);
+      expect((output['rows'] as Array<Record<string, unknown>>)[1]!['id']).toBe(big);
+    }
+  });
+
+  it('drops the recipient tag from user_parameters, as the webhook path does, without touching the answer given', async () => {
+    const secret = 'a-receiver-secret-0123456789abcdef';
+    const tag = createRecipientTag({ secret, webhookReceiver: 'https://me.example/hooks' });
+    for (const bigIntegers of ['string', 'bigint'] as const) {
+      const seen: AsyncJobCompletedEvent[] = [];
+      // With and without recipientSecret: a poll never needs the tag, and a handler must not hand it on.
+      for (const recipient of [{}, { recipientSecret: secret }]) {
+        const receiver = createReceiver({
+          publicKeys: keys.publicKeyPem,
+          logger: silentLogger,
+          bigIntegers,
+          ...recipient,
+          onEvent: (e) => void seen.push(e),
+        });
+        const answer = { ...pollAnswer(randomUUID()), user_parameters: { order: 7, [RECIPIENT_TAG_KEY]: tag.value } };
+        expect((await receiver.handlePolled(answer as never)).kind).toBe('handled');
+        expect(seen.at(-1)?.user_parameters).toEqual({ order: 7 });
+        expect(answer.user_parameters).toEqual({ order: 7, [RECIPIENT_TAG_KEY]: tag.value });
+        const alone = { ...pollAnswer(randomUUID()), user_parameters: { [RECIPIENT_TAG_KEY]: tag.value } };
+        expect((await receiver.handlePolled(alone as never)).kind).toBe('handled');
+        expect('user_parameters' in seen.at(-1)!).toBe(false);
+      }
+      expect(JSON.stringify(seen)).not.toContain(tag.value);
+    }
+  });
+
   it('runs the handlers with source "poll": the guaranteed fields, null for the webhook attributes the answer lacks', async () => {
     const { receiver, calls } = setup();
     const jobId = randomUUID().toUpperCase();

@@ -12,6 +12,7 @@ import {
   type AsyncJobCompletedEvent,
   type Logger,
   type ReceiverOptions,
+  type ReceiverResponse,
   type Verifier,
 } from '../../src/index.js';
 import { RECIPIENT_TAG_KEY, createRecipientTag } from '../../src/recipient/index.js';
@@ -29,6 +30,14 @@ const tag = (secret = SECRET, webhookReceiver = URL_A, now = Date.now()): string
   createRecipientTag({ secret, webhookReceiver, now }).value;
 const deliver = (overrides: TestEventOverrides = {}) => buildSignedRequest(overrides, { privateKey: keys.privateKey });
 const errorOf = (body: string) => (JSON.parse(body) as { error?: { code: string; message: string } }).error;
+/** The one body of every tag refusal: it names no cause (the service shows the submitter each answer). */
+const REFUSED = { code: 'ERR_RECIPIENT_REFUSED', message: 'this job is not for this receiver' };
+
+/** A 403 whose body is the generic refusal, while the outcome keeps the specific code. */
+function expectRefused(answer: ReceiverResponse, code: string): void {
+  expect([answer.status, JSON.parse(answer.body)]).toEqual([403, { error: REFUSED }]);
+  expect(answer.outcome).toMatchObject({ kind: 'rejected', code });
+}
 
 function capture(): { logger: Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
@@ -43,14 +52,13 @@ function receiver(options: Partial<ReceiverOptions> = {}) {
 }
 
 describe('createReceiver({ recipientSecret })', () => {
-  it("refuses another organization's job aimed at this URL: 403 ERR_RECIPIENT_TAG_MISSING, handler never runs", async () => {
+  it("refuses another organization's job aimed at this URL: 403, outcome ERR_RECIPIENT_TAG_MISSING, handler never runs", async () => {
     const { r, handled, lines } = receiver({ recipientSecret: SECRET });
     // B's job: its own output and user_parameters, signed by the service's one key.
     const forged = deliver({ output: { paid: true, amount: 1_000_000 }, user_parameters: { order_id: 'A-1001' } });
     const answer = await r.handle(forged);
-    expect(answer.status).toBe(403);
-    expect(errorOf(answer.body)?.code).toBe('ERR_RECIPIENT_TAG_MISSING');
-    expect(answer.outcome).toMatchObject({ kind: 'rejected', code: 'ERR_RECIPIENT_TAG_MISSING', eventStatus: 'success' });
+    expectRefused(answer, 'ERR_RECIPIENT_TAG_MISSING');
+    expect(answer.outcome).toMatchObject({ eventStatus: 'success' });
     expect((await r.handle(deliver())).status).toBe(403); // no user_parameters at all
     expect(handled).toEqual([]);
     expect(r.stats()).toMatchObject({ verified: 2, handled: 0, rejected: { ERR_RECIPIENT_TAG_MISSING: 2 } });
@@ -77,28 +85,67 @@ describe('createReceiver({ recipientSecret })', () => {
     expect(answer.event).toBe(second);
   });
 
-  it('refuses a tag made with another secret: 403 ERR_RECIPIENT_TAG_INVALID (mac)', async () => {
-    const { r, handled } = receiver({ recipientSecret: SECRET });
+  it('refuses a tag made with another secret: 403, outcome ERR_RECIPIENT_TAG_INVALID, cause mac in the log', async () => {
+    const { r, handled, lines } = receiver({ recipientSecret: SECRET });
     const answer = await r.handle(deliver({ user_parameters: { [RECIPIENT_TAG_KEY]: tag(B_SECRET) } }));
-    expect(answer.status).toBe(403);
-    expect(errorOf(answer.body)).toMatchObject({ code: 'ERR_RECIPIENT_TAG_INVALID', message: expect.stringContaining('(mac)') });
+    expectRefused(answer, 'ERR_RECIPIENT_TAG_INVALID');
+    expect(lines[0]).toMatchObject({ code: 'ERR_RECIPIENT_TAG_INVALID', reason: expect.stringContaining('(mac)') });
     const malformed = await r.handle(deliver({ user_parameters: { [RECIPIENT_TAG_KEY]: 12 } }));
-    expect(errorOf(malformed.body)).toMatchObject({ code: 'ERR_RECIPIENT_TAG_INVALID', message: expect.stringContaining('(malformed)') });
+    expectRefused(malformed, 'ERR_RECIPIENT_TAG_INVALID');
     expect(handled).toEqual([]);
+  });
+
+  it('answers every tag refusal with one body, whatever its cause: the answer is no oracle for whoever probes tags', async () => {
+    const captured = capture();
+    const probe = createReceiver({
+      publicKeys: keys.publicKeyPem,
+      logger: captured.logger,
+      recipientSecret: SECRET,
+      recipientUrl: URL_A,
+      onEvent: () => {},
+    });
+    const copied = tag();
+    expect((await probe.handle(deliver({ user_parameters: { [RECIPIENT_TAG_KEY]: copied } }))).status).toBe(200);
+    const probes: Array<[unknown, string, string]> = [
+      [undefined, 'ERR_RECIPIENT_TAG_MISSING', 'missing'],
+      ['v1.x', 'ERR_RECIPIENT_TAG_INVALID', 'malformed'],
+      [tag(B_SECRET), 'ERR_RECIPIENT_TAG_INVALID', 'mac'],
+      [tag(SECRET, 'https://elsewhere.example.com/'), 'ERR_RECIPIENT_TAG_INVALID', 'url'],
+      [tag(SECRET, URL_A, Date.now() + HOUR), 'ERR_RECIPIENT_TAG_INVALID', 'future'],
+      [tag(SECRET, URL_A, Date.now() - 7 * HOUR), 'ERR_RECIPIENT_TAG_EXPIRED', 'expired'],
+      [copied, 'ERR_RECIPIENT_TAG_REUSED', 'reused'],
+    ];
+    const bodies = new Set<string>();
+    const logged = new Set<string>();
+    for (const [value, code, cause] of probes) {
+      const lineCount = captured.lines.length;
+      const answer = await probe.handle(deliver(value === undefined ? {} : { user_parameters: { [RECIPIENT_TAG_KEY]: value } }));
+      expectRefused(answer, code);
+      bodies.add(answer.body);
+      // The cause is in the refusal's log line (one per code per minute), not in the answer.
+      if (!logged.has(code))
+        expect(captured.lines.slice(lineCount)).toEqual([expect.objectContaining({ code, reason: expect.stringContaining(`(${cause})`) })]);
+      logged.add(code);
+    }
+    expect([...bodies]).toEqual([JSON.stringify({ error: REFUSED })]);
+    expect(probe.stats().rejected).toEqual({
+      ERR_RECIPIENT_TAG_MISSING: 1,
+      ERR_RECIPIENT_TAG_INVALID: 4,
+      ERR_RECIPIENT_TAG_EXPIRED: 1,
+      ERR_RECIPIENT_TAG_REUSED: 1,
+    });
   });
 
   it('refuses an expired tag (ERR_RECIPIENT_TAG_EXPIRED) even on a fresh event, and a tag from the future', async () => {
     const { r, handled } = receiver({ recipientSecret: SECRET });
     const old = tag(SECRET, URL_A, Date.now() - 6 * HOUR - 5 * 60_000 - 2000);
     const expired = await r.handle(deliver({ user_parameters: { [RECIPIENT_TAG_KEY]: old } }));
-    expect([expired.status, errorOf(expired.body)?.code]).toEqual([403, 'ERR_RECIPIENT_TAG_EXPIRED']);
+    expectRefused(expired, 'ERR_RECIPIENT_TAG_EXPIRED');
     const future = await r.handle(deliver({ user_parameters: { [RECIPIENT_TAG_KEY]: tag(SECRET, URL_A, Date.now() + HOUR) } }));
-    expect(errorOf(future.body)).toMatchObject({ code: 'ERR_RECIPIENT_TAG_INVALID', message: expect.stringContaining('(future)') });
+    expectRefused(future, 'ERR_RECIPIENT_TAG_INVALID');
     const short = receiver({ recipientSecret: SECRET, recipientTagMaxAgeMs: 60_000, clockSkewMs: 0 });
     const twoMinutes = tag(SECRET, URL_A, Date.now() - 120_000);
-    expect(errorOf((await short.r.handle(deliver({ user_parameters: { [RECIPIENT_TAG_KEY]: twoMinutes } }))).body)?.code).toBe(
-      'ERR_RECIPIENT_TAG_EXPIRED',
-    );
+    expectRefused(await short.r.handle(deliver({ user_parameters: { [RECIPIENT_TAG_KEY]: twoMinutes } })), 'ERR_RECIPIENT_TAG_EXPIRED');
     expect(handled).toEqual([]);
     expect(short.handled).toEqual([]);
   });
@@ -106,7 +153,7 @@ describe('createReceiver({ recipientSecret })', () => {
   it('with recipientUrl, refuses a tag made for another URL (cause url) and takes each listed URL', async () => {
     const { r, handled } = receiver({ recipientSecret: SECRET, recipientUrl: [URL_A, 'https://a-backup.example.com/jobs'] });
     const staging = await r.handle(deliver({ user_parameters: { [RECIPIENT_TAG_KEY]: tag(SECRET, 'https://staging.example.com/jobs') } }));
-    expect(errorOf(staging.body)).toMatchObject({ code: 'ERR_RECIPIENT_TAG_INVALID', message: expect.stringContaining('(url)') });
+    expectRefused(staging, 'ERR_RECIPIENT_TAG_INVALID');
     expect(
       (await r.handle(deliver({ user_parameters: { [RECIPIENT_TAG_KEY]: tag(SECRET, 'HTTPS://A.example.com/webhooks/jobs') } }))).status,
     ).toBe(200);
@@ -133,7 +180,7 @@ describe('createReceiver({ recipientSecret })', () => {
     expect(errorOf((await r.handle(unsigned)).body)?.code).toBe('ERR_SIGNATURE_INVALID');
     expect(errorOf((await r.handle(deliver({ job_id: 'not-a-uuid' }))).body)?.code).toBe('ERR_PAYLOAD_INVALID');
     // An old untagged event gets the tag's code, not ERR_EVENT_TOO_OLD: the tag is checked first.
-    expect(errorOf((await r.handle(deliver({ finished_at: '2019-01-01T00:00:00+00:00' }))).body)?.code).toBe('ERR_RECIPIENT_TAG_MISSING');
+    expectRefused(await r.handle(deliver({ finished_at: '2019-01-01T00:00:00+00:00' })), 'ERR_RECIPIENT_TAG_MISSING');
     // A refused job left no claim: once tagged, the same job_id is handled (not answered "duplicate").
     const jobId = crypto.randomUUID();
     expect((await r.handle(deliver({ job_id: jobId }))).status).toBe(403);
@@ -189,10 +236,7 @@ describe('createReceiver({ recipientSecret })', () => {
     const post = (req: ReturnType<typeof deliver>) =>
       handler(new Request('https://a.example.com/webhooks/jobs', { method: 'POST', headers: req.headers, body: req.rawBody }));
     const refused = await post(deliver());
-    expect([refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([
-      403,
-      'ERR_RECIPIENT_TAG_MISSING',
-    ]);
+    expect([refused.status, await refused.json()]).toEqual([403, { error: REFUSED }]);
     const own = deliver({ user_parameters: { [RECIPIENT_TAG_KEY]: tag() } });
     expect((await post(own)).status).toBe(200);
     expect(handled).toEqual([own.event.job_id]);

@@ -10,6 +10,8 @@ export { createFakeClock, rejectionCode, type FakeClock } from '../../src/testin
 export interface ConformanceOptions {
   /** The fake clock the store was made with; without one the suite waits in real time. */
   clock?: FakeClock;
+  /** The store implements TagNonceStore: its tests run too. */
+  tagNonceStore?: boolean;
 }
 
 /** Registers the contract's tests for a store, under vitest. */

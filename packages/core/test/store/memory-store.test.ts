@@ -13,10 +13,18 @@ import { createFakeClock, describeStoreConformance, rejectionCode } from './conf
 // Clock starting at 0: a store must not take time 0 for "no expiry". Through the published subpath,
 // as a user checks a store of their own.
 const clock = publishedFakeClock(0);
-publishedSuite('memory (fake clock)', () => createMemoryStore({ clock }), { describe, it, expect, beforeEach, afterEach, clock });
+publishedSuite('memory (fake clock)', () => createMemoryStore({ clock }), {
+  describe,
+  it,
+  expect,
+  beforeEach,
+  afterEach,
+  clock,
+  tagNonceStore: true,
+});
 
 // The default clock (performance.now), in real time, with a small LRU.
-describeStoreConformance('memory (real clock, max 1000)', () => createMemoryStore({ max: 1000 }));
+describeStoreConformance('memory (real clock, max 1000)', () => createMemoryStore({ max: 1000 }), { tagNonceStore: true });
 
 async function claimToken(store: IdempotencyStore, jobId: string, leaseMs = 10_000): Promise<string> {
   const result = await store.claim(jobId, { leaseMs });

@@ -23,8 +23,12 @@ afterAll(async () => {
   await cluster?.dispose();
 });
 
-describeStoreConformance('redis cluster (3 masters, a Cluster client passed in)', () =>
-  createRedisStore({ redis: client, keyPrefix: prefix() }),
+describeStoreConformance(
+  'redis cluster (3 masters, a Cluster client passed in)',
+  () => createRedisStore({ redis: client, keyPrefix: prefix() }),
+  {
+    tagNonceStore: true,
+  },
 );
 
 describe('createRedisStore on Redis Cluster', () => {

@@ -21,8 +21,12 @@ afterAll(async () => {
   await server?.dispose(); // closes sharedClient too
 });
 
-describeStoreConformance('redis (URL: the store owns its client)', () => createRedisStore({ redis: server.url, keyPrefix: prefix() }));
-describeStoreConformance('redis (an ioredis client passed in)', () => createRedisStore({ redis: sharedClient, keyPrefix: prefix() }));
+describeStoreConformance('redis (URL: the store owns its client)', () => createRedisStore({ redis: server.url, keyPrefix: prefix() }), {
+  tagNonceStore: true,
+});
+describeStoreConformance('redis (an ioredis client passed in)', () => createRedisStore({ redis: sharedClient, keyPrefix: prefix() }), {
+  tagNonceStore: true,
+});
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

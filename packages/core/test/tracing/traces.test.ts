@@ -9,11 +9,12 @@
 import { context, SpanKind, SpanStatusCode, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   createFetchHandler,
   createMemoryStore,
   createReceiver,
+  JobhookError,
   silentLogger,
   type HandlerContext,
   type ReceiverOptions,
@@ -115,6 +116,25 @@ describe('traces: a span per delivery, the handler under it', () => {
       [SPAN_ATTRIBUTES.jobId]: request.event.job_id,
       [SPAN_ATTRIBUTES.httpStatus]: 200,
     });
+  });
+
+  it('a traced admission still charges its body and moves its pace deadline (the budget and the shares hold with a tracer)', () => {
+    vi.useFakeTimers();
+    try {
+      const receiver = traced({ maxBodyBytesInFlight: 4 * 1024 * 1024 });
+      const request = buildSignedRequest();
+      const { admission } = receiver.precheck({ ...request, clientAddress: '203.0.113.9' });
+      expect(typeof admission?.charge).toBe('function');
+      expect(admission!.charge!(300 * 1024)).toBeUndefined();
+      expect(receiver.stats().bodyBytesInFlight).toBe(300 * 1024);
+      // 2 s of start plus 300 KiB at 16 KiB/s: still reading at 3 s.
+      vi.advanceTimersByTime(3000);
+      expect(admission!.signal.aborted).toBe(false);
+      admission!.refuse(new JobhookError('ERR_BODY_INCOMPLETE', 'gone'));
+      expect(receiver.stats().bodyBytesInFlight).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('a handler that throws: both spans ERROR, the exception on the handler’s, the code on the delivery’s', async () => {

@@ -21,7 +21,7 @@ export type ReceiverScript = (req: ReceivedRequest, res: ServerResponse, n: numb
 
 export interface DeliveryReceiver {
   port: number;
-  /** `http://127.0.0.1:<port><path>`. */
+  /** `http://127.0.0.1:<port><path>` (`http://[::1]:…` when listening on `::1`). */
   url(path?: string): string;
   readonly requests: ReceivedRequest[];
   close(): Promise<void>;
@@ -47,7 +47,8 @@ export const reset: ReceiverScript = (_req, _res, _n, raw) => {
   raw.socket.destroy();
 };
 
-export async function startDeliveryReceiver(script: ReceiverScript = answer(200)): Promise<DeliveryReceiver> {
+/** Starts a receiver on `host` (default 127.0.0.1; `::1` for an IPv6-only one). */
+export async function startDeliveryReceiver(script: ReceiverScript = answer(200), host = '127.0.0.1'): Promise<DeliveryReceiver> {
   const requests: ReceivedRequest[] = [];
   const server = createServer((raw, res) => {
     const chunks: Buffer[] = [];
@@ -64,12 +65,13 @@ export async function startDeliveryReceiver(script: ReceiverScript = answer(200)
       script(req, res, n, raw);
     });
   });
-  server.listen(0, '127.0.0.1');
+  server.listen(0, host);
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;
+  const origin = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   return {
     port,
-    url: (path = '/hook') => `http://127.0.0.1:${port}${path}`,
+    url: (path = '/hook') => `${origin}${path}`,
     requests,
     async close() {
       server.closeAllConnections();

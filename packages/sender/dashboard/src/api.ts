@@ -25,6 +25,8 @@ export interface Attempt {
   next_delay_ms: number | null;
   response_bytes: number | null;
   response_body: unknown;
+  /** On a 401 answer: the id of the key the webhook was signed with (as receivers log `keyIdsTried`); else null. */
+  key_id: string | null;
 }
 
 /** `GET …/deliveries`: the job's delivery state and round, and its attempts oldest first. */

@@ -26,7 +26,15 @@ function attemptRow(a: Attempt): HTMLElement {
       {},
       a.next_delay_ms === null ? '' : a.next_delay_ms < 1000 ? `in ${a.next_delay_ms} ms` : `in ${(a.next_delay_ms / 1000).toFixed(1)} s`,
     ),
-    h('td', { class: 'answer', 'data-testid': 'attempt-answer' }, answer),
+    h(
+      'td',
+      { class: 'answer' },
+      h('span', { 'data-testid': 'attempt-answer' }, answer),
+      // A 401 most often means the receiver holds another public key: the id it can be compared with.
+      a.key_id === null || a.key_id === undefined
+        ? null
+        : h('span', { class: 'key-id', 'data-testid': 'attempt-key-id' }, `signed with key id ${a.key_id}`),
+    ),
   );
 }
 

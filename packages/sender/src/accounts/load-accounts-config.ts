@@ -23,11 +23,23 @@ export async function loadAccountsConfig(file: string): Promise<AccountsConfig> 
   } catch (cause) {
     throw optionError(file, `cannot read the accounts file: ${(cause as Error).message}`, { cause });
   }
+  return parseAccountsJson(text, file);
+}
+
+/**
+ * Parses and checks the text of an accounts file; `source` starts every error message. A JSON
+ * syntax error is told by its position only: V8's message quotes the text around it, which in
+ * this file may be an API token.
+ * @throws JobhookError `ERR_OPTION_INVALID`
+ * @internal
+ */
+export function parseAccountsJson(text: string, source: string): AccountsConfig {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (cause) {
-    throw optionError(file, `not JSON: ${(cause as Error).message}`, { cause });
+    const position = /at position (\d+)/.exec((cause as Error).message)?.[1];
+    throw optionError(source, `not JSON${position === undefined ? '' : ` (a syntax error at position ${position})`}`);
   }
-  return validateAccountsConfig(value, file);
+  return validateAccountsConfig(value, source);
 }

@@ -1,8 +1,9 @@
 import { stringifyJson } from '@jobhook/core/json';
-import { attemptErrorText, type AttemptRecord } from '@jobhook/delivery';
+import { attemptErrorText } from '@jobhook/delivery';
 import ipaddr from 'ipaddr.js';
 import { jobMembers } from '../jobs/webhook-payload.js';
 import type { JobRecord } from '../jobs/job-record.js';
+import type { StoredAttempt } from '../jobs/signing-key-id.js';
 
 /**
  * The polling answer of a job (spec §4.3, §2.2) as JSON text, built with the exact JSON text of
@@ -27,9 +28,10 @@ export function jobViewJson(job: JobRecord): string {
  * allow-listed internal service: `response_body` is a jobhook receiver's own answer or null (see
  * `AttemptRecord.responseBody`); `error_message` is the fixed text of `error` (also for records
  * written when the log still held Node's message, which may name internal addresses); `address`
- * only when it is a public (unicast) address, else null.
+ * only when it is a public (unicast) address, else null. `key_id`, on a 401 answer, is the id of the
+ * key the webhook was signed with, as the receiver logs the ids of its own keys (`keyIdsTried`); null otherwise.
  */
-export function attemptView(a: AttemptRecord): Record<string, unknown> {
+export function attemptView(a: StoredAttempt): Record<string, unknown> {
   return {
     round: a.round,
     attempt: a.attempt,
@@ -45,6 +47,7 @@ export function attemptView(a: AttemptRecord): Record<string, unknown> {
     // Absent in records written before they existed: null, as for an attempt without an answer.
     response_bytes: a.responseBytes ?? null,
     response_body: a.responseBody ?? null,
+    key_id: a.keyId ?? null,
   };
 }
 

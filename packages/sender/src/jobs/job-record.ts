@@ -1,4 +1,5 @@
 import type { AttemptRecord, DeliveryLog, DeliveryState } from '@jobhook/delivery';
+import type { StoredAttempt } from './signing-key-id.js';
 
 export type { DeliveryState };
 
@@ -107,8 +108,8 @@ export interface JobStore extends DeliveryLog<JobRecord> {
   endRound(jobId: string, round: number, state: Exclude<DeliveryState, 'pending'>): Promise<boolean>;
   /** Appends one attempt to the job's delivery log (the memory store drops it when it no longer holds the job). */
   appendAttempt(jobId: string, attempt: AttemptRecord): Promise<void>;
-  /** The job's delivery log, oldest first. */
-  listAttempts(jobId: string): Promise<AttemptRecord[]>;
+  /** The job's delivery log, oldest first (with the signing key's id on 401 answers: {@link StoredAttempt}). */
+  listAttempts(jobId: string): Promise<StoredAttempt[]>;
   /**
    * A page of `organizationId`'s jobs, newest first, read from a per-organization index (the memory
    * store's ordered per-organization list, the Redis store's sorted set per organization), so an

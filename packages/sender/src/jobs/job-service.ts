@@ -11,6 +11,7 @@ import {
   type WorkQueue,
 } from '@jobhook/delivery';
 import type { JobRecord, JobResult, JobStore } from './job-record.js';
+import type { StoredAttempt } from './signing-key-id.js';
 import { simulateResult } from './simulate-provider.js';
 
 /** What the job service needs of a deliverer (`createDeliverer` gives it). */
@@ -223,7 +224,7 @@ export function createJobService(options: JobServiceOptions): JobService {
   }
 
   async function deliver(task: DeliveryTask): Promise<AttemptRecord> {
-    const record = await deliverer.attempt(task);
+    const record: StoredAttempt = await deliverer.attempt(task);
     const fields = {
       jobId: task.jobId,
       round: task.round,
@@ -232,6 +233,8 @@ export function createJobService(options: JobServiceOptions): JobService {
       statusCode: record.statusCode,
       error: record.error,
       durationMs: record.durationMs,
+      // On a 401: the key the webhook was signed with, to set beside the receiver's `keyIdsTried`.
+      ...(record.keyId === undefined ? {} : { keyId: record.keyId }),
     };
     switch (record.outcome) {
       case 'delivered':

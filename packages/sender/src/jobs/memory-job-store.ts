@@ -1,5 +1,6 @@
 import { checkFunction, checkInteger, MAX_TIMER_MS } from '@jobhook/core/internal';
 import type { AttemptRecord } from '@jobhook/delivery';
+import type { StoredAttempt } from './signing-key-id.js';
 import { LRUCache } from 'lru-cache';
 import {
   canStartRound,
@@ -68,10 +69,15 @@ function jobBytes(job: JobRecord): number {
   );
 }
 
-function attemptBytes(a: AttemptRecord): number {
+function attemptBytes(a: StoredAttempt): number {
   return (
     ATTEMPT_OVERHEAD_BYTES +
-    textBytes(a.url, a.errorMessage, a.responseBody === null || a.responseBody === undefined ? '' : JSON.stringify(a.responseBody))
+    textBytes(
+      a.url,
+      a.errorMessage,
+      a.responseBody === null || a.responseBody === undefined ? '' : JSON.stringify(a.responseBody),
+      a.keyId ?? '',
+    )
   );
 }
 

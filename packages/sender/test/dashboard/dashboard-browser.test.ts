@@ -1,11 +1,11 @@
 // The web page in a real browser (the npm-shipped Chromium driven by playwright-core), against a sender
 // with the memory and with the Redis job store, and a receiver of the test's own that fails the
 // first delivery attempt (500) and then answers as a jobhook receiver (core's createReceiver).
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createReceiver } from '@jobhook/core';
+import { createJsonLogger, createKeyRing, createReceiver } from '@jobhook/core';
 import { createTestKeyPair } from '@jobhook/core/testing';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { chromiumLaunchOptions } from '../../../../scripts/chromium-launch.mjs';
@@ -15,6 +15,7 @@ import type { Sender } from '../../src/index.js';
 import { DASHBOARD_CSP, DASHBOARD_DIST } from '../../src/dashboard/serve-dashboard.js';
 import { bearer, startTestSender, submitJob, TOKENS } from '../sender/sender-fixtures.js';
 
+const DEMO_PUBLIC_KEY = join(dirname(fileURLToPath(import.meta.url)), '../../../../examples/keys/demo.public.pem');
 const ARTIFACTS = join(dirname(fileURLToPath(import.meta.url)), '../../../../test-artifacts');
 
 let browser: Browser;
@@ -35,18 +36,25 @@ afterAll(async () => {
 interface FlakyReceiver {
   url: string;
   answers: number[];
+  /** The receiver's log lines, kept rather than printed. */
+  logs: Array<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
-/** Answers its first request 500, then every request as a jobhook receiver verifying with `publicKeyPem`. */
-async function startFlakyReceiver(publicKeyPem: string): Promise<FlakyReceiver> {
-  const receiver = createReceiver({ publicKeys: publicKeyPem, onEvent: () => {} });
+/** Answers its first request 500 (unless `failFirst` is false), then every request as a jobhook receiver verifying with `publicKeyPem`. */
+async function startFlakyReceiver(publicKeyPem: string, failFirst = true): Promise<FlakyReceiver> {
+  const logs: Array<Record<string, unknown>> = [];
+  const receiver = createReceiver({
+    publicKeys: publicKeyPem,
+    onEvent: () => {},
+    logger: createJsonLogger({ write: (line) => void logs.push(JSON.parse(line) as Record<string, unknown>) }),
+  });
   const answers: number[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      if (answers.length === 0) {
+      if (failFirst && answers.length === 0) {
         answers.push(500);
         res.writeHead(500, { 'content-type': 'text/plain' }).end('not yet');
         return;
@@ -63,6 +71,7 @@ async function startFlakyReceiver(publicKeyPem: string): Promise<FlakyReceiver> 
   return {
     url: `http://127.0.0.1:${address.port}/hooks/jobs`,
     answers,
+    logs,
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await receiver.close();
@@ -173,6 +182,45 @@ describe.each(stores)('the dashboard in Chromium, $name job store', ({ name, opt
     expect(problems).toEqual([]);
     await page.context().close();
     await other.context().close();
+  });
+
+  test('a delivery answered 401: the attempt names the key the webhook was signed with', async () => {
+    // A receiver holding another public key than the sender's: it answers 401 unknown-key.
+    const elsewhere = await startFlakyReceiver(readFileSync(DEMO_PUBLIC_KEY, 'utf8'), false);
+    const problems: string[] = [];
+    try {
+      const submitted = await submitJob(baseUrl, TOKENS.uncapped, {
+        model: 'ocr/ocr_async/google',
+        input: {},
+        webhook_receiver: elsewhere.url,
+      });
+      const jobId = submitted.json['job_id'] as string;
+      const page = await openWithKey(baseUrl, TOKENS.uncapped, problems);
+      const row = page.locator(`[data-testid=job-row][data-job-id="${jobId}"][data-delivery=rejected]`);
+      await row.waitFor();
+      expect(elsewhere.answers).toEqual([401]);
+      await row.click();
+      const attempt = page.locator(`[data-testid=job-detail][data-job-id="${jobId}"]`).getByTestId('attempt-row');
+      await expect.poll(() => attempt.count()).toBe(1);
+      expect(await attempt.textContent()).toContain('401');
+      // The id in the form the receiver logs its own keys (`keyIdsTried`): hex SHA-256 of the SPKI DER.
+      expect(await attempt.getByTestId('attempt-key-id').textContent()).toBe(`signed with key id ${sender.keyId}`);
+      expect(sender.keyId).toBe(createKeyRing(sender.publicKeyPem).keys[0]!.id);
+      // ...set beside what the receiver logged: the one key it holds, another one.
+      expect(elsewhere.logs).toEqual([
+        expect.objectContaining({
+          status: 401,
+          cause: 'unknown-key',
+          keyIdsTried: [createKeyRing(readFileSync(DEMO_PUBLIC_KEY)).keys[0]!.id],
+        }),
+      ]);
+      expect(sender.keyId).not.toBe(createKeyRing(readFileSync(DEMO_PUBLIC_KEY)).keys[0]!.id);
+      await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}-401-key-id.png`), fullPage: true });
+      expect(problems).toEqual([]);
+      await page.context().close();
+    } finally {
+      await elsewhere.close();
+    }
   });
 
   test('a failing test job from the form, and the list filters', async () => {

@@ -126,6 +126,7 @@ describe('success path', () => {
         'next_delay_ms',
         'response_bytes',
         'response_body',
+        'key_id',
       ].sort(),
     );
     expect(attempt).toMatchObject({
@@ -138,6 +139,8 @@ describe('success path', () => {
       error: null,
       outcome: 'delivered',
       next_delay_ms: null,
+      // Named on 401 answers only.
+      key_id: null,
     });
     // The jobhook receiver's own answer is kept (2xx included), with its length.
     const body = { ok: true, job_id: jobId, duplicate: false };

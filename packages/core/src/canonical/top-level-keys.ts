@@ -1,0 +1,32 @@
+import { decodeString } from './strings.js';
+import { T_ARR, T_OBJ, TYPE_MASK, type ParsedBody } from './tape.js';
+
+/**
+ * How many members of a parsed body's top-level object are named `key` (however the body spells
+ * it: `"job\u005fid"` is `job_id`); 0 when the top-level value is not an object. The parser keeps
+ * duplicate keys on the tape and the value builders keep the last, as Python does, while other
+ * parsers keep the first: a caller that trusts one member's value refuses a body that names it twice.
+ * Visits the root's members only, skipping each value whole: work in their count, not in the body.
+ *
+ * @example
+ * ```ts
+ * countTopLevelKey(parseBody(Buffer.from('{"job_id":"a","job_id":"b"}')), 'job_id') // 2
+ * ```
+ * @internal
+ */
+export function countTopLevelKey(doc: ParsedBody, key: string): number {
+  const { tape } = doc;
+  if ((tape[0]! & TYPE_MASK) !== T_OBJ) return 0;
+  const bytes = Buffer.isBuffer(doc.bytes) ? doc.bytes : Buffer.from(doc.bytes.buffer, doc.bytes.byteOffset, doc.bytes.byteLength);
+  const members = tape[1]!;
+  let count = 0;
+  let at = 3;
+  for (let m = 0; m < members; m++) {
+    if (decodeString(bytes, tape[at]!, tape[at + 1]!, tape[at + 2]!) === key) count++;
+    const value = at + 3;
+    const type = tape[value]! & TYPE_MASK;
+    // A container's entry holds the index after it; any other value is one entry.
+    at = type === T_OBJ || type === T_ARR ? tape[value + 2]! : value + 3;
+  }
+  return count;
+}
