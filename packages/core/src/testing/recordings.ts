@@ -24,7 +24,10 @@ export function loadRecording(path: string): Recording {
  * - A receiver: `Date.now()` reads `recording.arrivedAt` while the receiver checks the delivery
  *   (the replay window, the recipient tag's age: everything it does before its first await, which
  *   with the memory store includes a handler that returns no promise), then the real clock again.
- *   No test runner is needed; a handler that awaits sees the real clock after its first await.
+ *   No test runner is needed; a handler that awaits sees the real clock after its first await. A
+ *   store that answers asynchronously (Redis, PostgreSQL) with `recipientSecret` binds the tag's
+ *   nonce before the replay window is checked, so that check reads the real clock: pin it with your
+ *   runner's fake time there, as for a URL.
  * - A URL: the request is sent as it came (`sendRecording`); an app in this process judges it on
  *   its own clock, so pin that first with your runner's fake time, e.g.
  *   `vi.useFakeTimers({ toFake: ['Date'] }); vi.setSystemTime(recording.arrivedAt)`.
