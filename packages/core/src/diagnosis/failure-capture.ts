@@ -7,7 +7,6 @@ import type { WebhookHeaderNames } from '../signature/headers.js';
 import { recoverDigests } from '../signature/recover-digest.js';
 import { REFUSAL_CAUSES, type RefusalCause, type RefusalCauseFields } from './refusal-cause.js';
 import {
-  FILE_ERROR_LOG_MS,
   fileErrorReporter,
   fileTime,
   openPrivateDir,
@@ -51,7 +50,7 @@ export type ResolvedCaptureFailures = ResolvedFileOptions;
 const DEFAULT_MAX_CAPTURES = 100;
 const DEFAULT_MAX_CAPTURE_BODY_BYTES = 256 * 1024;
 /** How often a full directory is counted again (someone may have deleted files). */
-const RESCAN_MS = FILE_ERROR_LOG_MS;
+const RESCAN_MS = 60_000;
 /** Capture files, as `readdir` counts them (temporary files start with a dot). */
 const CAPTURE_FILE = /^failure-.+\.json$/;
 
