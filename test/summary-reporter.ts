@@ -1,10 +1,15 @@
 // Prints one closing line in the plain form any CI reads: "tests: N passed, N failed, N skipped".
 // The line never reads "0 failed" when the run failed: a test that a failing hook or file kept from
 // running counts as failed, not skipped (a browser that cannot start in beforeAll fails every test
-// it would have driven), and so does each error outside any test.
+// it would have driven), and so does each error outside any test. It is the last line of the run:
+// after the default reporter's failures and totals (reporters run in the order vitest.config.ts
+// lists them), and written again after vitest's own warnings when closing timed out (a handle left
+// open), so whatever reads the last line reads it.
 import type { Reporter, SerializedError, TestCase, TestModule, TestRunEndReason, TestSuite } from 'vitest/node';
 
 export default class SummaryReporter implements Reporter {
+  private line: string | undefined;
+
   onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>, reason: TestRunEndReason): void {
     let passed = 0;
     let failed = 0;
@@ -32,7 +37,14 @@ export default class SummaryReporter implements Reporter {
     failed += unhandledErrors.length;
     // Whatever else failed the run (a timeout on teardown, an interrupt), the line says so.
     if (reason !== 'passed' && failed === 0) failed = 1;
-    process.stdout.write(`\ntests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
+    this.line = `tests: ${passed} passed, ${failed} failed, ${skipped} skipped`;
+    process.stdout.write(`\n${this.line}\n`);
+  }
+
+  /** Closing hung: vitest prints why, then exits. The closing line follows those warnings. */
+  onProcessTimeout(): void {
+    const line = this.line;
+    if (line !== undefined) process.once('exit', () => void process.stdout.write(`${line}\n`));
   }
 }
 

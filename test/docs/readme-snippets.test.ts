@@ -1,9 +1,11 @@
-// The code in the READMEs is what users copy first, so it must compile against the packages as
-// published (their built .d.ts), with the project's strict settings. Every ```ts and ```js block of
-// the root README and of each package README is type-checked as its own ES module (a block that
-// require()s is a CommonJS form: checked as a .cjs file, where TypeScript types require()). The names a
-// snippet leaves to the reader ("your code": saveResult, req, rawBody, …) are declared once in the
-// prelude below; anything else a snippet uses must be imported in the snippet itself.
+// The code in the READMEs and the guides is what users copy first, so it must compile against the
+// packages as published (their built .d.ts), with the project's strict settings. Every ```ts and ```js
+// block of the root README, of each package README and of each guide in docs/ is type-checked as its
+// own module, as the file a user would paste it into: a ```js block as JavaScript (`.mjs`, or `.cjs`
+// when it require()s: a CommonJS form), so TypeScript-only syntax (`process.env.X!`, type
+// annotations) fails it; a ```ts block as TypeScript (`.mts`). The names a snippet leaves to the reader
+// ("your code": saveResult, req, rawBody, …) and the runtimes' globals (Bun, Deno) are declared once in
+// the prelude below; anything else a snippet uses must be imported or defined in the snippet itself.
 // Needs the packages built (`npm test` runs `tsc -b` first).
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -30,6 +32,17 @@ declare global {
   const client: Client;
   const model: string;
   const input: { file: string };
+  /** The parts of the runtimes' globals the guides use. */
+  const Bun: {
+    serve(options: {
+      port?: number;
+      fetch: (req: Request, server: { requestIP(req: Request): { address: string } | null }) => Response | Promise<Response>;
+    }): unknown;
+  };
+  const Deno: {
+    env: { get(name: string): string | undefined };
+    serve(handler: (req: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>): unknown;
+  };
 }
 export {};
 `;
@@ -41,9 +54,13 @@ interface Snippet {
   code: string;
 }
 
+/** The root README, each package's README and each guide in docs/. */
 function readmes(): string[] {
   const packages = readdirSync(join(REPO_ROOT, 'packages')).map((name) => join(REPO_ROOT, 'packages', name, 'README.md'));
-  return [join(REPO_ROOT, 'README.md'), ...packages.filter((file) => readdirSync(join(file, '..')).includes('README.md'))];
+  const guides = readdirSync(join(REPO_ROOT, 'docs'))
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => join(REPO_ROOT, 'docs', name));
+  return [join(REPO_ROOT, 'README.md'), ...packages.filter((file) => readdirSync(join(file, '..')).includes('README.md')), ...guides];
 }
 
 function snippetsOf(file: string): Snippet[] {
@@ -57,8 +74,12 @@ function snippetsOf(file: string): Snippet[] {
 }
 
 const snippets = readmes().flatMap(snippetsOf);
-/** Where snippet `i` is written: `.cjs` for a CommonJS form (it calls require), else `.mts`. */
-const fileOf = (i: number): string => join(dir, `snippet-${i}.${/\brequire\(/.test(snippets[i]!.code) ? 'cjs' : 'mts'}`);
+/** Where snippet `i` is written: `.cjs` for a CommonJS form (it calls require), else `.mjs` for ```js and `.mts` for ```ts. */
+function fileOf(i: number): string {
+  const snippet = snippets[i]!;
+  const ext = /\brequire\(/.test(snippet.code) ? 'cjs' : snippet.lang === 'js' ? 'mjs' : 'mts';
+  return join(dir, `snippet-${i}.${ext}`);
+}
 // Inside the repository, so that `@jobhook/*`, express, koa and fastify resolve from node_modules.
 const dir = join(REPO_ROOT, 'test/docs', `.snippets-${process.pid}`);
 
@@ -102,8 +123,9 @@ describe('README code compiles against the packages (strict TypeScript)', () => 
   let results: Map<string, string[]> | undefined;
   const resultsOf = (): Map<string, string[]> => (results ??= check());
 
-  test('the READMEs hold snippets to check', () => {
+  test('the READMEs and the guides hold snippets to check', () => {
     expect(snippets.length).toBeGreaterThanOrEqual(10);
+    expect(snippets.filter((s) => s.readme.startsWith('docs/')).length).toBeGreaterThanOrEqual(10);
     expect(resultsOf().get('(program)') ?? []).toEqual([]);
   });
 

@@ -15,6 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { npmEnv } from './npm-env.js';
+import { writeToTerminal } from './quiet-output.js';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** test/runtimes: the workspace's package.json, package-lock.json and the apps the tests serve. */
@@ -89,7 +90,7 @@ export async function ensureRuntimesWorkspace(): Promise<RuntimesWorkspace & { i
     const unlock = await lock();
     try {
       if (!installed(hash)) {
-        process.stderr.write('runtime tests: installing test/runtimes (npm ci, about 700 MB; first use only) ...\n');
+        writeToTerminal('runtime tests: installing test/runtimes (npm ci, about 700 MB; first use only) ...\n');
         const started = performance.now();
         try {
           await promisify(execFile)('npm', ['ci', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error'], {
@@ -103,7 +104,7 @@ export async function ensureRuntimesWorkspace(): Promise<RuntimesWorkspace & { i
         }
         installedMs = performance.now() - started;
         writeFileSync(STAMP, hash);
-        process.stderr.write(`runtime tests: installed test/runtimes in ${(installedMs / 1000).toFixed(1)} s\n`);
+        writeToTerminal(`runtime tests: installed test/runtimes in ${(installedMs / 1000).toFixed(1)} s\n`);
       }
     } finally {
       unlock();

@@ -20,6 +20,7 @@ interface LogLine {
 
 let child: ChildProcess;
 const lines: LogLine[] = [];
+const stderrLines: string[] = [];
 let url = '';
 
 beforeAll(async () => {
@@ -28,7 +29,13 @@ beforeAll(async () => {
   delete env['JOBHOOK_PUBLIC_KEY'];
   delete env['REDIS_URL'];
   delete env['DATABASE_URL'];
-  child = spawn(process.execPath, [server], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  child = spawn(process.execPath, [server], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Its stderr holds jobhook's warn lines: kept to assert on, and printed under the test that was
+  // running, which shows them only if it fails.
+  createInterface({ input: child.stderr! }).on('line', (line) => {
+    console.error(line);
+    stderrLines.push(line);
+  });
   const listening = new Promise<number>((resolve, reject) => {
     child.once('exit', (code) => reject(new Error(`example exited early with ${code}`)));
     createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -64,12 +71,15 @@ describe('examples/express-receiver', () => {
     expect(handledLines(request.event.job_id)).toHaveLength(1);
   });
 
-  it('answers 401 to a tampered body and logs nothing for it', async () => {
+  it('answers 401 to a tampered body, handles nothing and logs the refusal as a warn line on stderr', async () => {
     const request = buildSignedRequest({ output: { text: 'pay 10' } }, { privateKey });
     const res = await send(url, { headers: request.headers, body: Buffer.from(request.body.toString().replace('10', '99')) });
     expect(res.status).toBe(401);
     expect(res.body.error?.code).toBe('ERR_SIGNATURE_INVALID');
     expect(handledLines(request.event.job_id)).toEqual([]);
+    await expect
+      .poll(() => stderrLines.map((line) => JSON.parse(line) as Record<string, unknown>))
+      .toContainEqual(expect.objectContaining({ level: 40, kind: 'rejected', status: 401, code: 'ERR_SIGNATURE_INVALID' }));
   });
 
   it('serves its other routes after express.json()', async () => {

@@ -4,9 +4,7 @@ import type { Logger } from '../log/logger.js';
 import { isThenable } from './is-thenable.js';
 import { JobContext, timeoutReason } from './job-context.js';
 import { backgroundTimeout } from './background-timeout.js';
-
-/** How a claimed job's handler ended, as far as the HTTP answer is concerned. */
-export type HandlerEnd = { kind: 'done' } | { kind: 'failed'; error: unknown } | { kind: 'timeout' };
+import { DONE, type JobEnd } from './job-end.js';
 
 /** The handlers of a receiver: `undefined` when they all returned without a promise, else the promise of their end. @internal */
 export type RunHandlers = (event: AsyncJobCompletedEvent, context: JobContext) => void | Promise<void>;
@@ -26,8 +24,6 @@ export interface ClaimedJob {
   log: Logger;
 }
 
-const DONE: HandlerEnd = Object.freeze({ kind: 'done' });
-
 /**
  * Runs the handler of a claimed job and settles the claim: complete on success, release on failure.
  * A handler that returns without a promise has run to its end in this turn: no timer, no promise,
@@ -39,7 +35,7 @@ const DONE: HandlerEnd = Object.freeze({ kind: 'done' });
  * after a timeout the claim is settled later, when the handler finally settles.
  * @internal
  */
-export function runClaimedJob(job: ClaimedJob): HandlerEnd | Promise<HandlerEnd> {
+export function runClaimedJob(job: ClaimedJob): JobEnd | Promise<JobEnd> {
   let pending: void | Promise<void>;
   try {
     pending = job.run(job.event, job.context);
@@ -51,7 +47,7 @@ export function runClaimedJob(job: ClaimedJob): HandlerEnd | Promise<HandlerEnd>
 }
 
 /** A handler with work pending: the lease renewed meanwhile, the answer given by its end or by `handlerTimeoutMs`. */
-function watch(job: ClaimedJob, pending: Promise<void>): Promise<HandlerEnd> {
+function watch(job: ClaimedJob, pending: Promise<void>): Promise<JobEnd> {
   const { token, store, log, context } = job;
   const { jobId } = context;
   const beatEveryMs = Math.max(10, Math.floor(job.leaseMs / 3));
@@ -89,7 +85,7 @@ function watch(job: ClaimedJob, pending: Promise<void>): Promise<HandlerEnd> {
   };
   heartbeat = backgroundTimeout(beat, beatEveryMs);
 
-  return new Promise<HandlerEnd>((resolve) => {
+  return new Promise<JobEnd>((resolve) => {
     const timer = backgroundTimeout(() => {
       JobContext.stop(context, timeoutReason(job.handlerTimeoutMs));
       resolve({ kind: 'timeout' });
@@ -122,7 +118,7 @@ function watch(job: ClaimedJob, pending: Promise<void>): Promise<HandlerEnd> {
  * so this is logged, not answered: on complete the job was handled (a later duplicate may run it
  * again), on release the lease simply runs out. With same-turn claims, `end` comes back at once.
  */
-function settle(job: ClaimedJob, what: 'complete' | 'release', end: HandlerEnd): HandlerEnd | Promise<HandlerEnd> {
+function settle(job: ClaimedJob, what: 'complete' | 'release', end: JobEnd): JobEnd | Promise<JobEnd> {
   const { claims, token, log } = job;
   const { jobId } = job.context;
   if (claims !== undefined) {

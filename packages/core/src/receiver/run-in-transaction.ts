@@ -2,11 +2,9 @@ import { JobhookError } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import type { TransactionalStore } from '../store/idempotency-store.js';
 import { JobContext, timeoutReason } from './job-context.js';
-import type { HandlerEnd, RunHandlers } from './run-claimed-job.js';
+import type { RunHandlers } from './run-claimed-job.js';
+import type { JobEnd } from './job-end.js';
 import { backgroundTimeout } from './background-timeout.js';
-
-/** How a job run in the store's transaction ended, for the answer. @internal */
-export type TransactionEnd = HandlerEnd | { kind: 'duplicate' } | { kind: 'in-flight'; retryAfterMs: number };
 
 /** What running a job in a store transaction needs. @internal */
 export interface TransactionJob {
@@ -27,7 +25,7 @@ export interface TransactionJob {
  * @throws whatever the store throws (`ERR_STORE_UNAVAILABLE`): nothing was committed then.
  * @internal
  */
-export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
+export function runInTransaction(job: TransactionJob): Promise<JobEnd> {
   const { event, store, context } = job;
   // Set when the store enters the work: a timeout before it is the store's, not the handler's.
   let entered = false;
@@ -40,7 +38,7 @@ export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
       context.db = db;
       await job.run(event, context);
     })
-    .then((result): TransactionEnd => {
+    .then((result): JobEnd => {
       switch (result.state) {
         case 'committed':
           return { kind: 'done' };
@@ -53,7 +51,7 @@ export function runInTransaction(job: TransactionJob): Promise<TransactionEnd> {
       }
     });
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const timedOut = new Promise<TransactionEnd>((resolve, reject) => {
+  const timedOut = new Promise<JobEnd>((resolve, reject) => {
     timer = backgroundTimeout(() => {
       timeoutError = timeoutReason(job.handlerTimeoutMs);
       if (!entered) {

@@ -14,8 +14,6 @@ import { DEFAULT_CLOCK_SKEW_MS } from '../events/clock-skew.js';
 import { createJsonLogger, isLogger, type Logger } from '../log/logger.js';
 import { optionError } from '../internal/option-checks.js';
 import { createRejectionLogLimit } from '../log/rejection-log-limit.js';
-import type { IdempotencyStore, TagNonceBinding } from '../store/idempotency-store.js';
-import { createNonceBinder } from './nonce-binder.js';
 
 /** What a receiver does with a delivery whose recipient tag is missing or wrong. */
 export type RecipientCheckMode = 'enforce' | 'log';
@@ -74,17 +72,26 @@ export type RecipientBindingCheck = (
   jobId: string,
 ) => AsyncJobCompletedEvent | JobhookError | Promise<AsyncJobCompletedEvent | JobhookError>;
 
+/**
+ * Binds a valid tag's nonce to a job (the lower-case `job_id`) for `ttlMs`: true when the nonce is
+ * that job's (bound now, or before), false when another job's. In this turn when the store answers in
+ * it, else a promise that rejects with the store's error. The receiver's (receiver/nonce-binder.ts).
+ * @internal
+ */
+export type NonceBinder = (nonce: string, jobId: string, ttlMs: number) => boolean | Promise<boolean>;
+
 /** The receiver's recipient check and binding, webhook and poll. @internal */
 export interface RecipientBinding {
   /** Webhooks. */
   readonly check: RecipientBindingCheck;
   /**
-   * Polls: binds a valid tag's nonce to the polled job (so that a copy on another job is refused
-   * later), in this turn when the store allows (`undefined`). A nonce bound to another job already
-   * is logged (`ERR_RECIPIENT_TAG_REUSED`), and the job handled: the poll asked the service for this
-   * job by its id, with the app's key. Changes nothing of the event.
+   * Polls: binds the nonce of a valid tag in `userParameters` (the poll answer's, as it came: the
+   * event handed on has the tag dropped) to the polled job, so that a copy on another job is refused
+   * later; in this turn when the store allows (`undefined`). A nonce bound to another job already is
+   * logged (`ERR_RECIPIENT_TAG_REUSED`), and the job handled: the poll asked the service for this job
+   * by its id, with the app's key. Changes nothing.
    */
-  readonly bindPolled: (event: AsyncJobCompletedEvent, now: number, jobId: string) => undefined | Promise<void>;
+  readonly bindPolled: (userParameters: unknown, now: number, jobId: string) => undefined | Promise<void>;
 }
 
 const CODE_OF_CAUSE: Record<RecipientTagCause, ErrorCode> = {
@@ -114,9 +121,9 @@ let defaultLogger: Logger | undefined;
 /**
  * Checks the recipient options and returns the check, or `undefined` without `recipientSecret`.
  * `logger` is where the rollout mode warns (default the JSON logger at `warn` on stderr). With
- * `store` (the receiver's), each valid tag's nonce is bound to its job there (nonce-binder.ts) for
- * `recipientTagMaxAgeMs` + 2 × `clockSkewMs` (a tag from up to `clockSkewMs` ahead stays valid that
- * long), and a nonce bound to another job is refused (`reused`).
+ * `makeBinder` (the receiver's; called once the options are checked and a secret given), each valid tag's nonce is bound to its job for `recipientTagMaxAgeMs` +
+ * 2 × `clockSkewMs` (a tag from up to `clockSkewMs` ahead stays valid that long), and a nonce bound
+ * to another job is refused (`reused`).
  * @throws JobhookError `ERR_OPTION_INVALID` naming the option.
  * @internal
  */
@@ -131,14 +138,14 @@ export function createRecipientCheck(
   owner: string,
   logger: Logger,
   clockSkewMs: number | undefined,
-  store: IdempotencyStore,
+  makeBinder: () => NonceBinder,
 ): RecipientBinding | undefined;
 export function createRecipientCheck(
   options: RecipientOptions,
   owner: string,
   logger?: Logger,
   clockSkewMs: number = DEFAULT_CLOCK_SKEW_MS,
-  store?: IdempotencyStore,
+  makeBinder?: () => NonceBinder,
 ): RecipientBindingCheck | RecipientBinding | undefined {
   const { recipientSecret, recipientCheck, recipientUrl, recipientTagMaxAgeMs } = options;
   if (recipientSecret === undefined) {
@@ -179,7 +186,8 @@ export function createRecipientCheck(
     allowed = logLimits.get(log);
     if (allowed === undefined) logLimits.set(log, (allowed = createRejectionLogLimit()));
   }
-  const bind = store === undefined ? undefined : createNonceBinder(store, maxAgeMs + 2 * clockSkewMs, owner, logger);
+  const bind = makeBinder?.();
+  const bindingMs = maxAgeMs + 2 * clockSkewMs;
 
   /** The refusal of `cause` ('enforce'), or the event without its tag once the cause is logged ('log': handled anyway). */
   function refusal(event: AsyncJobCompletedEvent, jobId: string, cause: RecipientTagCause, nonce?: string, issuedAt?: number) {
@@ -197,31 +205,34 @@ export function createRecipientCheck(
     return withoutTag(event);
   }
 
-  function afterBinding(event: AsyncJobCompletedEvent, jobId: string, binding: TagNonceBinding, nonce: string, issuedAt: number) {
-    return binding === 'other' ? refusal(event, jobId, 'reused', nonce, issuedAt) : withoutTag(event);
+  function afterBinding(event: AsyncJobCompletedEvent, jobId: string, ours: boolean, nonce: string, issuedAt: number) {
+    return ours ? withoutTag(event) : refusal(event, jobId, 'reused', nonce, issuedAt);
   }
 
-  function checkTag(event: AsyncJobCompletedEvent, now: number) {
-    const params = event.user_parameters;
-    const tag = params === undefined ? undefined : Object.hasOwn(params, RECIPIENT_TAG_KEY) ? params[RECIPIENT_TAG_KEY] : undefined;
+  /** The check of the tag in `params` (an event's `user_parameters`). */
+  function checkTag(params: unknown, now: number) {
+    const tag =
+      typeof params !== 'object' || params === null || !Object.hasOwn(params, RECIPIENT_TAG_KEY)
+        ? undefined
+        : (params as Record<string, unknown>)[RECIPIENT_TAG_KEY];
     check.now = now;
     return checkRecipientTag(tag, check);
   }
 
   const checkEvent: RecipientBindingCheck = (event, now, jobId = event.job_id.toLowerCase()) => {
-    const result = checkTag(event, now);
+    const result = checkTag(event.user_parameters, now);
     if (!result.ok) return refusal(event, jobId, result.cause, result.nonce, result.issuedAt);
     if (bind === undefined) return withoutTag(event);
     // One tag, one job: the nonce goes to the first job that carries it; a redelivery finds its own.
     const { nonce, issuedAt } = result;
-    const binding = bind(nonce, jobId);
-    if (typeof binding === 'string') return afterBinding(event, jobId, binding, nonce, issuedAt);
-    return binding.then((bound) => afterBinding(event, jobId, bound, nonce, issuedAt));
+    const ours = bind(nonce, jobId, bindingMs);
+    if (typeof ours === 'boolean') return afterBinding(event, jobId, ours, nonce, issuedAt);
+    return ours.then((mine) => afterBinding(event, jobId, mine, nonce, issuedAt));
   };
   if (bind === undefined) return checkEvent;
 
-  const warnReused = (binding: TagNonceBinding, jobId: string, nonce: string): undefined => {
-    if (binding !== 'other') return undefined;
+  const warnReused = (ours: boolean, jobId: string, nonce: string): undefined => {
+    if (ours) return undefined;
     (logger ?? (defaultLogger ??= createJsonLogger())).warn(
       { code: CODE_OF_CAUSE.reused, cause: 'reused', nonce, jobId },
       `jobhook: the polled job's recipient tag was carried by another job first (copied); the job is handled (the poll asked for it by id)`,
@@ -230,13 +241,13 @@ export function createRecipientCheck(
   };
   return Object.freeze({
     check: checkEvent,
-    bindPolled(event: AsyncJobCompletedEvent, now: number, jobId: string): undefined | Promise<void> {
-      const result = checkTag(event, now);
+    bindPolled(userParameters: unknown, now: number, jobId: string): undefined | Promise<void> {
+      const result = checkTag(userParameters, now);
       if (!result.ok) return undefined;
       const { nonce } = result;
-      const binding = bind(nonce, jobId);
-      if (typeof binding === 'string') return warnReused(binding, jobId, nonce);
-      return binding.then((bound) => warnReused(bound, jobId, nonce));
+      const ours = bind(nonce, jobId, bindingMs);
+      if (typeof ours === 'boolean') return warnReused(ours, jobId, nonce);
+      return ours.then((mine) => warnReused(mine, jobId, nonce));
     },
   });
 }

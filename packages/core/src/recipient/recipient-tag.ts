@@ -16,9 +16,10 @@ export const RECIPIENT_TAG_KEY = 'jobhook_recipient';
  * Default longest age of a tag at the receiver: 6 hours from submission. It must cover the job's run
  * time (the service does not bound it; long audio or document jobs take minutes, rarely an hour) plus
  * the service's delivery span (a first attempt and 3 retries, 30 s each with backoff up to 30 s: about
- * 3.5 minutes), with a wide margin for a queue that is late. It is also how long a tag copied from
- * one delivery (a log line, a capture) can open the door for another job, so it is hours, not days.
- * A manual redelivery of a job submitted longer ago is refused (`ERR_RECIPIENT_TAG_EXPIRED`).
+ * 3.5 minutes), with a wide margin for a queue that is late. A receiver binds a tag's nonce to its
+ * first job for that long (plus twice the clock skew), so a tag copied from one delivery (a log line,
+ * a capture) opens the door for no other job there; it is hours, not days, as the bindings are kept
+ * that long. A manual redelivery of a job submitted longer ago is refused (`ERR_RECIPIENT_TAG_EXPIRED`).
  */
 export const DEFAULT_RECIPIENT_TAG_MAX_AGE_MS = 6 * 60 * 60 * 1000;
 

@@ -39,6 +39,8 @@ const VERIFIER_OPTIONS = ['profiles', 'maxBodyBytes', 'maxDepth', 'maxCanonicalB
  *
  * With `recipientSecret` it checks the recipient tag as the receiver does (`recipientCheck`,
  * `recipientUrl`, `recipientTagMaxAgeMs`), and the event's `user_parameters` comes without the tag.
+ * It binds no nonce (it has no store): unlike the receiver, it lets a tag copied onto another job
+ * through within the tag's age. A refusal's `toJSON()` is the generic `ERR_RECIPIENT_REFUSED` answer.
  *
  * It does **not** deduplicate `job_id` nor refuse old events (replays): the receive pipeline
  * (`createReceiver`) does both; code calling this must do them itself (the service retries, so the

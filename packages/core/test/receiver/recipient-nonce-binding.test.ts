@@ -100,6 +100,21 @@ describe('the binding of a tag nonce (memory store)', () => {
     }
   });
 
+  it('answers 503 to a store of your own whose bindTagNonce answers something else, and runs nothing', async () => {
+    const inner = createMemoryStore();
+    const broken = Object.assign(Object.create(null) as object, {
+      claim: inner.claim,
+      complete: inner.complete,
+      release: inner.release,
+      extend: inner.extend,
+      close: inner.close,
+      bindTagNonce: async () => 'yes' as never,
+    }) as IdempotencyStore;
+    const { receiver, handled } = tagReceiver(broken);
+    expect(summary(await receiver.handle(tagged(freshTag())))).toEqual([503, 'store-unavailable', 'ERR_STORE_UNAVAILABLE']);
+    expect(handled).toEqual([]);
+  });
+
   it('binds in a process of its own for a store without bindTagNonce, and warns at construction', async () => {
     const inner = createMemoryStore();
     // A store of your own: the contract's methods only.
