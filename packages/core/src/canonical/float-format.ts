@@ -57,15 +57,119 @@ export type FloatMode = 'exact' | 'as-written';
 export const EXACT_CHECKS_PER_PASS = 64;
 
 /**
+ * The engine's shortest round-trip text of the float lexemes of one body (`String(Number(lexeme))`),
+ * each worked out once however many forms of the body are written: verification writes up to seven,
+ * and a body of floats the fast paths cannot lay out (exponents beyond ±290, subnormals, 16+ digits
+ * written exactly) would otherwise pay one conversion per float per form. Keyed by the lexeme's
+ * offset in the body, so it serves one body only; a lexeme equal to the one before it (a run of one
+ * float repeated) is answered by comparing its bytes, without a lookup.
+ *
+ * Memory: one entry per distinct float lexeme converted, at most one per two body bytes.
+ * @internal
+ */
+export class FloatConversions {
+  private readonly byOffset = new Map<number, string>();
+  private lastStart = -1;
+  private lastEnd = -1;
+  private lastText = '';
+
+  /** `String(Number(text))` of the lexeme `b[start, end)` of this body: `Infinity` or `-Infinity` when it overflows. */
+  shortest(b: Uint8Array, start: number, end: number): string {
+    const n = end - start;
+    const last = this.lastStart;
+    if (n === this.lastEnd - last) {
+      let k = 0;
+      while (k < n && b[start + k] === b[last + k]) k++;
+      if (k === n) return this.lastText;
+    }
+    let text = this.byOffset.get(start);
+    if (text === undefined) {
+      text = String(Number(latin1(b, start, end)));
+      this.byOffset.set(start, text);
+    }
+    this.lastStart = start;
+    this.lastEnd = end;
+    this.lastText = text;
+    return text;
+  }
+}
+
+/** Longest float lexeme {@link RepeatedFloat} remembers; no profile writes a float longer than 24 bytes. */
+const REPEAT_MAX_BYTES = 32;
+
+/**
+ * The last float lexeme a pass formatted and the bytes it wrote for it, so a run of one lexeme
+ * repeated (an array of one float) is formatted once per pass and then copied: the writer compares
+ * the lexeme's bytes instead of reading, converting and laying it out again.
+ * @internal
+ */
+export class RepeatedFloat {
+  private start = -1;
+  private length = -1;
+  private readonly out = new Uint8Array(REPEAT_MAX_BYTES);
+  private outLength = 0;
+
+  /**
+   * When `b[start, end)` is the lexeme remembered, writes what was written for it and answers true.
+   * Otherwise, when the lexeme is short enough to remember, reserves room for its form in `w` (so
+   * its bytes stay in one piece for {@link remember}) and answers false.
+   */
+  writeRepeat(b: Uint8Array, start: number, end: number, w: ByteWriter): boolean {
+    const n = end - start;
+    if (n > REPEAT_MAX_BYTES) return false;
+    if (n === this.length) {
+      const last = this.start;
+      let k = 0;
+      while (k < n && b[start + k] === b[last + k]) k++;
+      if (k === n) {
+        const m = this.outLength;
+        w.ensure(m);
+        const buf = w.buf;
+        const out = this.out;
+        let p = w.pos;
+        for (let i = 0; i < m; i++) buf[p++] = out[i]!;
+        w.pos = p;
+        return true;
+      }
+    }
+    w.ensure(REPEAT_MAX_BYTES);
+    return false;
+  }
+
+  /** Remembers that `b[start, end)` was written as `w.buf[from, w.pos)` (after a {@link writeRepeat} that answered false). */
+  remember(start: number, end: number, w: ByteWriter, from: number): void {
+    const n = end - start;
+    const m = w.pos - from;
+    if (n > REPEAT_MAX_BYTES || m > REPEAT_MAX_BYTES || m < 0) return;
+    const buf = w.buf;
+    const out = this.out;
+    for (let i = 0; i < m; i++) out[i] = buf[from + i]!;
+    this.start = start;
+    this.length = n;
+    this.outLength = m;
+  }
+}
+
+/** True when the bytes `b[start, end)` are the ASCII string `s`. @internal */
+export function bytesEqual(b: Uint8Array, start: number, end: number, s: string): boolean {
+  if (end - start !== s.length) return false;
+  for (let k = 0; k < s.length; k++) if (b[start + k] !== s.charCodeAt(k)) return false;
+  return true;
+}
+
+/**
  * The float state of one serialization pass, created by whoever starts the pass and handed down:
  * whether a float was written `as-written` with more than 15 digits (so the `exact` form could
- * differ), and how many exact checks the pass has left.
+ * differ), how many exact checks the pass has left, and the body's {@link FloatConversions} (shared
+ * by the passes over one body when given, else the pass's own).
  * @internal
  */
 export class FloatPass {
   /** True once a float of this pass was written `as-written` with more than 15 digits. */
   approximated = false;
   private exactChecksLeft = EXACT_CHECKS_PER_PASS;
+
+  constructor(readonly conversions: FloatConversions = new FloatConversions()) {}
 
   /**
    * In an `as-written` pass, whether the next 16–17-digit lexeme is converted exactly instead (true
@@ -134,14 +238,14 @@ function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode, 
     decpt = point;
     return 0;
   }
-  const text = latin1(b, start, end);
-  const x = Number(text);
-  if (!Number.isFinite(x)) return x;
-  const shortest = String(x);
+  const shortest = pass.conversions.shortest(b, start, end);
+  if (shortest === 'Infinity') return Number.POSITIVE_INFINITY;
+  if (shortest === '-Infinity') return Number.NEGATIVE_INFINITY;
   // JavaScript and Python agree on the digits and, for non-integral values from 1e-4 to 1e16,
   // on the notation: then an unchanged lexeme is already the canonical form.
-  if (shortest === text && plain && point > -4 && point <= 16) return AS_IS;
-  loadShortest(x, shortest);
+  if (plain && point > -4 && point <= 16 && bytesEqual(b, start, end, shortest)) return AS_IS;
+  // The sign is the lexeme's: String(-0) is "0", and a negative lexeme that underflows reads as -0.
+  loadShortest(negative, shortest);
   return 0;
 }
 
@@ -170,17 +274,17 @@ function setZero(): void {
 
 /** Loads a finite double's shortest round-trip digits (ECMAScript's Number::toString picks the closest of equally short candidates, as Python does). */
 function loadDouble(x: number): void {
-  loadShortest(x, String(x));
+  loadShortest(x < 0 || Object.is(x, -0), String(x));
 }
 
-/** Loads a finite double from `shortest` = `String(x)`. */
-function loadShortest(x: number, shortest: string): void {
-  negative = x < 0 || Object.is(x, -0);
-  if (x === 0) {
+/** Loads a finite double from `shortest` = `String(x)` (which writes -0 as "0") and its sign. */
+function loadShortest(isNegative: boolean, shortest: string): void {
+  negative = isNegative;
+  if (shortest === '0') {
     setZero();
     return;
   }
-  const text = negative ? shortest.slice(1) : shortest;
+  const text = shortest.charCodeAt(0) === 0x2d ? shortest.slice(1) : shortest;
   let exp = 0;
   let n = 0;
   let intLen = -1;

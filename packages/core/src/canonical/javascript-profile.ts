@@ -1,5 +1,6 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
+import { FloatConversions } from './float-format.js';
 import { ordersFor, type KeyOrderTable, type SharedKeyOrders } from './shared-key-orders.js';
 import { decodeString } from './strings.js';
 import type { WorkBudget } from './work-budget.js';
@@ -34,25 +35,31 @@ import {
  */
 export function serializeJavaScript(doc: ParsedBody, orders?: SharedKeyOrders): Buffer {
   const writer = new ByteWriter(doc.bytes.length + (doc.bytes.length >> 1));
-  writeJavaScript(doc, writer, orders);
+  writeJavaScript(doc, writer, orders, new FloatConversions());
   return writer.result();
 }
 
 /**
  * SHA-256 hex of {@link serializeJavaScript}'s bytes, hashed as they are written; `orders` (of this
- * `doc`) keep each object's key order for the next form, `budget` is charged every byte written.
+ * `doc`) keep each object's key order for the next form, `budget` is charged every byte written,
+ * `conversions` (of this `doc`) share its number conversions with the other forms.
  * @throws WorkBudgetExhausted when `budget` runs out.
  * @internal
  */
-export function digestJavaScript(doc: ParsedBody, orders?: SharedKeyOrders, budget?: WorkBudget): string {
+export function digestJavaScript(
+  doc: ParsedBody,
+  orders?: SharedKeyOrders,
+  budget?: WorkBudget,
+  conversions: FloatConversions = new FloatConversions(),
+): string {
   const writer = new ByteWriter(0, WINDOW, budget);
-  writeJavaScript(doc, writer, orders);
+  writeJavaScript(doc, writer, orders, conversions);
   return writer.digestHex();
 }
 
 const WINDOW = Buffer.allocUnsafe(64 * 1024);
 
-function writeJavaScript(doc: ParsedBody, writer: ByteWriter, orders: SharedKeyOrders | undefined): void {
+function writeJavaScript(doc: ParsedBody, writer: ByteWriter, orders: SharedKeyOrders | undefined, conversions: FloatConversions): void {
   if ((doc.features & F_DOC_NONFINITE) !== 0) {
     // Python accepts NaN and Infinity; JSON.parse does not, so this profile has no form for them.
     throw new JobhookError('ERR_CANONICAL_UNREPRESENTABLE', 'the javascript profile cannot read NaN or Infinity (JSON.parse refuses them)');
@@ -61,7 +68,7 @@ function writeJavaScript(doc: ParsedBody, writer: ByteWriter, orders: SharedKeyO
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // Python's key order is this profile's but for astral keys, array-index keys and surrogates.
   const codePointOrders = (doc.features & (F_LONE | F_RAWSURR)) === 0 ? ordersFor(orders, doc, 'codePoint') : undefined;
-  new JavaScriptWriter(buf, doc.tape, writer, ordersFor(orders, doc, 'javascript'), codePointOrders).value(0, 0);
+  new JavaScriptWriter(buf, doc.tape, writer, ordersFor(orders, doc, 'javascript'), codePointOrders, conversions).value(0, 0);
 }
 
 /** Largest array index + 1: keys of integers up to 2^32 - 2 are "array index" keys, ordered first. */
@@ -96,6 +103,7 @@ class JavaScriptWriter {
     private readonly w: ByteWriter,
     private readonly orders: KeyOrderTable | undefined,
     private readonly codePointOrders: KeyOrderTable | undefined,
+    private readonly conversions: FloatConversions,
   ) {}
 
   /** Writes the value at tape index `i`; returns the index after it. */
@@ -111,6 +119,8 @@ class JavaScriptWriter {
         this.string(kind, tape[i + 1]!, tape[i + 2]!);
         return i + 3;
       case T_INT:
+        this.integer(tape[i + 1]!, tape[i + 2]!);
+        return i + 3;
       case T_FLT:
         this.number(tape[i + 1]!, tape[i + 2]!);
         return i + 3;
@@ -273,9 +283,18 @@ class JavaScriptWriter {
     this.w.utf8(JSON.stringify(this.decode(kind, start, end)));
   }
 
+  /** An integer lexeme: doubles hold every integer of up to 15 digits, which String(x) writes back as they are but -0 ("0"). */
+  private integer(start: number, end: number): void {
+    const negative = this.b[start] === 0x2d;
+    const digits = negative ? end - start - 1 : end - start;
+    if (digits > 15) this.number(start, end);
+    else if (negative && digits === 1 && this.b[end - 1] === 0x30) this.w.byte(0x30);
+    else this.w.copy(this.b, start, end);
+  }
+
   private number(start: number, end: number): void {
-    const x = Number(this.b.toString('latin1', start, end));
+    const shortest = this.conversions.shortest(this.b, start, end);
     // JSON.stringify: finite numbers as String(x) (-0 as "0"), overflow to ±Infinity as null.
-    this.w.ascii(Number.isFinite(x) ? String(x) : 'null');
+    this.w.ascii(shortest === 'Infinity' || shortest === '-Infinity' ? 'null' : shortest);
   }
 }

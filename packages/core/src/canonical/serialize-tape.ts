@@ -1,6 +1,15 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
-import { FloatPass, latin1, pythonLayout, ryuLayout, writeFloatLexeme, type FloatLayout, type FloatMode } from './float-format.js';
+import {
+  FloatPass,
+  RepeatedFloat,
+  bytesEqual,
+  pythonLayout,
+  ryuLayout,
+  writeFloatLexeme,
+  type FloatLayout,
+  type FloatMode,
+} from './float-format.js';
 import { sharedKeyCache } from './ascii-key-cache.js';
 import { codePointOrder, compareKeys, type SortKey } from './key-order.js';
 import { ordersFor, type KeyOrderTable, type SharedKeyOrders } from './shared-key-orders.js';
@@ -226,6 +235,7 @@ function keyIndexScratch(depth: number, count: number): Int32Array {
 
 class TapeSerializer {
   private readonly keys = sharedKeyCache;
+  private readonly repeated = new RepeatedFloat();
 
   constructor(
     private readonly b: Buffer,
@@ -507,13 +517,16 @@ class TapeSerializer {
     }
     // JavaScript prints the same shortest digits in the same fixed layout in this range, so one
     // conversion each way tells whether the lexeme is already repr's form.
-    const text = latin1(this.b, start, end);
-    if (String(Number(text)) === text) this.w.copy(this.b, start, end);
+    if (bytesEqual(this.b, start, end, this.pass.conversions.shortest(this.b, start, end))) this.w.copy(this.b, start, end);
     else this.float(start, end, 'exact');
   }
 
   private float(start: number, end: number, floatMode: FloatMode = this.floatMode): void {
-    const overflow = writeFloatLexeme(this.b, start, end, this.profile.floatLayout, floatMode, this.w, this.pass);
-    if (overflow !== 0) this.w.ascii(overflow > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
+    const w = this.w;
+    if (this.repeated.writeRepeat(this.b, start, end, w)) return;
+    const from = w.pos;
+    const overflow = writeFloatLexeme(this.b, start, end, this.profile.floatLayout, floatMode, w, this.pass);
+    if (overflow !== 0) w.ascii(overflow > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
+    this.repeated.remember(start, end, w, from);
   }
 }
