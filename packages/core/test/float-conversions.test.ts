@@ -96,7 +96,7 @@ describe('verification of float bodies', () => {
       }
       // The first profile that writes the signed bytes (python-ascii writes an ASCII body as python does).
       const found = verifier.verify({ body, signature }).profile;
-      expect(canonicalize(body, { profile: found }), `${profile} verified as ${found}`).toEqual(canonicalize(body, { profile }));
+      expect(canonicalize(body, { profile: found }).equals(canonicalize(body, { profile })), `${profile} verified as ${found}`).toBe(true);
     }
   });
 });

@@ -59,7 +59,7 @@ describe('the verification work budget', () => {
   it('verifies the same body signed in each profile', () => {
     for (const profile of CANONICAL_PROFILES) {
       const found = verifier.verify({ body: DEEP, signature: signatureOf(DEEP, profile) }).profile;
-      expect(canonicalize(DEEP, { profile: found }), `${profile} verified as ${found}`).toEqual(canonicalize(DEEP, { profile }));
+      expect(canonicalize(DEEP, { profile: found }).equals(canonicalize(DEEP, { profile })), `${profile} verified as ${found}`).toBe(true);
     }
   });
 
@@ -107,6 +107,8 @@ describe('key orders shared between candidate forms', () => {
     object(40, true),
     object(200, true),
     '{"b": 1, "a": 2, "b": 3, "😀": 4, "\uff61": 5}',
+    // Plain ASCII keys only (javascript writes them from the python order): duplicates, nesting, empty objects, near misses.
+    '{"b": {"y": 1, "x": [1.0, -0, 12345678901234567, {}]}, "a": 2, "a": 3, "c": {}, "__protoX": 1, "a1": {"k": "v", "K": "w", "_": 0}}',
   ];
 
   it.each(BODIES.map((body, i) => ({ i, body })))('write the same bytes as unshared sorting (body $i)', ({ body }) => {

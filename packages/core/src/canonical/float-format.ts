@@ -14,6 +14,8 @@ const digits = new Uint8Array(32);
 let digitCount = 0;
 let decpt = 0;
 let negative = false;
+/** Whether the last lexeme loaded went through the engine's conversion (then its layout is the exact form). */
+let converted = false;
 
 /**
  * Any decimal of at most 15 significant digits in the normal range is recovered exactly from the
@@ -57,18 +59,22 @@ export type FloatMode = 'exact' | 'as-written';
 export const EXACT_CHECKS_PER_PASS = 64;
 
 /**
- * The engine's shortest round-trip text of the float lexemes of one body (`String(Number(lexeme))`),
- * each worked out once however many forms of the body are written: verification writes up to seven,
- * and a body of floats the fast paths cannot lay out (exponents beyond ±290, subnormals, 16+ digits
- * written exactly) would otherwise pay one conversion per float per form. Keyed by the lexeme's
- * offset in the body, so it serves one body only; a lexeme equal to the one before it (a run of one
- * float repeated) is answered by comparing its bytes, without a lookup.
+ * The float work of one body shared by every form written of it: the engine's shortest round-trip
+ * text of each lexeme that needs it (`String(Number(lexeme))`) and what each float layout made of
+ * a converted lexeme, each worked out once however many forms are written (verification writes up to
+ * five; a body of floats the fast paths cannot lay out, such as exponents beyond ±290, subnormals or
+ * 16+ digits written exactly, would otherwise pay a conversion and a layout per float per form).
+ * Slots are indexed by the lexeme's offset in the body divided by 4 (converted lexemes are at least
+ * 3 bytes and separated by at least one byte, so no two share a slot), so it serves one body only;
+ * a lexeme equal to the one before it (a run of one float repeated) is answered by comparing bytes.
  *
- * Memory: one entry per distinct float lexeme converted, at most one per two body bytes.
+ * Memory: a slot array of a quarter of the body's length per kind used (shortest, python layout,
+ * orjson layout), allocated on first use.
  * @internal
  */
 export class FloatConversions {
-  private readonly byOffset = new Map<number, string>();
+  private texts: (string | undefined)[] | undefined;
+  private forms: Map<FloatLayout, (string | undefined)[]> | undefined;
   private lastStart = -1;
   private lastEnd = -1;
   private lastText = '';
@@ -82,16 +88,38 @@ export class FloatConversions {
       while (k < n && b[start + k] === b[last + k]) k++;
       if (k === n) return this.lastText;
     }
-    let text = this.byOffset.get(start);
+    this.texts ??= slots(b);
+    let text = this.texts[start >> 2];
     if (text === undefined) {
       text = String(Number(latin1(b, start, end)));
-      this.byOffset.set(start, text);
+      this.texts[start >> 2] = text;
     }
     this.lastStart = start;
     this.lastEnd = end;
     this.lastText = text;
     return text;
   }
+
+  /** What `layout` wrote for the converted lexeme at `start`, if it was remembered. */
+  formed(layout: FloatLayout, start: number): string | undefined {
+    return this.forms?.get(layout)?.[start >> 2];
+  }
+
+  /** Remembers what `layout` wrote for the converted lexeme `b[start, …)`. */
+  remember(layout: FloatLayout, b: Uint8Array, start: number, form: string): void {
+    this.forms ??= new Map();
+    let slotsOfLayout = this.forms.get(layout);
+    if (slotsOfLayout === undefined) {
+      slotsOfLayout = slots(b);
+      this.forms.set(layout, slotsOfLayout);
+    }
+    slotsOfLayout[start >> 2] = form;
+  }
+}
+
+/** One slot per 4 bytes of `b`. */
+function slots(b: Uint8Array): (string | undefined)[] {
+  return new Array<string | undefined>((b.length >> 2) + 1);
 }
 
 /** Longest float lexeme {@link RepeatedFloat} remembers; no profile writes a float longer than 24 bytes. */
@@ -108,6 +136,12 @@ export class RepeatedFloat {
   private length = -1;
   private readonly out = new Uint8Array(REPEAT_MAX_BYTES);
   private outLength = 0;
+
+  /** Forgets the lexeme remembered (a new pass, or another body: the offsets mean nothing there). */
+  reset(): void {
+    this.start = -1;
+    this.length = -1;
+  }
 
   /**
    * When `b[start, end)` is the lexeme remembered, writes what was written for it and answers true.
@@ -188,6 +222,7 @@ export class FloatPass {
  * common case, where Python wrote the body, is flagged by the parse and never reaches here), or ±Infinity when the value overflows.
  */
 function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode, pass: FloatPass): number {
+  converted = false;
   let p = start;
   negative = b[p] === 0x2d;
   if (negative) p++;
@@ -238,6 +273,7 @@ function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode, 
     decpt = point;
     return 0;
   }
+  converted = true;
   const shortest = pass.conversions.shortest(b, start, end);
   if (shortest === 'Infinity') return Number.POSITIVE_INFINITY;
   if (shortest === '-Infinity') return Number.NEGATIVE_INFINITY;
@@ -409,6 +445,15 @@ export function writeFloatLexeme(
   if (loaded !== 0) return loaded;
   layout(w);
   return 0;
+}
+
+/**
+ * Whether the lexeme of the last {@link writeFloatLexeme} went through the engine's conversion: then
+ * what it wrote is the exact form, whatever the mode, for {@link FloatConversions.remember}.
+ * @internal
+ */
+export function lastLexemeConverted(): boolean {
+  return converted;
 }
 
 /** Python's `repr(x)` of a finite double, e.g. `1e-07`, `1.0`, `-0.0`. @internal */

@@ -1,6 +1,6 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
-import { FloatConversions } from './float-format.js';
+import { FloatConversions, bytesEqual } from './float-format.js';
 import { ordersFor, type KeyOrderTable, type SharedKeyOrders } from './shared-key-orders.js';
 import { decodeString } from './strings.js';
 import type { WorkBudget } from './work-budget.js';
@@ -8,6 +8,7 @@ import {
   F_DOC_NONFINITE,
   F_ESC,
   F_LONE,
+  F_NONASCII,
   F_RAWSURR,
   T_ARR,
   T_FALSE,
@@ -186,6 +187,7 @@ class JavaScriptWriter {
       w.byte(0x7d);
       return after;
     }
+    if (this.writePlainKeys(i, depth)) return after;
     const sorted = this.membersInCodePointOrder(i);
     let members: Iterable<Member>;
     if (sorted !== undefined) {
@@ -243,6 +245,45 @@ class JavaScriptWriter {
     w.newlineIndent(depth);
     w.byte(0x7d);
     return after;
+  }
+
+  /**
+   * Writes the object at `i` in the code-point order an earlier Python-family form sorted it in,
+   * when every key is plain ASCII (no escape, not `__proto__`, not starting with a digit, so no
+   * array index): there UTF-16 order is code-point order and `JSON.stringify` writes each key as its
+   * body bytes, so no key is decoded. Answers false, writing nothing, otherwise.
+   */
+  private writePlainKeys(i: number, depth: number): boolean {
+    const table = this.codePointOrders;
+    const at = table === undefined ? -1 : table.find(i);
+    if (at < 0) return false;
+    const tape = this.tape;
+    const b = this.b;
+    const data = table!.data;
+    const kept = data[at]!;
+    if (kept === 0) return false;
+    for (let m = 0; m < kept; m++) {
+      const k = data[at + 1 + m]!;
+      if ((tape[k]! & (F_ESC | F_NONASCII)) !== 0) return false;
+      const start = tape[k + 1]!;
+      const c = b[start];
+      if (c !== undefined && c >= 0x30 && c <= 0x39) return false;
+      if (bytesEqual(b, start, tape[k + 2]!, '__proto__')) return false;
+    }
+    const w = this.w;
+    w.byte(0x7b);
+    for (let m = 0; m < kept; m++) {
+      const k = data[at + 1 + m]!;
+      if (m > 0) w.byte(0x2c);
+      w.newlineIndent(depth + 1);
+      w.copy(b, tape[k + 1]! - 1, tape[k + 2]! + 1);
+      w.byte(0x3a);
+      w.byte(0x20);
+      this.value(k + 3, depth + 1);
+    }
+    w.newlineIndent(depth);
+    w.byte(0x7d);
+    return true;
   }
 
   /**

@@ -4,6 +4,8 @@ import {
   FloatPass,
   RepeatedFloat,
   bytesEqual,
+  lastLexemeConverted,
+  latin1,
   pythonLayout,
   ryuLayout,
   writeFloatLexeme,
@@ -149,6 +151,12 @@ export function digestTape(
   return writer.digestHex();
 }
 
+/** The last float of the pass being written: serialization is synchronous, so one serves every pass. */
+const REPEATED = new RepeatedFloat();
+
+/** Lexeme bytes up to which {@link RepeatedFloat} reserves room, so a float's form is in one piece of the window. */
+const REPEATED_ROOM = 32;
+
 /** The window of {@link digestTape}: serialization is synchronous, so one serves every call. */
 const HASH_WINDOW = Buffer.allocUnsafe(64 * 1024);
 
@@ -166,6 +174,7 @@ function writeTape(
   const bytes = doc.bytes;
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   SHAPES.length = 0; // positions of another body mean nothing here, and would keep it alive
+  REPEATED.reset();
   const table = profile.sortKeys ? ordersFor(orders, doc, 'codePoint') : undefined;
   new TapeSerializer(buf, doc.tape, writer, profile, floatMode, table, pass).value(0, 0);
   SHAPES.length = 0;
@@ -235,7 +244,7 @@ function keyIndexScratch(depth: number, count: number): Int32Array {
 
 class TapeSerializer {
   private readonly keys = sharedKeyCache;
-  private readonly repeated = new RepeatedFloat();
+  private readonly repeated = REPEATED;
 
   constructor(
     private readonly b: Buffer,
@@ -521,12 +530,28 @@ class TapeSerializer {
     else this.float(start, end, 'exact');
   }
 
+  /**
+   * Writes a float in this pass's mode (or `floatMode`). A run of one lexeme is laid out once
+   * ({@link RepeatedFloat}); in exact mode, a lexeme another form of this body converted is written as
+   * that form's layout left it (the exact form is the same in every pass of one layout).
+   */
   private float(start: number, end: number, floatMode: FloatMode = this.floatMode): void {
     const w = this.w;
-    if (this.repeated.writeRepeat(this.b, start, end, w)) return;
+    const b = this.b;
+    if (this.repeated.writeRepeat(b, start, end, w)) return;
     const from = w.pos;
-    const overflow = writeFloatLexeme(this.b, start, end, this.profile.floatLayout, floatMode, w, this.pass);
-    if (overflow !== 0) w.ascii(overflow > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
+    const layout = this.profile.floatLayout;
+    const conversions = this.pass.conversions;
+    const formed = floatMode === 'exact' ? conversions.formed(layout, start) : undefined;
+    if (formed !== undefined) {
+      w.ascii(formed);
+    } else {
+      const overflow = writeFloatLexeme(b, start, end, layout, floatMode, w, this.pass);
+      if (overflow !== 0) w.ascii(overflow > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
+      else if (lastLexemeConverted() && w.pos - from <= REPEATED_ROOM && end - start <= REPEATED_ROOM) {
+        conversions.remember(layout, b, start, latin1(w.buf, from, w.pos));
+      }
+    }
     this.repeated.remember(start, end, w, from);
   }
 }
