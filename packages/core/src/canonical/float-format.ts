@@ -447,6 +447,32 @@ export function writeFloatLexeme(
   return 0;
 }
 
+/** {@link pythonReprShape}: `repr` is fixed notation with a fraction digit other than 0 (`0.5`, `12.25`). @internal */
+export const REPR_FIXED_FRACTION = 1;
+/** {@link pythonReprShape}: `repr` is fixed notation of an integral value (`1.0`, `-0.0`, `1000.0`). @internal */
+export const REPR_FIXED_INTEGRAL = 2;
+/** {@link pythonReprShape}: `repr` is exponent notation that `String(x)` writes alike (exponent of 2+ digits, beyond JavaScript's fixed range). @internal */
+export const REPR_EXPONENT_AS_JS = 3;
+/** {@link pythonReprShape}: any other exponent notation, or an overflow. @internal */
+export const REPR_OTHER = 4;
+
+/**
+ * How Python's `repr` writes the value of the float lexeme `b[start, end)`, for the checks that two
+ * profiles write a body alike: fixed notation (`-4 < decpt <= 16`) with or without a fraction, or
+ * exponent notation. Loads the lexeme exactly (a conversion through `pass.conversions` only where
+ * the lexeme's own digits do not settle it).
+ * @internal
+ */
+export function pythonReprShape(b: Uint8Array, start: number, end: number, pass: FloatPass): number {
+  const loaded = loadLexeme(b, start, end, 'exact', pass);
+  // As is: "I.F" in repr's fixed layout, where F is "0" only for an integral value.
+  if (loaded === AS_IS) return b[end - 1] === 0x30 ? REPR_FIXED_INTEGRAL : REPR_FIXED_FRACTION;
+  if (loaded !== 0) return REPR_OTHER;
+  if (decpt > -4 && decpt <= 16) return decpt >= digitCount ? REPR_FIXED_INTEGRAL : REPR_FIXED_FRACTION;
+  // JavaScript writes fixed notation up to decpt 21 and down to decpt -5, and one-digit exponents unpadded.
+  return decpt > 21 || decpt <= -9 ? REPR_EXPONENT_AS_JS : REPR_OTHER;
+}
+
 /**
  * Whether the lexeme of the last {@link writeFloatLexeme} went through the engine's conversion: then
  * what it wrote is the exact form, whatever the mode, for {@link FloatConversions.remember}.

@@ -12,6 +12,7 @@ import {
 import { digestCanonical, resolveProfiles, serializeCanonicalAs, type CanonicalProfile } from '../canonical/profiles.js';
 import { F_DEL, F_DOC_BIGINT, F_DOC_FLOAT, F_DOC_NONFINITE, F_ESC, F_NONASCII, F_RAWSURR, type ParsedBody } from '../canonical/tape.js';
 import { createSharedKeyOrders, type SharedKeyOrders } from '../canonical/shared-key-orders.js';
+import { javascriptWritesAsPython, orjsonWritesAsPython } from '../canonical/writes-as-python.js';
 import { nativeFirstPays, nativePythonCandidate } from '../canonical/native-candidate.js';
 import { WorkBudget, WorkBudgetExhausted } from '../canonical/work-budget.js';
 import {
@@ -329,13 +330,22 @@ function sameForBody(doc: ParsedBody, a: CanonicalProfile, b: CanonicalProfile):
   return false;
 }
 
+/** True when `profile` writes `doc` as the python profile does (floats exact), on a walk of its floats and keys. */
+function writesAsPython(doc: ParsedBody, profile: CanonicalProfile, conversions: FloatConversions): boolean {
+  if (profile === 'javascript') return javascriptWritesAsPython(doc, conversions);
+  if (profile === 'orjson') return orjsonWritesAsPython(doc, conversions);
+  return false;
+}
+
 /**
  * Tries the profiles in order, each first with numbers as written (no conversion) and, only when
  * that could differ, with exact conversion; a profile that writes this body like one already tried
  * is skipped. Once one pass could differ from its exact form, the later profiles are written exactly
  * only: the as-written form is a faster way to the exact one where the body's floats are already
  * shortest, and where they are not it is no profile's form (every reference serializer writes the
- * shortest digits), so it could only match by writing the same bytes as the exact pass. Each
+ * shortest digits), so it could only match by writing the same bytes as the exact pass. Once the
+ * python form (exact) was hashed, the orjson and javascript forms are not written where they are
+ * the same bytes for this body ({@link orjsonWritesAsPython}, {@link javascriptWritesAsPython}). Each
  * candidate is hashed as it is written, so memory stays bounded; the forms share each object's key
  * order (sorted by the first form of each rule) and each float's conversion, and charge `budget`,
  * whose exhaustion ends the search (`'work-budget'`).
@@ -352,8 +362,10 @@ function findSignedCandidate(
   const orders = createSharedKeyOrders(doc);
   const conversions = new FloatConversions();
   let exactOnly = false;
+  let pythonExactHashed = false;
   for (const profile of profiles) {
     if (tried.some((t) => sameForBody(doc, t, profile))) continue;
+    if (pythonExactHashed && writesAsPython(doc, profile, conversions)) continue;
     tried.push(profile);
     const modes: readonly FloatMode[] = profile === 'javascript' || exactOnly ? ['exact'] : ['as-written', 'exact'];
     for (const floatMode of modes) {
@@ -372,6 +384,7 @@ function findSignedCandidate(
         const match = matchDigest(digest, recovered);
         if (match !== undefined) return { profile, floatMode, digest, match, orders };
       }
+      if (floatMode === 'exact' || !pass.approximated) pythonExactHashed ||= profile === 'python';
       if (!pass.approximated) break; // exact conversion would write the same bytes
       exactOnly = true;
     }
