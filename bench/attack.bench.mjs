@@ -92,7 +92,7 @@ function floatShapes() {
 /** Bodies sent with a real signature over another body: at most this × JSON.parse of the same body. */
 export const TARGET_CRAFTED_RATIO = 10;
 /** Rounds of the crafted rows: each times JSON.parse and receiver.handle of the body, one after the other. */
-const CRAFTED_RUNS = 9;
+const CRAFTED_RUNS = 15;
 const CRAFTED_KEYS = 78_000;
 const NON_ASCII = [...'éàüßøπλжщ中文字ÿ'];
 const ASTRAL = ['😀', '𝄞'];
@@ -160,9 +160,15 @@ export const NOTES = [
   'other body = a real signature of the key over sha256("another body"): it decodes, so the body is parsed with the canonical-size bound and its candidate forms hashed; expected 413 ERR_CANONICAL_TOO_LARGE when the canonical form may exceed the limit, else 401 ERR_SIGNATURE_INVALID.',
   "this body  = the real signature of the body's python canonical form (only where that form is under the limit); expected 200 handled (a fresh receiver per call, created outside the timing, so the job_id is new).",
   `ms = performance.now() around one awaited handle(), after 1 warm-up call: median and max of ${RUNS}. The webhook-1kb rows are a valid 1 KB delivery, for scale.`,
-  `ratio table = every hostile shape with the real signature over another body: the six above, the float shapes (one float lexeme repeated in one flat array ${FLOAT_DEPTH} arrays deep, as many as fit ~1 MB and the canonical limit, one "é" in the envelope), and the crafted keys (${CRAFTED_KEYS.toLocaleString('en')} distinct keys in shuffled order, ASCII, or non-ASCII with one in seven astral, in one object (flat) or 78 objects of 1,000 nested in one another (nested), plus one 17-digit float, in the envelope's output, ~0.8–1 MB). ${CRAFTED_RUNS} rounds after 1 warm-up, each timing receiver.handle then JSON.parse(body.toString("utf8")) of the same body; ratio = median handle ÷ median JSON.parse, target ≤ ${TARGET_CRAFTED_RATIO}× with the expected answer (printed as ${TARGET_CRAFTED_RATIO}× ÷ ratio, ≥ 1.00× = met).`,
+  `ratio table = every hostile shape with the real signature over another body: the six above, the float shapes (one float lexeme repeated in one flat array ${FLOAT_DEPTH} arrays deep, as many as fit ~1 MB and the canonical limit, one "é" in the envelope), and the crafted keys (${CRAFTED_KEYS.toLocaleString('en')} distinct keys in shuffled order, ASCII, or non-ASCII with one in seven astral, in one object (flat) or 78 objects of 1,000 nested in one another (nested), plus one 17-digit float, in the envelope's output, ~0.8–1 MB). ${CRAFTED_RUNS} rounds after 1 warm-up, each timing receiver.handle then JSON.parse(body.toString("utf8")) of the same body; ratio = median handle ÷ median JSON.parse, target ≤ ${TARGET_CRAFTED_RATIO}× with the expected answer (printed as ${TARGET_CRAFTED_RATIO}× ÷ ratio, ≥ 1.00× = met). The CPU column is the same ratio of process CPU time (process.cpuUsage, user + system, GC threads included) around the same calls: on a machine shared with other work, wall time stretches a 100 ms call by more than a 10 ms one, CPU time does not.`,
   `RSS = process RSS growth over the whole group (bodies, keys and signing included), from a gc() at its start: peak (read after every call) and at its end. Budgets: made-up ≤ ${BUDGET_MADE_UP_MS} ms, decoding signatures ≤ ${BUDGET_DECODING_MS} ms, RSS growth (peak) ≤ ${BUDGET_RSS_MB} MB over the group; the targets print budget ÷ measured (≥ 1.00× = within budget). --quick and --time do not change this group (always 1 + ${RUNS} calls per case).`,
 ];
+
+/** Process CPU time (user + system) since `since`, in ms: steadier than wall time on a loaded machine. */
+const cpuMs = (since) => {
+  const { user, system } = process.cpuUsage(since);
+  return (user + system) / 1000;
+};
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -259,14 +265,20 @@ export async function run({ log, payloads }) {
     const headers = { 'content-type': 'application/json', 'x-service-signature': otherBody };
     const handleMs = [];
     const parseMs = [];
+    const handleCpuMs = [];
+    const parseCpuMs = [];
     let answer;
     for (let i = 0; i <= CRAFTED_RUNS; i++) {
+      let c0 = process.cpuUsage();
       let t0 = performance.now();
       const res = await shared.handle({ method: 'POST', headers, rawBody: body });
       const h = performance.now() - t0;
+      const hc = cpuMs(c0);
+      c0 = process.cpuUsage();
       t0 = performance.now();
       JSON.parse(body.toString('utf8'));
       const p = performance.now() - t0;
+      const pc = cpuMs(c0);
       sampleRss();
       const got = `${res.status} ${res.outcome.code ?? res.outcome.kind}`;
       if (answer !== undefined && got !== answer) answer = `${answer} / ${got}`;
@@ -274,10 +286,13 @@ export async function run({ log, payloads }) {
       if (i > 0) {
         handleMs.push(h);
         parseMs.push(p);
+        handleCpuMs.push(hc);
+        parseCpuMs.push(pc);
       }
     }
     const handle = median(handleMs);
     const parse = median(parseMs);
+    const cpuRatio = median(handleCpuMs) / median(parseCpuMs);
     crafted.push({
       body: name,
       bytes: body.length,
@@ -288,6 +303,9 @@ export async function run({ log, payloads }) {
       handleMs: handle,
       parseMs: parse,
       ratio: handle / parse,
+      handleCpuMs: median(handleCpuMs),
+      parseCpuMs: median(parseCpuMs),
+      cpuRatio,
       handleTimes: handleMs,
       parseTimes: parseMs,
     });
@@ -335,6 +353,7 @@ export async function run({ log, payloads }) {
       { header: 'handle median ms' },
       { header: 'JSON.parse median ms' },
       { header: 'handle / JSON.parse' },
+      { header: 'CPU ms: handle / JSON.parse' },
       { header: `≤ ${TARGET_CRAFTED_RATIO}×?`, align: 'left' },
     ],
     crafted.map((r) => [
@@ -345,6 +364,7 @@ export async function run({ log, payloads }) {
       ms(r.handleMs),
       ms(r.parseMs),
       `${r.ratio.toFixed(2)}×`,
+      `${ms(r.handleCpuMs)} / ${ms(r.parseCpuMs)} = ${r.cpuRatio.toFixed(2)}×`,
       r.met ? 'yes' : r.answer === r.expected ? 'NO' : `NO (expected ${r.expected})`,
     ]),
   );
