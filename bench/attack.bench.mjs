@@ -69,23 +69,28 @@ const FLOAT_MEMBER_BOUND = 2 + 2 * (FLOAT_DEPTH + 1) + 25;
 
 /**
  * Float shapes built to cost the float formatting and the hashing of every candidate form: one flat
- * array of one float lexeme repeated, 125 arrays deep (each float's line is ~250 bytes of indent in
+ * array of one float lexeme repeated (or of distinct ones), 125 arrays deep (each float's line is ~250 bytes of indent in
  * every form), one `"é"` in the envelope (so python and python-ascii differ), as many floats as fit
  * both ~1 MB and the canonical limit (the bound, not the real size, is what the parse refuses):
  * name → body text.
  */
 function floatShapes() {
   const envelope = ENVELOPE.replace('"output":{}', '"note":"é","output":{}');
-  const shape = (x) => {
-    const count = Math.min(Math.floor(MB / (x.length + 1)), Math.floor((0.98 * MAX_CANONICAL) / FLOAT_MEMBER_BOUND));
-    const floats = Array(count).fill(x).join(',');
+  const deep = (lexemes) => {
+    const count = Math.min(Math.floor(MB / (lexemes[0].length + 1)), Math.floor((0.98 * MAX_CANONICAL) / FLOAT_MEMBER_BOUND));
+    const floats = Array.from({ length: count }, (_, i) => lexemes[i % lexemes.length]).join(',');
     return `{${envelope},"pad":${'['.repeat(FLOAT_DEPTH)}${floats}${']'.repeat(FLOAT_DEPTH)}}`;
   };
+  const shape = (x) => deep([x]);
+  // Every float its own lexeme: nothing repeats, each is converted (once) and laid out per form.
+  const rnd = seededRandom(1308);
+  const distinct = Array.from({ length: 50_000 }, () => `1.${String(Math.floor(rnd() * 1e16)).padStart(16, '0')}e+307`);
   return [
     [`${FLOAT_DEPTH} deep, 1.7976931348623157e+308 (max double)`, shape('1.7976931348623157e+308')],
     [`${FLOAT_DEPTH} deep, 4.9e-324 (min subnormal)`, shape('4.9e-324')],
     [`${FLOAT_DEPTH} deep, 1.2345678901234567e-310 (subnormal)`, shape('1.2345678901234567e-310')],
     [`${FLOAT_DEPTH} deep, 0.12345678901234567 (17 digits, not shortest)`, shape('0.12345678901234567')],
+    [`${FLOAT_DEPTH} deep, distinct 17-digit floats at e+307`, deep(distinct)],
   ];
 }
 
@@ -160,7 +165,7 @@ export const NOTES = [
   'other body = a real signature of the key over sha256("another body"): it decodes, so the body is parsed with the canonical-size bound and its candidate forms hashed; expected 413 ERR_CANONICAL_TOO_LARGE when the canonical form may exceed the limit, else 401 ERR_SIGNATURE_INVALID.',
   "this body  = the real signature of the body's python canonical form (only where that form is under the limit); expected 200 handled (a fresh receiver per call, created outside the timing, so the job_id is new).",
   `ms = performance.now() around one awaited handle(), after 1 warm-up call: median and max of ${RUNS}. The webhook-1kb rows are a valid 1 KB delivery, for scale.`,
-  `ratio table = every hostile shape with the real signature over another body: the six above, the float shapes (one float lexeme repeated in one flat array ${FLOAT_DEPTH} arrays deep, as many as fit ~1 MB and the canonical limit, one "é" in the envelope), and the crafted keys (${CRAFTED_KEYS.toLocaleString('en')} distinct keys in shuffled order, ASCII, or non-ASCII with one in seven astral, in one object (flat) or 78 objects of 1,000 nested in one another (nested), plus one 17-digit float, in the envelope's output, ~0.8–1 MB). ${CRAFTED_RUNS} rounds after 1 warm-up, each timing receiver.handle then JSON.parse(body.toString("utf8")) of the same body; ratio = median handle ÷ median JSON.parse, target ≤ ${TARGET_CRAFTED_RATIO}× with the expected answer (printed as ${TARGET_CRAFTED_RATIO}× ÷ ratio, ≥ 1.00× = met). The CPU column is the same ratio of process CPU time (process.cpuUsage, user + system, GC threads included) around the same calls: on a machine shared with other work, wall time stretches a 100 ms call by more than a 10 ms one, CPU time does not.`,
+  `ratio table = every hostile shape with the real signature over another body: the six above, the float shapes (one float lexeme repeated, or distinct 17-digit lexemes, in one flat array ${FLOAT_DEPTH} arrays deep, as many as fit ~1 MB and the canonical limit, one "é" in the envelope), and the crafted keys (${CRAFTED_KEYS.toLocaleString('en')} distinct keys in shuffled order, ASCII, or non-ASCII with one in seven astral, in one object (flat) or 78 objects of 1,000 nested in one another (nested), plus one 17-digit float, in the envelope's output, ~0.8–1 MB). ${CRAFTED_RUNS} rounds after 1 warm-up, each timing receiver.handle then JSON.parse(body.toString("utf8")) of the same body; ratio = median handle ÷ median JSON.parse, target ≤ ${TARGET_CRAFTED_RATIO}× with the expected answer (printed as ${TARGET_CRAFTED_RATIO}× ÷ ratio, ≥ 1.00× = met). The CPU column is the same ratio of process CPU time (process.cpuUsage, user + system, GC threads included) around the same calls: on a machine shared with other work, wall time stretches a 100 ms call by more than a 10 ms one, CPU time does not.`,
   `RSS = process RSS growth over the whole group (bodies, keys and signing included), from a gc() at its start: peak (read after every call) and at its end. Budgets: made-up ≤ ${BUDGET_MADE_UP_MS} ms, decoding signatures ≤ ${BUDGET_DECODING_MS} ms, RSS growth (peak) ≤ ${BUDGET_RSS_MB} MB over the group; the targets print budget ÷ measured (≥ 1.00× = within budget). --quick and --time do not change this group (always 1 + ${RUNS} calls per case).`,
 ];
 
