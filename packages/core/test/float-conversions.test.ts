@@ -13,6 +13,7 @@ import { FloatConversions, FloatPass } from '../src/canonical/float-format.js';
 import { CANONICAL_PROFILES, digestCanonical, type CanonicalProfile } from '../src/canonical/profiles.js';
 import { createSharedKeyOrders } from '../src/canonical/shared-key-orders.js';
 import { createTestKeyPair } from '../src/testing/index.js';
+import { SHORTEST_17 } from './helpers/float-lexemes.js';
 
 /** Lexemes on every path of the float formatting: fast, layout, converted, overflowing, integral, subnormal. */
 const LEXEMES = [
@@ -75,6 +76,30 @@ describe('float conversions shared between the forms of one body', () => {
         expect(digestCanonical(doc, profile, 'exact', undefined, undefined, new FloatPass(conversions)), profile).toBe(expected);
       }
     }
+  });
+});
+
+describe('an as-written pass over a body no reference serializer wrote', () => {
+  it('has 64 shortest lexemes to check', () => expect(new Set(SHORTEST_17).size).toBe(64));
+
+  const exact = (body: string) => digestCanonical(parseBody(Buffer.from(body)), 'python', 'exact');
+  const asWritten = (body: string) => {
+    const pass = new FloatPass();
+    const digest = digestCanonical(parseBody(Buffer.from(body)), 'python', 'as-written', undefined, undefined, pass);
+    return { digest, approximated: pass.approximated };
+  };
+
+  it('writes the rest exactly once a checked lexeme is not the shortest: no exact pass needed', () => {
+    // Distinct lexemes (no run to copy): 0.1000000000000000k is not shortest for any k here.
+    const body = `{"a": [${Array.from({ length: 200 }, (_, i) => `0.${String((i % 9) + 1).repeat(1)}000000000000000${(i % 7) + 1}`).join(', ')}]}`;
+    expect(asWritten(body)).toEqual({ digest: exact(body), approximated: false });
+  });
+
+  it('approximates past the checks while every checked lexeme was the shortest', () => {
+    const body = `{"a": [${[...SHORTEST_17, ...Array(100).fill('0.10000000000000001')].join(', ')}]}`;
+    const pass = asWritten(body);
+    expect(pass.approximated).toBe(true);
+    expect(pass.digest).not.toBe(exact(body));
   });
 });
 

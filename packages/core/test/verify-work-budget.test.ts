@@ -15,6 +15,7 @@ import { CANONICAL_PROFILES, digestCanonical } from '../src/canonical/profiles.j
 import { createSharedKeyOrders } from '../src/canonical/shared-key-orders.js';
 import { WorkBudget, WorkBudgetExhausted } from '../src/canonical/work-budget.js';
 import { createTestKeyPair } from '../src/testing/index.js';
+import { SHORTEST_17 } from './helpers/float-lexemes.js';
 import { loadVectors } from './helpers/signature-vectors.js';
 
 const keys = createTestKeyPair();
@@ -38,13 +39,15 @@ function verifyError(verify: () => unknown): JobhookError {
 
 /**
  * Deep indentation makes each form ~20× the body (under orjson's 255 levels, so every profile can
- * write it), and 4,000 non-shortest 17-digit floats (more than a pass converts exactly) plus a
- * non-ASCII key make the python profile write it as written and exactly. Were python-ascii and
- * orjson written both ways too, that would be seven forms of ~1.7 MB (12 MB) against a budget of
- * 9 MB (5 × the canonical bound, 4 profiles).
+ * write it); 64 shortest 17-digit floats (a pass's exact checks, all passed) then 4,000 non-shortest
+ * ones make the python profile write it as written and exactly; a non-ASCII key sets python-ascii
+ * apart, `1e-07` orjson (`1e-7`) and javascript (`1e-7`). Were python-ascii and orjson written both
+ * ways too, that would be seven forms of ~1.7 MB (12 MB) against a budget of 9 MB (5 × the
+ * canonical bound, 4 profiles).
  */
 const DEPTH = 200;
-const DEEP = `{"é": 1, "x": ${'['.repeat(DEPTH)}${Array(4000).fill('0.10000000000000001').join(',')}${']'.repeat(DEPTH)}}`;
+const FLOATS = [...SHORTEST_17, ...Array(4000).fill('0.10000000000000001')].join(',');
+const DEEP = `{"é": 1, "e": 1e-07, "x": ${'['.repeat(DEPTH)}${FLOATS}${']'.repeat(DEPTH)}}`;
 
 describe('the verification work budget', () => {
   const verifier = createVerifier({ publicKeys: keys.publicKeyPem });

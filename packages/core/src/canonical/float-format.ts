@@ -202,6 +202,16 @@ export class FloatPass {
   /** True once a float of this pass was written `as-written` with more than 15 digits. */
   approximated = false;
   private exactChecksLeft = EXACT_CHECKS_PER_PASS;
+  private exactRest = false;
+
+  /**
+   * A checked lexeme was not its value's shortest form: no reference serializer wrote this body, so
+   * writing the rest as written would only make a form that matches nothing and needs an exact pass
+   * after it; instead every later check is granted, and the pass writes the exact form.
+   */
+  notShortest(): void {
+    this.exactRest = true;
+  }
 
   constructor(readonly conversions: FloatConversions = new FloatConversions()) {}
 
@@ -210,6 +220,7 @@ export class FloatPass {
    * for the first {@link EXACT_CHECKS_PER_PASS} of the pass).
    */
   spendExactCheck(): boolean {
+    if (this.exactRest) return true;
     if (this.exactChecksLeft === 0) return false;
     this.exactChecksLeft--;
     return true;
@@ -262,8 +273,8 @@ function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode, 
   const n = trail - lead;
   const point = intLen + exp - lead;
   // As written, a lexeme of 16-17 digits is laid out unconverted unless it is one of the pass's checks.
-  const maxDigits =
-    mode === 'exact' || (n > FAST_MAX_DIGITS && n <= MAX_SHORTEST_DIGITS && pass.spendExactCheck()) ? FAST_MAX_DIGITS : MAX_SHORTEST_DIGITS;
+  const checked = mode !== 'exact' && n > FAST_MAX_DIGITS && n <= MAX_SHORTEST_DIGITS && pass.spendExactCheck();
+  const maxDigits = mode === 'exact' || checked ? FAST_MAX_DIGITS : MAX_SHORTEST_DIGITS;
   if (!expHuge && n <= maxDigits && point > -FAST_MAX_DECPT && point < FAST_MAX_DECPT) {
     if (n > FAST_MAX_DIGITS) pass.approximated = true;
     // "I.F" is canonical in fixed range when F has no trailing zero beyond a lone "0" ("1.0").
@@ -282,6 +293,7 @@ function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode, 
   if (plain && point > -4 && point <= 16 && bytesEqual(b, start, end, shortest)) return AS_IS;
   // The sign is the lexeme's: String(-0) is "0", and a negative lexeme that underflows reads as -0.
   loadShortest(negative, shortest);
+  if (checked && !sameDigits(b, intStart, intLen, fracStart, lead, n)) pass.notShortest();
   return 0;
 }
 
@@ -300,6 +312,13 @@ export function latin1(b: Uint8Array, start: number, end: number): string {
 
 function digitAt(b: Uint8Array, intStart: number, intLen: number, fracStart: number, k: number): number {
   return k < intLen ? b[intStart + k]! : b[fracStart + k - intLen]!;
+}
+
+/** Whether the loaded digits are the lexeme's `n` significant digits from `lead` on. */
+function sameDigits(b: Uint8Array, intStart: number, intLen: number, fracStart: number, lead: number, n: number): boolean {
+  if (digitCount !== n) return false;
+  for (let k = 0; k < n; k++) if (digits[k] !== digitAt(b, intStart, intLen, fracStart, lead + k)) return false;
+  return true;
 }
 
 function setZero(): void {

@@ -517,17 +517,28 @@ class TapeSerializer {
     this.w.copy(b, start, end);
   }
 
-  /** A 16–17-digit float already in Python's fixed layout: as written, or kept when it is the shortest form. */
+  /**
+   * A 16–17-digit float already in Python's fixed layout: as written, or kept when it is the shortest
+   * form (a run of one lexeme is decided once, {@link RepeatedFloat}).
+   */
   private layoutFloat(start: number, end: number): void {
+    const w = this.w;
+    const b = this.b;
+    if (this.repeated.writeRepeat(b, start, end, w)) return;
+    const from = w.pos;
     if (this.floatMode === 'as-written' && !this.pass.spendExactCheck()) {
       this.pass.approximated = true;
-      this.w.copy(this.b, start, end);
+      w.copy(b, start, end);
+    } else if (bytesEqual(b, start, end, this.pass.conversions.shortest(b, start, end))) {
+      // JavaScript prints the same shortest digits in the same fixed layout in this range, so one
+      // conversion each way tells whether the lexeme is already repr's form.
+      w.copy(b, start, end);
+    } else {
+      if (this.floatMode === 'as-written') this.pass.notShortest();
+      this.float(start, end, 'exact');
       return;
     }
-    // JavaScript prints the same shortest digits in the same fixed layout in this range, so one
-    // conversion each way tells whether the lexeme is already repr's form.
-    if (bytesEqual(this.b, start, end, this.pass.conversions.shortest(this.b, start, end))) this.w.copy(this.b, start, end);
-    else this.float(start, end, 'exact');
+    this.repeated.remember(start, end, w, from);
   }
 
   /**
