@@ -559,7 +559,7 @@ class TapeSerializer {
     } else {
       const overflow = writeFloatLexeme(b, start, end, layout, floatMode, w, this.pass);
       if (overflow !== 0) w.ascii(overflow > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
-      else if (lastLexemeConverted() && w.pos - from <= REPEATED_ROOM && end - start <= REPEATED_ROOM) {
+      else if (conversions.shared && lastLexemeConverted() && w.pos - from <= REPEATED_ROOM && end - start <= REPEATED_ROOM) {
         conversions.remember(layout, b, start, latin1(w.buf, from, w.pos));
       }
     }

@@ -360,7 +360,7 @@ function findSignedCandidate(
   const digests = new Set<string>();
   // Each object's key order, sorted by the first form of each sort rule and read by the others.
   const orders = createSharedKeyOrders(doc);
-  const conversions = new FloatConversions();
+  const conversions = new FloatConversions(true);
   let exactOnly = false;
   let pythonExactHashed = false;
   for (const profile of profiles) {
