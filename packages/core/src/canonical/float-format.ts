@@ -87,8 +87,16 @@ export class FloatConversions {
   private lastEnd = -1;
   private lastText = '';
 
+  /** Whether the lexeme `b[start, end)` is already `String(Number(lexeme))`. */
+  isShortest(b: Uint8Array, start: number, end: number): boolean {
+    if (this.shared) return bytesEqual(b, start, end, this.shortest(b, start, end));
+    const text = latin1(b, start, end);
+    return String(Number(text)) === text;
+  }
+
   /** `String(Number(text))` of the lexeme `b[start, end)` of this body: `Infinity` or `-Infinity` when it overflows. */
   shortest(b: Uint8Array, start: number, end: number): string {
+    if (!this.shared) return String(Number(latin1(b, start, end)));
     const n = end - start;
     const last = this.lastStart;
     if (n === this.lastEnd - last) {
@@ -96,16 +104,11 @@ export class FloatConversions {
       while (k < n && b[start + k] === b[last + k]) k++;
       if (k === n) return this.lastText;
     }
-    let text: string | undefined;
-    if (this.shared) {
-      this.texts ??= slots(b);
-      text = this.texts[start >> 2];
-      if (text === undefined) {
-        text = String(Number(latin1(b, start, end)));
-        this.texts[start >> 2] = text;
-      }
-    } else {
+    this.texts ??= slots(b);
+    let text = this.texts[start >> 2];
+    if (text === undefined) {
       text = String(Number(latin1(b, start, end)));
+      this.texts[start >> 2] = text;
     }
     this.lastStart = start;
     this.lastEnd = end;
@@ -148,6 +151,10 @@ const REPEAT_MAX_BYTES = 32;
 export class RepeatedFloat {
   private start = -1;
   private length = -1;
+  /** Whether {@link out} holds the form of the lexeme at {@link start} (kept from its second occurrence on). */
+  private held = false;
+  /** The lexeme being written repeats the last one: {@link remember} keeps its form. */
+  private repeating = false;
   private readonly out = new Uint8Array(REPEAT_MAX_BYTES);
   private outLength = 0;
 
@@ -155,21 +162,28 @@ export class RepeatedFloat {
   reset(): void {
     this.start = -1;
     this.length = -1;
+    this.held = false;
   }
 
   /**
-   * When `b[start, end)` is the lexeme remembered, writes what was written for it and answers true.
-   * Otherwise, when the lexeme is short enough to remember, reserves room for its form in `w` (so
-   * its bytes stay in one piece for {@link remember}) and answers false.
+   * When `b[start, end)` is the lexeme remembered and its form is held, writes that form and answers
+   * true. Otherwise, when the lexeme is short enough to remember, reserves room for its form in `w`
+   * (so its bytes stay in one piece for {@link remember}) and answers false.
    */
   writeRepeat(b: Uint8Array, start: number, end: number, w: ByteWriter): boolean {
     const n = end - start;
+    this.repeating = false;
     if (n > REPEAT_MAX_BYTES) return false;
     if (n === this.length) {
       const last = this.start;
       let k = 0;
       while (k < n && b[start + k] === b[last + k]) k++;
       if (k === n) {
+        if (!this.held) {
+          this.repeating = true;
+          w.ensure(REPEAT_MAX_BYTES);
+          return false;
+        }
         const m = this.outLength;
         w.ensure(m);
         const buf = w.buf;
@@ -184,16 +198,22 @@ export class RepeatedFloat {
     return false;
   }
 
-  /** Remembers that `b[start, end)` was written as `w.buf[from, w.pos)` (after a {@link writeRepeat} that answered false). */
+  /**
+   * Remembers that `b[start, end)` was written as `w.buf[from, w.pos)` (after a {@link writeRepeat}
+   * that answered false): its position always, its form only once it repeats (distinct lexemes,
+   * the common case, copy nothing).
+   */
   remember(start: number, end: number, w: ByteWriter, from: number): void {
     const n = end - start;
     const m = w.pos - from;
     if (n > REPEAT_MAX_BYTES || m > REPEAT_MAX_BYTES || m < 0) return;
+    this.start = start;
+    this.length = n;
+    this.held = this.repeating;
+    if (!this.repeating) return;
     const buf = w.buf;
     const out = this.out;
     for (let i = 0; i < m; i++) out[i] = buf[from + i]!;
-    this.start = start;
-    this.length = n;
     this.outLength = m;
   }
 }

@@ -3,7 +3,6 @@ import { ByteWriter } from './byte-writer.js';
 import {
   FloatPass,
   RepeatedFloat,
-  bytesEqual,
   lastLexemeConverted,
   latin1,
   pythonLayout,
@@ -529,7 +528,7 @@ class TapeSerializer {
     if (this.floatMode === 'as-written' && !this.pass.spendExactCheck()) {
       this.pass.approximated = true;
       w.copy(b, start, end);
-    } else if (bytesEqual(b, start, end, this.pass.conversions.shortest(b, start, end))) {
+    } else if (this.pass.conversions.isShortest(b, start, end)) {
       // JavaScript prints the same shortest digits in the same fixed layout in this range, so one
       // conversion each way tells whether the lexeme is already repr's form.
       w.copy(b, start, end);

@@ -360,7 +360,9 @@ function findSignedCandidate(
   const digests = new Set<string>();
   // Each object's key order, sorted by the first form of each sort rule and read by the others.
   const orders = createSharedKeyOrders(doc);
-  const conversions = new FloatConversions(true);
+  // The first form is the one a delivery from the service matches: it keeps no conversions (keeping
+  // costs more than it saves there); the forms after it share theirs.
+  let conversions = new FloatConversions();
   let exactOnly = false;
   let pythonExactHashed = false;
   for (const profile of profiles) {
@@ -384,6 +386,7 @@ function findSignedCandidate(
         const match = matchDigest(digest, recovered);
         if (match !== undefined) return { profile, floatMode, digest, match, orders };
       }
+      if (!conversions.shared) conversions = new FloatConversions(true);
       if (floatMode === 'exact' || !pass.approximated) pythonExactHashed ||= profile === 'python';
       if (!pass.approximated) break; // exact conversion would write the same bytes
       exactOnly = true;
