@@ -16,6 +16,7 @@ import { createJobAnswers } from './job-answers.js';
 import { createJobRunner } from './job-runner.js';
 import { createNonceBinder } from './nonce-binder.js';
 import { createOutcomeLog } from './outcome-log.js';
+import { recordedAnswer } from './recorded-answer.js';
 import { ReceiverAnswers, type AnswerStats } from './receiver-answers.js';
 import { resolveReceiverOptions, type ReceiverOptions } from './receiver-options.js';
 import type { ReceiverStats } from './receiver-outcome.js';
@@ -135,23 +136,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     }
     const safe = isThenable(answer) ? answer.then(undefined, (err: unknown) => answers.internal(err)) : answer;
     // `record`: the body stage counts a verified signature in its first turn (verification is synchronous).
-    if (recordDelivery !== undefined && stats.verified !== verifiedBefore) return recorded(head, body, arrivedAt, safe);
+    if (recordDelivery !== undefined && stats.verified !== verifiedBefore) return recordedAnswer(recordDelivery, head, body, arrivedAt, safe);
     return isThenable(safe) ? safe : Promise.resolve(safe);
-  }
-
-  /** Hands a verified delivery and its answer to `record` once answered; the write itself comes later. */
-  function recorded(
-    head: RequestHead,
-    body: Uint8Array,
-    arrivedAt: number,
-    answer: ReceiverResponse | Promise<ReceiverResponse>,
-  ): Promise<ReceiverResponse> {
-    const keep = (response: ReceiverResponse): ReceiverResponse => {
-      const { status, kind, code, jobId } = response.outcome;
-      recordDelivery!({ method: head.method, headers: head.headers, body }, arrivedAt, { status, kind, code, jobId });
-      return response;
-    };
-    return isThenable(answer) ? answer.then(keep) : Promise.resolve(keep(answer));
   }
 
   function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
