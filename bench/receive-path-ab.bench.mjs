@@ -60,7 +60,8 @@ const perTurn = (fn) => () => new Promise((done, fail) => setImmediate(() => fn(
 export async function run({ settings, log }) {
   const beforeDist = process.env.JOBHOOK_BENCH_BEFORE_DIST;
   if (beforeDist === undefined) {
-    const text = 'not run: set JOBHOOK_BENCH_BEFORE_DIST to the other build of packages/core/dist (see the head of bench/receive-path-ab.bench.mjs)';
+    const text =
+      'not run: set JOBHOOK_BENCH_BEFORE_DIST to the other build of packages/core/dist (see the head of bench/receive-path-ab.bench.mjs)';
     log(`  ${text}`);
     return { text, data: {} };
   }

@@ -136,7 +136,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     }
     const safe = isThenable(answer) ? answer.then(undefined, (err: unknown) => answers.internal(err)) : answer;
     // `record`: the body stage counts a verified signature in its first turn (verification is synchronous).
-    if (recordDelivery !== undefined && stats.verified !== verifiedBefore) return recordedAnswer(recordDelivery, head, body, arrivedAt, safe);
+    if (recordDelivery !== undefined && stats.verified !== verifiedBefore)
+      return recordedAnswer(recordDelivery, head, body, arrivedAt, safe);
     return isThenable(safe) ? safe : Promise.resolve(safe);
   }
 
