@@ -6,6 +6,8 @@
 //   (b) a real signature over another digest (anyone who received one delivery has one): it decodes
 //       under the key, so the body is parsed (bounded) and its canonical forms hashed, then refused;
 //   (c) the real signature of this body, where its canonical form is under the limit: handled.
+// Then every hostile shape (those six, deep float arrays, crafted keys) with (b) again, each round
+// against JSON.parse of the same text: the ratio table.
 // No compare(): each call is timed alone with performance.now() (1 warm-up, then RUNS timed), and
 // the process RSS is followed over the whole group.
 import { constants, createHash, generateKeyPair, sign } from 'node:crypto';
@@ -60,10 +62,42 @@ function shapes() {
   ];
 }
 
-/** Crafted bodies sent with a real signature over another body: at most this × JSON.parse of the same body. */
+/** Nesting of the float shapes: arrays in arrays, the floats in the innermost one. */
+const FLOAT_DEPTH = 125;
+/** Canonical bytes per member of the innermost array, as the parse bounds them: line break, indent, lexeme, comma. */
+const FLOAT_MEMBER_BOUND = 2 + 2 * (FLOAT_DEPTH + 1) + 25;
+
+/**
+ * Float shapes built to cost the float formatting and the hashing of every candidate form: one flat
+ * array of one float lexeme repeated (or of distinct ones), 125 arrays deep (each float's line is ~250 bytes of indent in
+ * every form), one `"é"` in the envelope (so python and python-ascii differ), as many floats as fit
+ * both ~1 MB and the canonical limit (the bound, not the real size, is what the parse refuses):
+ * name → body text.
+ */
+function floatShapes() {
+  const envelope = ENVELOPE.replace('"output":{}', '"note":"é","output":{}');
+  const deep = (lexemes) => {
+    const count = Math.min(Math.floor(MB / (lexemes[0].length + 1)), Math.floor((0.98 * MAX_CANONICAL) / FLOAT_MEMBER_BOUND));
+    const floats = Array.from({ length: count }, (_, i) => lexemes[i % lexemes.length]).join(',');
+    return `{${envelope},"pad":${'['.repeat(FLOAT_DEPTH)}${floats}${']'.repeat(FLOAT_DEPTH)}}`;
+  };
+  const shape = (x) => deep([x]);
+  // Every float its own lexeme: nothing repeats, each is converted (once) and laid out per form.
+  const rnd = seededRandom(1308);
+  const distinct = Array.from({ length: 50_000 }, () => `1.${String(Math.floor(rnd() * 1e16)).padStart(16, '0')}e+307`);
+  return [
+    [`${FLOAT_DEPTH} deep, 1.7976931348623157e+308 (max double)`, shape('1.7976931348623157e+308')],
+    [`${FLOAT_DEPTH} deep, 4.9e-324 (min subnormal)`, shape('4.9e-324')],
+    [`${FLOAT_DEPTH} deep, 1.2345678901234567e-310 (subnormal)`, shape('1.2345678901234567e-310')],
+    [`${FLOAT_DEPTH} deep, 0.12345678901234567 (17 digits, not shortest)`, shape('0.12345678901234567')],
+    [`${FLOAT_DEPTH} deep, distinct 17-digit floats at e+307`, deep(distinct)],
+  ];
+}
+
+/** Bodies sent with a real signature over another body: at most this × JSON.parse of the same body. */
 export const TARGET_CRAFTED_RATIO = 10;
 /** Rounds of the crafted rows: each times JSON.parse and receiver.handle of the body, one after the other. */
-const CRAFTED_RUNS = 9;
+const CRAFTED_RUNS = 15;
 const CRAFTED_KEYS = 78_000;
 const NON_ASCII = [...'éàüßøπλжщ中文字ÿ'];
 const ASTRAL = ['😀', '𝄞'];
@@ -112,15 +146,34 @@ function craftedBodies() {
   return out;
 }
 
+/** The canonical size of `body` in the python profile, or undefined when it may exceed the receiver's limit. */
+function canonicalSize(body) {
+  try {
+    return canonicalize(body, { maxCanonicalBytes: MAX_CANONICAL }).length;
+  } catch (err) {
+    if (!isJobhookError(err) || err.code !== 'ERR_CANONICAL_TOO_LARGE') throw err;
+    return undefined;
+  }
+}
+
+/** What a real signature over another body gets: 413 when the canonical form may exceed the limit, else 401. */
+const otherBodyAnswer = (canonicalBytes) => (canonicalBytes === undefined ? '413 ERR_CANONICAL_TOO_LARGE' : '401 ERR_SIGNATURE_INVALID');
+
 export const NOTES = [
   `Each body is sent to receiver.handle({ method: "POST", headers: { content-type, x-service-signature }, rawBody }) of a receiver with default options (body ≤ 1 MiB, canonical form ≤ 16 MiB, memory store), RSA-${KEY_BITS} key.`,
   "made-up    = 'ab'.repeat(256): a signature no configured key decodes; expected 401 ERR_SIGNATURE_INVALID before the body is parsed.",
   'other body = a real signature of the key over sha256("another body"): it decodes, so the body is parsed with the canonical-size bound and its candidate forms hashed; expected 413 ERR_CANONICAL_TOO_LARGE when the canonical form may exceed the limit, else 401 ERR_SIGNATURE_INVALID.',
   "this body  = the real signature of the body's python canonical form (only where that form is under the limit); expected 200 handled (a fresh receiver per call, created outside the timing, so the job_id is new).",
   `ms = performance.now() around one awaited handle(), after 1 warm-up call: median and max of ${RUNS}. The webhook-1kb rows are a valid 1 KB delivery, for scale.`,
-  `crafted = ${CRAFTED_KEYS.toLocaleString('en')} distinct keys in shuffled order (ASCII, or non-ASCII with one in seven astral), in one object (flat) or 78 objects of 1,000 nested in one another (nested), plus one 17-digit float, in the envelope's output (~0.8–1 MB); sent with the real signature over another body (401 expected). ${CRAFTED_RUNS} rounds after 1 warm-up, each timing receiver.handle then JSON.parse(body.toString("utf8")) of the same body; ratio = median handle ÷ median JSON.parse, target ≤ ${TARGET_CRAFTED_RATIO}× (printed as ${TARGET_CRAFTED_RATIO}× ÷ ratio, ≥ 1.00× = met).`,
+  `ratio table = every hostile shape with the real signature over another body: the six above, the float shapes (one float lexeme repeated, or distinct 17-digit lexemes, in one flat array ${FLOAT_DEPTH} arrays deep, as many as fit ~1 MB and the canonical limit, one "é" in the envelope), and the crafted keys (${CRAFTED_KEYS.toLocaleString('en')} distinct keys in shuffled order, ASCII, or non-ASCII with one in seven astral, in one object (flat) or 78 objects of 1,000 nested in one another (nested), plus one 17-digit float, in the envelope's output, ~0.8–1 MB). ${CRAFTED_RUNS} rounds after 1 warm-up, each timing receiver.handle then JSON.parse(body.toString("utf8")) of the same body; ratio = median handle ÷ median JSON.parse, target ≤ ${TARGET_CRAFTED_RATIO}× with the expected answer (printed as ${TARGET_CRAFTED_RATIO}× ÷ ratio, ≥ 1.00× = met). The CPU column is the same ratio of process CPU time (process.cpuUsage, user + system, GC threads included) around the same calls: on a machine shared with other work, wall time stretches a 100 ms call by more than a 10 ms one, CPU time does not.`,
   `RSS = process RSS growth over the whole group (bodies, keys and signing included), from a gc() at its start: peak (read after every call) and at its end. Budgets: made-up ≤ ${BUDGET_MADE_UP_MS} ms, decoding signatures ≤ ${BUDGET_DECODING_MS} ms, RSS growth (peak) ≤ ${BUDGET_RSS_MB} MB over the group; the targets print budget ÷ measured (≥ 1.00× = within budget). --quick and --time do not change this group (always 1 + ${RUNS} calls per case).`,
 ];
+
+/** Process CPU time (user + system) since `since`, in ms: steadier than wall time on a loaded machine. */
+const cpuMs = (since) => {
+  const { user, system } = process.cpuUsage(since);
+  return (user + system) / 1000;
+};
 
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -158,23 +211,16 @@ export async function run({ log, payloads }) {
   const rows = [];
   for (const { name, body, hostile } of bodies) {
     if (body.length > MAX_BODY) throw new Error(`attack: ${name} has ${body.length} bytes, over the 1 MiB body limit`);
-    let canonicalBytes;
-    let real;
-    try {
-      const canonical = canonicalize(body, { maxCanonicalBytes: MAX_CANONICAL });
-      canonicalBytes = canonical.length;
-      real = rsaSign(createHash('sha256').update(canonical).digest('hex'));
-    } catch (err) {
-      if (!isJobhookError(err) || err.code !== 'ERR_CANONICAL_TOO_LARGE') throw err;
-    }
-    sampleRss();
+    const canonicalBytes = canonicalSize(body);
     const overLimit = canonicalBytes === undefined;
+    const real = overLimit ? undefined : rsaSign(createHash('sha256').update(canonicalize(body)).digest('hex'));
+    sampleRss();
     const cases = [
       { signature: 'made-up', value: madeUp, expected: '401 ERR_SIGNATURE_INVALID', fresh: false },
       {
         signature: 'other body',
         value: otherBody,
-        expected: overLimit ? '413 ERR_CANONICAL_TOO_LARGE' : '401 ERR_SIGNATURE_INVALID',
+        expected: otherBodyAnswer(canonicalBytes),
         fresh: false,
       },
     ];
@@ -213,23 +259,31 @@ export async function run({ log, payloads }) {
       });
     }
   }
-  // Crafted bodies behind a real signature over another body, against JSON.parse of the same body.
+  // Every hostile shape behind a real signature over another body, against JSON.parse of the same body.
   const crafted = [];
-  for (const [name, text] of craftedBodies()) {
+  for (const [name, text] of [...shapes(), ...floatShapes(), ...craftedBodies()]) {
     const body = Buffer.from(text, 'utf8');
     if (body.length > MAX_BODY) throw new Error(`attack: ${name} has ${body.length} bytes, over the 1 MiB body limit`);
+    const canonicalBytes = canonicalSize(body);
+    const expected = otherBodyAnswer(canonicalBytes);
     log(`  ${name} (${body.length.toLocaleString('en')} B), other body signature vs JSON.parse…`);
     const headers = { 'content-type': 'application/json', 'x-service-signature': otherBody };
     const handleMs = [];
     const parseMs = [];
+    const handleCpuMs = [];
+    const parseCpuMs = [];
     let answer;
     for (let i = 0; i <= CRAFTED_RUNS; i++) {
+      let c0 = process.cpuUsage();
       let t0 = performance.now();
       const res = await shared.handle({ method: 'POST', headers, rawBody: body });
       const h = performance.now() - t0;
+      const hc = cpuMs(c0);
+      c0 = process.cpuUsage();
       t0 = performance.now();
       JSON.parse(body.toString('utf8'));
       const p = performance.now() - t0;
+      const pc = cpuMs(c0);
       sampleRss();
       const got = `${res.status} ${res.outcome.code ?? res.outcome.kind}`;
       if (answer !== undefined && got !== answer) answer = `${answer} / ${got}`;
@@ -237,17 +291,26 @@ export async function run({ log, payloads }) {
       if (i > 0) {
         handleMs.push(h);
         parseMs.push(p);
+        handleCpuMs.push(hc);
+        parseCpuMs.push(pc);
       }
     }
     const handle = median(handleMs);
     const parse = median(parseMs);
+    const cpuRatio = median(handleCpuMs) / median(parseCpuMs);
     crafted.push({
       body: name,
       bytes: body.length,
+      canonicalBytes: canonicalBytes ?? null,
       answer,
+      expected,
+      met: handle / parse <= TARGET_CRAFTED_RATIO && answer === expected,
       handleMs: handle,
       parseMs: parse,
       ratio: handle / parse,
+      handleCpuMs: median(handleCpuMs),
+      parseCpuMs: median(parseCpuMs),
+      cpuRatio,
       handleTimes: handleMs,
       parseTimes: parseMs,
     });
@@ -288,22 +351,26 @@ export async function run({ log, payloads }) {
   );
   const craftedText = table(
     [
-      { header: 'crafted body (real signature over another body)', align: 'left' },
+      { header: 'body (real signature over another body)', align: 'left' },
       { header: 'bytes' },
+      { header: 'canonical bytes' },
       { header: 'answer', align: 'left' },
       { header: 'handle median ms' },
       { header: 'JSON.parse median ms' },
       { header: 'handle / JSON.parse' },
+      { header: 'CPU ms: handle / JSON.parse' },
       { header: `≤ ${TARGET_CRAFTED_RATIO}×?`, align: 'left' },
     ],
     crafted.map((r) => [
       r.body,
       r.bytes.toLocaleString('en'),
+      r.canonicalBytes === null ? `> ${num(MAX_CANONICAL)} (limit)` : r.canonicalBytes.toLocaleString('en'),
       r.answer,
       ms(r.handleMs),
       ms(r.parseMs),
       `${r.ratio.toFixed(2)}×`,
-      r.ratio <= TARGET_CRAFTED_RATIO && r.answer === '401 ERR_SIGNATURE_INVALID' ? 'yes' : 'NO',
+      `${ms(r.handleCpuMs)} / ${ms(r.parseCpuMs)} = ${r.cpuRatio.toFixed(2)}×`,
+      r.met ? 'yes' : r.answer === r.expected ? 'NO' : `NO (expected ${r.expected})`,
     ]),
   );
   const rssLine = `RSS growth over the group: peak ${num(growthPeakMB, 1)} MB, at the end ${num(growthEndMB, 1)} MB (budget ${BUDGET_RSS_MB} MB; baseline ${num(rss0 / MB, 1)} MB after gc()).`;
@@ -333,10 +400,10 @@ export async function run({ log, payloads }) {
   ];
   for (const r of crafted) {
     targets.push({
-      name: `attack crafted (${r.body}), ${TARGET_CRAFTED_RATIO}× ÷ handle/JSON.parse (${r.ratio.toFixed(2)}×)`,
+      name: `attack other body (${r.body}), ${TARGET_CRAFTED_RATIO}× ÷ handle/JSON.parse (${r.ratio.toFixed(2)}×)`,
       value: TARGET_CRAFTED_RATIO / r.ratio,
       min: 1,
-      met: r.ratio <= TARGET_CRAFTED_RATIO && r.answer === '401 ERR_SIGNATURE_INVALID',
+      met: r.met,
     });
   }
   const unexpected = rows.filter((r) => !r.asExpected);

@@ -26,6 +26,7 @@ const GROUPS = {
   verify: () => import('./verify.bench.mjs'),
   'verify-path': () => import('./verify-path.bench.mjs'),
   'receive-path': () => import('./receive-path.bench.mjs'),
+  'receive-path-ab': () => import('./receive-path-ab.bench.mjs'),
   stores: () => import('./stores.bench.mjs'),
   receiver: () => import('./receiver.bench.mjs'),
   'receiver-stores': () => import('./receiver-stores.bench.mjs'),

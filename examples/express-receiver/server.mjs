@@ -4,7 +4,7 @@ import express from 'express';
 import { createExpressMiddleware } from '@jobhook/express';
 import { log, SERVER_TIMEOUTS, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
-const { port, webhookPath, publicKeys, recipient, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
+const { port, webhookPath, publicKeys, recipient, recording, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
 
 const app = express();
 
@@ -15,6 +15,8 @@ app.post(
     publicKeys,
     // JOBHOOK_RECIPIENT_SECRET: handle only jobs submitted with that secret's tag (see receiver-setup.mjs).
     ...recipient,
+    // JOBHOOK_RECORD_DIR: keep every verified delivery there (`jobhook replay`, test fixtures).
+    ...recording,
     store,
     // Runs once per job (never for duplicates): do the work here, or enqueue it. Throw to get a retry.
     // db: the job's transaction with the Postgres store (the insert commits with the done mark).

@@ -5,7 +5,7 @@ import { jobhookFastify } from '@jobhook/fastify';
 import { closeOnSignal } from '../receiver-lib/app-process.mjs';
 import { log, SERVER_TIMEOUTS, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
-const { port, webhookPath, publicKeys, recipient, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
+const { port, webhookPath, publicKeys, recipient, recording, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
 const host = process.env.HOST ?? '0.0.0.0';
 
 const app = Fastify({
@@ -21,6 +21,8 @@ app.register(
       publicKeys,
       // JOBHOOK_RECIPIENT_SECRET: handle only jobs submitted with that secret's tag (see receiver-setup.mjs).
       ...recipient,
+      // JOBHOOK_RECORD_DIR: keep every verified delivery there (`jobhook replay`, test fixtures).
+      ...recording,
       store,
       logger: app.log,
       // Runs once per job (never for duplicates): do the work here, or enqueue it. Throw to get a retry.

@@ -5,7 +5,7 @@ import Koa from 'koa';
 import { jobhookRoute } from '@jobhook/koa';
 import { log, SERVER_TIMEOUTS, setUpReceiver } from '../receiver-lib/receiver-setup.mjs';
 
-const { port, webhookPath, publicKeys, recipient, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
+const { port, webhookPath, publicKeys, recipient, recording, store, pool, handlerDelayMs, metrics, close } = await setUpReceiver();
 
 const router = new Router();
 // POST runs the pipeline; other methods on the path get its 405 + Allow: POST.
@@ -13,6 +13,8 @@ jobhookRoute(router, webhookPath, {
   publicKeys,
   // JOBHOOK_RECIPIENT_SECRET: handle only jobs submitted with that secret's tag (see receiver-setup.mjs).
   ...recipient,
+  // JOBHOOK_RECORD_DIR: keep every verified delivery there (`jobhook replay`, test fixtures).
+  ...recording,
   store,
   // Runs once per job (never for duplicates): do the work here, or enqueue it. Throw to get a retry.
   // db: the job's transaction with the Postgres store (the insert commits with the done mark).

@@ -5,7 +5,8 @@
 // JOBHOOK_STORE (redis|memory, optional), HANDLER_DELAY_MS (0), WEBHOOK_PATH (/webhooks/jobs),
 // JOBHOOK_RECIPIENT_SECRET (handle only jobs tagged with it; comma-separated for a rotation, newest
 // first), JOBHOOK_RECIPIENT_URL (this receiver's public URL(s), comma-separated), JOBHOOK_RECIPIENT_CHECK
-// (enforce, the default, or log: the rollout mode).
+// (enforce, the default, or log: the rollout mode), JOBHOOK_RECORD_DIR (keep every verified delivery there,
+// for `jobhook replay` and test fixtures; the files hold payloads and recipient tags: keep it private).
 import { readFileSync } from 'node:fs';
 import { log } from './app-process.mjs';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +50,8 @@ export async function setUpReceiver() {
     port: Number(process.env.PORT ?? 3000),
     /** Recipient binding options, spread into the receiver's: empty without JOBHOOK_RECIPIENT_SECRET. */
     recipient: recipientOptions(),
+    /** `record` options, spread into the receiver's: empty without JOBHOOK_RECORD_DIR. */
+    recording: process.env.JOBHOOK_RECORD_DIR ? { record: { dir: process.env.JOBHOOK_RECORD_DIR } } : {},
     webhookPath: process.env.WEBHOOK_PATH ?? '/webhooks/jobs',
     publicKeys: readFileSync(publicKeyPath),
     store,

@@ -70,6 +70,7 @@ function childEnv(options: ExampleReceiverOptions): NodeJS.ProcessEnv {
   delete env['JOBHOOK_RECIPIENT_SECRET'];
   delete env['JOBHOOK_RECIPIENT_URL'];
   delete env['JOBHOOK_RECIPIENT_CHECK'];
+  delete env['JOBHOOK_RECORD_DIR'];
   return {
     ...env,
     PORT: String(options.port ?? 0),

@@ -56,4 +56,4 @@ export type { CanonicalProfile } from './canonical/profiles.js';
 export type { ParseOptions } from './canonical/parse.js';
 export type { BigIntegers, JsonObject, JsonValue, LosslessJsonValue } from './canonical/to-value.js';
 export type { WebhookHeaderNames } from './signature/headers.js';
-export type { CaptureFailuresOptions, RefusalCause } from './diagnosis/index.js';
+export type { CaptureFailuresOptions, RecordOptions, RefusalCause } from './diagnosis/index.js';

@@ -3,11 +3,15 @@ import type { RequestHeaders } from '@jobhook/core';
 /** Standard or URL-safe base64, padded or not. */
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 
-/** A request file (`captureFailures` writes them): `{"method","headers":{…},"body_b64"}`, other members ignored. */
+/**
+ * A request file (`captureFailures` and `record` write them): `{"method","headers":{…},"body_b64"}`,
+ * other members (`captured_at`, `arrived_at`, the answer) ignored.
+ */
 export interface DoctorRequest {
   method: string;
   headers: RequestHeaders;
-  body: Buffer;
+  /** The body; undefined when the file holds none (then the diagnosis says nothing of it). */
+  body: Buffer | undefined;
   /** Why the body is not there, when a capture left it out (`body_read: false`, `body_omitted`). */
   bodyNote: string | undefined;
 }
@@ -34,7 +38,8 @@ export function readDoctorRequest(record: unknown): DoctorRequest | string {
     bodyRead === false
       ? 'the capture has no body: the request was refused on its headers before the body was read'
       : typeof bodyOmitted === 'number'
-        ? `the capture left out the body (${bodyOmitted} bytes, over captureFailures.maxBodyBytes)`
+        ? `the capture left out the body (${bodyOmitted} bytes, over maxBodyBytes of captureFailures or record)`
         : undefined;
-  return { method, headers: headers as RequestHeaders, body: Buffer.from(bodyB64, 'base64'), bodyNote };
+  const body = bodyNote === undefined ? Buffer.from(bodyB64, 'base64') : undefined;
+  return { method, headers: headers as RequestHeaders, body, bodyNote };
 }

@@ -16,7 +16,7 @@ export const doctorCommand = defineCommand({
   ],
   flags: [
     ['--public-key FILE', 'the public key(s) your receiver verifies with, PEM; repeat for key rotation'],
-    ['--request FILE', 'a request file {"method","headers":{...},"body_b64"} (- is stdin), as captureFailures writes them'],
+    ['--request FILE', 'a request file {"method","headers":{...},"body_b64"} (- is stdin), as captureFailures and record write them'],
     ['--batch FILE', 'JSONL of request objects, each with an "id" (- is stdin); one JSON line per input'],
     ['--json', 'single request: print the diagnosis as one JSON line'],
     ['--profile NAME', "canonical profile to try, as the receiver's profiles; repeatable; default all"],

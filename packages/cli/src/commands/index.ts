@@ -2,6 +2,7 @@ import type { Command } from '../command.js';
 import { canonicalizeCommand } from './canonicalize.js';
 import { doctorCommand } from './doctor.js';
 import { keygenCommand } from './keygen.js';
+import { replayCommand } from './replay.js';
 import { sendCommand } from './send.js';
 import { serveCommand } from './serve.js';
 import { signCommand } from './sign.js';
@@ -16,6 +17,7 @@ export const COMMANDS: readonly Command[] = [
   keygenCommand,
   serveCommand,
   sendCommand,
+  replayCommand,
 ];
 
 /** The command named `name`, if any. */

@@ -20,7 +20,8 @@ export const verifyCommand = defineCommand({
     ['--batch FILE', 'JSONL of {"id","body_b64","signature"} (- is stdin); one result line per input'],
   ],
   notes: [
-    'Single: prints {"ok":true,"job_id":...,"profile":...,"key":...} or {"ok":false,"code":...,"message":...}.\n' +
+    'Single: prints {"ok":true,"job_id":...,"profile":...,"key":...} or {"ok":false,"code":...,"message":...};\n' +
+      'The message of ERR_SIGNATURE_INVALID says how `jobhook doctor` finds the cause.\n' +
       'Exit 0 valid, 1 invalid signature (ERR_SIGNATURE_*), 2 malformed input or any other failure.',
     'Batch: prints {"id","ok","code","profile","job_id"} per input line, in order; a line that is not\n' +
       'JSON or lacks a field gets code ERR_BATCH_LINE_INVALID. Exit 0 once every line is processed.',
@@ -52,6 +53,11 @@ export const verifyCommand = defineCommand({
   },
 });
 
+/** What a failed verification adds: where to find out why. */
+const DOCTOR_HINT =
+  'to find out why (a body re-serialized by a JSON parser, re-encoded or changed on the way, or another key), run ' +
+  '`jobhook doctor --public-key FILE --request FILE` on the request as received ({"headers":{...},"body_b64"})';
+
 /** Reads the key files and builds the one verifier a run uses. */
 async function loadVerifier(keyFiles: readonly string[], profiles: readonly CanonicalProfile[]): Promise<Verifier> {
   const keys = await Promise.all(keyFiles.map((file) => readFileArg(file, '--public-key')));
@@ -75,7 +81,8 @@ async function verifyOne(
     exitCode = 0;
   } catch (err) {
     const { code, message } = describeError(err);
-    line = jsonLine({ ok: false, code, message });
+    // The doctor tells which change broke a signature (a re-serialized body, another key, ...).
+    line = jsonLine({ ok: false, code, message: code === 'ERR_SIGNATURE_INVALID' ? `${message}; ${DOCTOR_HINT}` : message });
     exitCode = code.startsWith('ERR_SIGNATURE_') ? 1 : 2;
   }
   await write(io.stdout, line);

@@ -14,6 +14,8 @@ const digits = new Uint8Array(32);
 let digitCount = 0;
 let decpt = 0;
 let negative = false;
+/** Whether the last lexeme loaded went through the engine's conversion (then its layout is the exact form). */
+let converted = false;
 
 /**
  * Any decimal of at most 15 significant digits in the normal range is recovered exactly from the
@@ -57,21 +59,202 @@ export type FloatMode = 'exact' | 'as-written';
 export const EXACT_CHECKS_PER_PASS = 64;
 
 /**
+ * The float work of one body shared by every form written of it: the engine's shortest round-trip
+ * text of each lexeme that needs it (`String(Number(lexeme))`) and what each float layout made of
+ * a converted lexeme, each worked out once however many forms are written (verification writes up to
+ * five; a body of floats the fast paths cannot lay out, such as exponents beyond ±290, subnormals or
+ * 16+ digits written exactly, would otherwise pay a conversion and a layout per float per form).
+ * Slots are indexed by the lexeme's offset in the body divided by 4 (converted lexemes are at least
+ * 3 bytes and separated by at least one byte, so no two share a slot), so it serves one body only;
+ * a lexeme equal to the one before it (a run of one float repeated) is answered by comparing bytes.
+ *
+ * Memory, when shared: a slot array of a quarter of the body's length per kind used (shortest,
+ * python layout, orjson layout), allocated on first use, and a string per float converted; about
+ * 11 MB for a 1 MB body of distinct floats, dropped with the verification.
+ * @internal
+ */
+export class FloatConversions {
+  /**
+   * @param shared whether several forms of the body will be written with these conversions (then
+   *   each is kept for the others); a lone form keeps nothing but the last lexeme, since keeping costs
+   *   more than it saves there.
+   */
+  constructor(readonly shared = false) {}
+
+  private texts: (string | undefined)[] | undefined;
+  private forms: Map<FloatLayout, (string | undefined)[]> | undefined;
+  private lastStart = -1;
+  private lastEnd = -1;
+  private lastText = '';
+
+  /** Whether the lexeme `b[start, end)` is already `String(Number(lexeme))`. */
+  isShortest(b: Uint8Array, start: number, end: number): boolean {
+    if (this.shared) return bytesEqual(b, start, end, this.shortest(b, start, end));
+    const text = latin1(b, start, end);
+    return String(Number(text)) === text;
+  }
+
+  /** `String(Number(text))` of the lexeme `b[start, end)` of this body: `Infinity` or `-Infinity` when it overflows. */
+  shortest(b: Uint8Array, start: number, end: number): string {
+    if (!this.shared) return String(Number(latin1(b, start, end)));
+    const n = end - start;
+    const last = this.lastStart;
+    if (n === this.lastEnd - last) {
+      let k = 0;
+      while (k < n && b[start + k] === b[last + k]) k++;
+      if (k === n) return this.lastText;
+    }
+    this.texts ??= slots(b);
+    let text = this.texts[start >> 2];
+    if (text === undefined) {
+      text = String(Number(latin1(b, start, end)));
+      this.texts[start >> 2] = text;
+    }
+    this.lastStart = start;
+    this.lastEnd = end;
+    this.lastText = text;
+    return text;
+  }
+
+  /** What `layout` wrote for the converted lexeme at `start`, if it was remembered. */
+  formed(layout: FloatLayout, start: number): string | undefined {
+    return this.forms?.get(layout)?.[start >> 2];
+  }
+
+  /** Remembers what `layout` wrote for the converted lexeme `b[start, …)`. */
+  remember(layout: FloatLayout, b: Uint8Array, start: number, form: string): void {
+    if (!this.shared) return;
+    this.forms ??= new Map();
+    let slotsOfLayout = this.forms.get(layout);
+    if (slotsOfLayout === undefined) {
+      slotsOfLayout = slots(b);
+      this.forms.set(layout, slotsOfLayout);
+    }
+    slotsOfLayout[start >> 2] = form;
+  }
+}
+
+/** One slot per 4 bytes of `b`. */
+function slots(b: Uint8Array): (string | undefined)[] {
+  return new Array<string | undefined>((b.length >> 2) + 1);
+}
+
+/** Longest float lexeme {@link RepeatedFloat} remembers; no profile writes a float longer than 24 bytes. */
+const REPEAT_MAX_BYTES = 32;
+
+/**
+ * The last float lexeme a pass formatted and the bytes it wrote for it, so a run of one lexeme
+ * repeated (an array of one float) is formatted once per pass and then copied: the writer compares
+ * the lexeme's bytes instead of reading, converting and laying it out again.
+ * @internal
+ */
+export class RepeatedFloat {
+  private start = -1;
+  private length = -1;
+  /** Whether {@link out} holds the form of the lexeme at {@link start} (kept from its second occurrence on). */
+  private held = false;
+  /** The lexeme being written repeats the last one: {@link remember} keeps its form. */
+  private repeating = false;
+  private readonly out = new Uint8Array(REPEAT_MAX_BYTES);
+  private outLength = 0;
+
+  /** Forgets the lexeme remembered (a new pass, or another body: the offsets mean nothing there). */
+  reset(): void {
+    this.start = -1;
+    this.length = -1;
+    this.held = false;
+  }
+
+  /**
+   * When `b[start, end)` is the lexeme remembered and its form is held, writes that form and answers
+   * true. Otherwise, when the lexeme is short enough to remember, reserves room for its form in `w`
+   * (so its bytes stay in one piece for {@link remember}) and answers false.
+   */
+  writeRepeat(b: Uint8Array, start: number, end: number, w: ByteWriter): boolean {
+    const n = end - start;
+    this.repeating = false;
+    if (n > REPEAT_MAX_BYTES) return false;
+    if (n === this.length) {
+      const last = this.start;
+      let k = 0;
+      while (k < n && b[start + k] === b[last + k]) k++;
+      if (k === n) {
+        if (!this.held) {
+          this.repeating = true;
+          w.ensure(REPEAT_MAX_BYTES);
+          return false;
+        }
+        const m = this.outLength;
+        w.ensure(m);
+        const buf = w.buf;
+        const out = this.out;
+        let p = w.pos;
+        for (let i = 0; i < m; i++) buf[p++] = out[i]!;
+        w.pos = p;
+        return true;
+      }
+    }
+    w.ensure(REPEAT_MAX_BYTES);
+    return false;
+  }
+
+  /**
+   * Remembers that `b[start, end)` was written as `w.buf[from, w.pos)` (after a {@link writeRepeat}
+   * that answered false): its position always, its form only once it repeats (distinct lexemes,
+   * the common case, copy nothing).
+   */
+  remember(start: number, end: number, w: ByteWriter, from: number): void {
+    const n = end - start;
+    const m = w.pos - from;
+    if (n > REPEAT_MAX_BYTES || m > REPEAT_MAX_BYTES || m < 0) return;
+    this.start = start;
+    this.length = n;
+    this.held = this.repeating;
+    if (!this.repeating) return;
+    const buf = w.buf;
+    const out = this.out;
+    for (let i = 0; i < m; i++) out[i] = buf[from + i]!;
+    this.outLength = m;
+  }
+}
+
+/** True when the bytes `b[start, end)` are the ASCII string `s`. @internal */
+export function bytesEqual(b: Uint8Array, start: number, end: number, s: string): boolean {
+  if (end - start !== s.length) return false;
+  for (let k = 0; k < s.length; k++) if (b[start + k] !== s.charCodeAt(k)) return false;
+  return true;
+}
+
+/**
  * The float state of one serialization pass, created by whoever starts the pass and handed down:
  * whether a float was written `as-written` with more than 15 digits (so the `exact` form could
- * differ), and how many exact checks the pass has left.
+ * differ), how many exact checks the pass has left, and the body's {@link FloatConversions} (shared
+ * by the passes over one body when given, else the pass's own).
  * @internal
  */
 export class FloatPass {
   /** True once a float of this pass was written `as-written` with more than 15 digits. */
   approximated = false;
   private exactChecksLeft = EXACT_CHECKS_PER_PASS;
+  private exactRest = false;
+
+  /**
+   * A checked lexeme was not its value's shortest form: no reference serializer wrote this body, so
+   * writing the rest as written would only make a form that matches nothing and needs an exact pass
+   * after it; instead every later check is granted, and the pass writes the exact form.
+   */
+  notShortest(): void {
+    this.exactRest = true;
+  }
+
+  constructor(readonly conversions: FloatConversions = new FloatConversions()) {}
 
   /**
    * In an `as-written` pass, whether the next 16–17-digit lexeme is converted exactly instead (true
    * for the first {@link EXACT_CHECKS_PER_PASS} of the pass).
    */
   spendExactCheck(): boolean {
+    if (this.exactRest) return true;
     if (this.exactChecksLeft === 0) return false;
     this.exactChecksLeft--;
     return true;
@@ -84,6 +267,7 @@ export class FloatPass {
  * common case, where Python wrote the body, is flagged by the parse and never reaches here), or ±Infinity when the value overflows.
  */
 function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode, pass: FloatPass): number {
+  converted = false;
   let p = start;
   negative = b[p] === 0x2d;
   if (negative) p++;
@@ -123,8 +307,8 @@ function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode, 
   const n = trail - lead;
   const point = intLen + exp - lead;
   // As written, a lexeme of 16-17 digits is laid out unconverted unless it is one of the pass's checks.
-  const maxDigits =
-    mode === 'exact' || (n > FAST_MAX_DIGITS && n <= MAX_SHORTEST_DIGITS && pass.spendExactCheck()) ? FAST_MAX_DIGITS : MAX_SHORTEST_DIGITS;
+  const checked = mode !== 'exact' && n > FAST_MAX_DIGITS && n <= MAX_SHORTEST_DIGITS && pass.spendExactCheck();
+  const maxDigits = mode === 'exact' || checked ? FAST_MAX_DIGITS : MAX_SHORTEST_DIGITS;
   if (!expHuge && n <= maxDigits && point > -FAST_MAX_DECPT && point < FAST_MAX_DECPT) {
     if (n > FAST_MAX_DIGITS) pass.approximated = true;
     // "I.F" is canonical in fixed range when F has no trailing zero beyond a lone "0" ("1.0").
@@ -134,14 +318,16 @@ function loadLexeme(b: Uint8Array, start: number, end: number, mode: FloatMode, 
     decpt = point;
     return 0;
   }
-  const text = latin1(b, start, end);
-  const x = Number(text);
-  if (!Number.isFinite(x)) return x;
-  const shortest = String(x);
+  converted = true;
+  const shortest = pass.conversions.shortest(b, start, end);
+  if (shortest === 'Infinity') return Number.POSITIVE_INFINITY;
+  if (shortest === '-Infinity') return Number.NEGATIVE_INFINITY;
   // JavaScript and Python agree on the digits and, for non-integral values from 1e-4 to 1e16,
   // on the notation: then an unchanged lexeme is already the canonical form.
-  if (shortest === text && plain && point > -4 && point <= 16) return AS_IS;
-  loadShortest(x, shortest);
+  if (plain && point > -4 && point <= 16 && bytesEqual(b, start, end, shortest)) return AS_IS;
+  // The sign is the lexeme's: String(-0) is "0", and a negative lexeme that underflows reads as -0.
+  loadShortest(negative, shortest);
+  if (checked && !sameDigits(b, intStart, intLen, fracStart, lead, n)) pass.notShortest();
   return 0;
 }
 
@@ -162,6 +348,13 @@ function digitAt(b: Uint8Array, intStart: number, intLen: number, fracStart: num
   return k < intLen ? b[intStart + k]! : b[fracStart + k - intLen]!;
 }
 
+/** Whether the loaded digits are the lexeme's `n` significant digits from `lead` on. */
+function sameDigits(b: Uint8Array, intStart: number, intLen: number, fracStart: number, lead: number, n: number): boolean {
+  if (digitCount !== n) return false;
+  for (let k = 0; k < n; k++) if (digits[k] !== digitAt(b, intStart, intLen, fracStart, lead + k)) return false;
+  return true;
+}
+
 function setZero(): void {
   digits[0] = 0x30;
   digitCount = 1;
@@ -170,17 +363,17 @@ function setZero(): void {
 
 /** Loads a finite double's shortest round-trip digits (ECMAScript's Number::toString picks the closest of equally short candidates, as Python does). */
 function loadDouble(x: number): void {
-  loadShortest(x, String(x));
+  loadShortest(x < 0 || Object.is(x, -0), String(x));
 }
 
-/** Loads a finite double from `shortest` = `String(x)`. */
-function loadShortest(x: number, shortest: string): void {
-  negative = x < 0 || Object.is(x, -0);
-  if (x === 0) {
+/** Loads a finite double from `shortest` = `String(x)` (which writes -0 as "0") and its sign. */
+function loadShortest(isNegative: boolean, shortest: string): void {
+  negative = isNegative;
+  if (shortest === '0') {
     setZero();
     return;
   }
-  const text = negative ? shortest.slice(1) : shortest;
+  const text = shortest.charCodeAt(0) === 0x2d ? shortest.slice(1) : shortest;
   let exp = 0;
   let n = 0;
   let intLen = -1;
@@ -190,7 +383,12 @@ function loadShortest(x: number, shortest: string): void {
     if (c === 0x2e) {
       intLen = i;
     } else if (c === 0x65) {
-      exp = Number(text.slice(i + 1));
+      // "e+308", "e-7": read in place (Number of a slice costs more than the rest of the float).
+      let k = i + 1;
+      const expNegative = text.charCodeAt(k) === 0x2d;
+      if (expNegative || text.charCodeAt(k) === 0x2b) k++;
+      for (; k < text.length; k++) exp = exp * 10 + text.charCodeAt(k) - 0x30;
+      if (expNegative) exp = -exp;
       if (intLen < 0) intLen = i;
       break;
     } else if (n === 0 && c === 0x30) {
@@ -244,7 +442,7 @@ export const pythonLayout: FloatLayout = (w) => {
   w.byte(exp < 0 ? 0x2d : 0x2b);
   const abs = exp < 0 ? -exp : exp;
   if (abs < 10) w.byte(0x30);
-  w.ascii(String(abs));
+  writeInteger(w, abs);
 };
 
 /**
@@ -271,9 +469,19 @@ export const ryuLayout: FloatLayout = (w) => {
   } else {
     writeMantissa(w, n);
     w.byte(0x65);
-    w.ascii(String(decpt - 1));
+    const exp = decpt - 1;
+    if (exp < 0) w.byte(0x2d);
+    writeInteger(w, exp < 0 ? -exp : exp);
   }
 };
+
+/** Writes a non-negative integer below 10,000 (an exponent) in decimal, without making a string. */
+function writeInteger(w: ByteWriter, x: number): void {
+  if (x >= 1000) w.byte(0x30 + Math.floor(x / 1000));
+  if (x >= 100) w.byte(0x30 + (Math.floor(x / 100) % 10));
+  if (x >= 10) w.byte(0x30 + (Math.floor(x / 10) % 10));
+  w.byte(0x30 + (x % 10));
+}
 
 function writeMantissa(w: ByteWriter, n: number): void {
   w.byte(digits[0]!);
@@ -305,6 +513,41 @@ export function writeFloatLexeme(
   if (loaded !== 0) return loaded;
   layout(w);
   return 0;
+}
+
+/** {@link pythonReprShape}: `repr` is fixed notation with a fraction digit other than 0 (`0.5`, `12.25`). @internal */
+export const REPR_FIXED_FRACTION = 1;
+/** {@link pythonReprShape}: `repr` is fixed notation of an integral value (`1.0`, `-0.0`, `1000.0`). @internal */
+export const REPR_FIXED_INTEGRAL = 2;
+/** {@link pythonReprShape}: `repr` is exponent notation that `String(x)` writes alike (exponent of 2+ digits, beyond JavaScript's fixed range). @internal */
+export const REPR_EXPONENT_AS_JS = 3;
+/** {@link pythonReprShape}: any other exponent notation, or an overflow. @internal */
+export const REPR_OTHER = 4;
+
+/**
+ * How Python's `repr` writes the value of the float lexeme `b[start, end)`, for the checks that two
+ * profiles write a body alike: fixed notation (`-4 < decpt <= 16`) with or without a fraction, or
+ * exponent notation. Loads the lexeme exactly (a conversion through `pass.conversions` only where
+ * the lexeme's own digits do not settle it).
+ * @internal
+ */
+export function pythonReprShape(b: Uint8Array, start: number, end: number, pass: FloatPass): number {
+  const loaded = loadLexeme(b, start, end, 'exact', pass);
+  // As is: "I.F" in repr's fixed layout, where F is "0" only for an integral value.
+  if (loaded === AS_IS) return b[end - 1] === 0x30 ? REPR_FIXED_INTEGRAL : REPR_FIXED_FRACTION;
+  if (loaded !== 0) return REPR_OTHER;
+  if (decpt > -4 && decpt <= 16) return decpt >= digitCount ? REPR_FIXED_INTEGRAL : REPR_FIXED_FRACTION;
+  // JavaScript writes fixed notation up to decpt 21 and down to decpt -5, and one-digit exponents unpadded.
+  return decpt > 21 || decpt <= -9 ? REPR_EXPONENT_AS_JS : REPR_OTHER;
+}
+
+/**
+ * Whether the lexeme of the last {@link writeFloatLexeme} went through the engine's conversion: then
+ * what it wrote is the exact form, whatever the mode, for {@link FloatConversions.remember}.
+ * @internal
+ */
+export function lastLexemeConverted(): boolean {
+  return converted;
 }
 
 /** Python's `repr(x)` of a finite double, e.g. `1e-07`, `1.0`, `-0.0`. @internal */

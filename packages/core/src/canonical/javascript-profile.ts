@@ -1,5 +1,6 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
+import { FloatConversions, bytesEqual } from './float-format.js';
 import { ordersFor, type KeyOrderTable, type SharedKeyOrders } from './shared-key-orders.js';
 import { decodeString } from './strings.js';
 import type { WorkBudget } from './work-budget.js';
@@ -7,6 +8,7 @@ import {
   F_DOC_NONFINITE,
   F_ESC,
   F_LONE,
+  F_NONASCII,
   F_RAWSURR,
   T_ARR,
   T_FALSE,
@@ -34,25 +36,31 @@ import {
  */
 export function serializeJavaScript(doc: ParsedBody, orders?: SharedKeyOrders): Buffer {
   const writer = new ByteWriter(doc.bytes.length + (doc.bytes.length >> 1));
-  writeJavaScript(doc, writer, orders);
+  writeJavaScript(doc, writer, orders, new FloatConversions());
   return writer.result();
 }
 
 /**
  * SHA-256 hex of {@link serializeJavaScript}'s bytes, hashed as they are written; `orders` (of this
- * `doc`) keep each object's key order for the next form, `budget` is charged every byte written.
+ * `doc`) keep each object's key order for the next form, `budget` is charged every byte written,
+ * `conversions` (of this `doc`) share its number conversions with the other forms.
  * @throws WorkBudgetExhausted when `budget` runs out.
  * @internal
  */
-export function digestJavaScript(doc: ParsedBody, orders?: SharedKeyOrders, budget?: WorkBudget): string {
+export function digestJavaScript(
+  doc: ParsedBody,
+  orders?: SharedKeyOrders,
+  budget?: WorkBudget,
+  conversions: FloatConversions = new FloatConversions(),
+): string {
   const writer = new ByteWriter(0, WINDOW, budget);
-  writeJavaScript(doc, writer, orders);
+  writeJavaScript(doc, writer, orders, conversions);
   return writer.digestHex();
 }
 
 const WINDOW = Buffer.allocUnsafe(64 * 1024);
 
-function writeJavaScript(doc: ParsedBody, writer: ByteWriter, orders: SharedKeyOrders | undefined): void {
+function writeJavaScript(doc: ParsedBody, writer: ByteWriter, orders: SharedKeyOrders | undefined, conversions: FloatConversions): void {
   if ((doc.features & F_DOC_NONFINITE) !== 0) {
     // Python accepts NaN and Infinity; JSON.parse does not, so this profile has no form for them.
     throw new JobhookError('ERR_CANONICAL_UNREPRESENTABLE', 'the javascript profile cannot read NaN or Infinity (JSON.parse refuses them)');
@@ -61,7 +69,7 @@ function writeJavaScript(doc: ParsedBody, writer: ByteWriter, orders: SharedKeyO
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   // Python's key order is this profile's but for astral keys, array-index keys and surrogates.
   const codePointOrders = (doc.features & (F_LONE | F_RAWSURR)) === 0 ? ordersFor(orders, doc, 'codePoint') : undefined;
-  new JavaScriptWriter(buf, doc.tape, writer, ordersFor(orders, doc, 'javascript'), codePointOrders).value(0, 0);
+  new JavaScriptWriter(buf, doc.tape, writer, ordersFor(orders, doc, 'javascript'), codePointOrders, conversions).value(0, 0);
 }
 
 /** Largest array index + 1: keys of integers up to 2^32 - 2 are "array index" keys, ordered first. */
@@ -96,6 +104,7 @@ class JavaScriptWriter {
     private readonly w: ByteWriter,
     private readonly orders: KeyOrderTable | undefined,
     private readonly codePointOrders: KeyOrderTable | undefined,
+    private readonly conversions: FloatConversions,
   ) {}
 
   /** Writes the value at tape index `i`; returns the index after it. */
@@ -111,6 +120,8 @@ class JavaScriptWriter {
         this.string(kind, tape[i + 1]!, tape[i + 2]!);
         return i + 3;
       case T_INT:
+        this.integer(tape[i + 1]!, tape[i + 2]!);
+        return i + 3;
       case T_FLT:
         this.number(tape[i + 1]!, tape[i + 2]!);
         return i + 3;
@@ -176,6 +187,7 @@ class JavaScriptWriter {
       w.byte(0x7d);
       return after;
     }
+    if (this.writePlainKeys(i, depth)) return after;
     const sorted = this.membersInCodePointOrder(i);
     let members: Iterable<Member>;
     if (sorted !== undefined) {
@@ -236,6 +248,45 @@ class JavaScriptWriter {
   }
 
   /**
+   * Writes the object at `i` in the code-point order an earlier Python-family form sorted it in,
+   * when every key is plain ASCII (no escape, not `__proto__`, not starting with a digit, so no
+   * array index): there UTF-16 order is code-point order and `JSON.stringify` writes each key as its
+   * body bytes, so no key is decoded. Answers false, writing nothing, otherwise.
+   */
+  private writePlainKeys(i: number, depth: number): boolean {
+    const table = this.codePointOrders;
+    const at = table === undefined ? -1 : table.find(i);
+    if (at < 0) return false;
+    const tape = this.tape;
+    const b = this.b;
+    const data = table!.data;
+    const kept = data[at]!;
+    if (kept === 0) return false;
+    for (let m = 0; m < kept; m++) {
+      const k = data[at + 1 + m]!;
+      if ((tape[k]! & (F_ESC | F_NONASCII)) !== 0) return false;
+      const start = tape[k + 1]!;
+      const c = b[start];
+      if (c !== undefined && c >= 0x30 && c <= 0x39) return false;
+      if (bytesEqual(b, start, tape[k + 2]!, '__proto__')) return false;
+    }
+    const w = this.w;
+    w.byte(0x7b);
+    for (let m = 0; m < kept; m++) {
+      const k = data[at + 1 + m]!;
+      if (m > 0) w.byte(0x2c);
+      w.newlineIndent(depth + 1);
+      w.copy(b, tape[k + 1]! - 1, tape[k + 2]! + 1);
+      w.byte(0x3a);
+      w.byte(0x20);
+      this.value(k + 3, depth + 1);
+    }
+    w.newlineIndent(depth);
+    w.byte(0x7d);
+    return true;
+  }
+
+  /**
    * The object's members, one per key with its last value, in code-point order, when an earlier
    * Python-family form of this body sorted it (its keys decode here as there: no lone or raw
    * surrogates in the body); otherwise undefined.
@@ -273,9 +324,18 @@ class JavaScriptWriter {
     this.w.utf8(JSON.stringify(this.decode(kind, start, end)));
   }
 
+  /** An integer lexeme: doubles hold every integer of up to 15 digits, which String(x) writes back as they are but -0 ("0"). */
+  private integer(start: number, end: number): void {
+    const negative = this.b[start] === 0x2d;
+    const digits = negative ? end - start - 1 : end - start;
+    if (digits > 15) this.number(start, end);
+    else if (negative && digits === 1 && this.b[end - 1] === 0x30) this.w.byte(0x30);
+    else this.w.copy(this.b, start, end);
+  }
+
   private number(start: number, end: number): void {
-    const x = Number(this.b.toString('latin1', start, end));
+    const shortest = this.conversions.shortest(this.b, start, end);
     // JSON.stringify: finite numbers as String(x) (-0 as "0"), overflow to ±Infinity as null.
-    this.w.ascii(Number.isFinite(x) ? String(x) : 'null');
+    this.w.ascii(shortest === 'Infinity' || shortest === '-Infinity' ? 'null' : shortest);
   }
 }

@@ -76,7 +76,8 @@ export function serializeCanonicalAs(doc: ParsedBody, profile: CanonicalProfile,
  * Lowercase SHA-256 hex of a profile's canonical bytes, hashed while they are written (bounded memory).
  * `orders` (from `createSharedKeyOrders(doc)`) let the forms of one body that sort keys by the same
  * rule sort each object once; `budget` is charged every byte written; `pass` receives the float
- * state of the pass (whether floats were approximated: see {@link FloatPass}).
+ * state of the pass (whether floats were approximated: see {@link FloatPass}), and its conversions,
+ * when shared by the passes over `doc`, convert each float once for every form (javascript's too).
  * @throws JobhookError `ERR_CANONICAL_UNREPRESENTABLE` when that profile's reference would fail.
  * @throws WorkBudgetExhausted when `budget` runs out.
  * @internal
@@ -89,7 +90,7 @@ export function digestCanonical(
   budget?: WorkBudget,
   pass?: FloatPass,
 ): string {
-  if (profile === 'javascript') return digestJavaScript(doc, orders, budget);
+  if (profile === 'javascript') return digestJavaScript(doc, orders, budget, pass?.conversions);
   return digestTape(doc, tapeProfile(profile), floatMode, orders, budget, pass);
 }
 

@@ -1,6 +1,16 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
-import { FloatPass, latin1, pythonLayout, ryuLayout, writeFloatLexeme, type FloatLayout, type FloatMode } from './float-format.js';
+import {
+  FloatPass,
+  RepeatedFloat,
+  lastLexemeConverted,
+  latin1,
+  pythonLayout,
+  ryuLayout,
+  writeFloatLexeme,
+  type FloatLayout,
+  type FloatMode,
+} from './float-format.js';
 import { sharedKeyCache } from './ascii-key-cache.js';
 import { codePointOrder, compareKeys, type SortKey } from './key-order.js';
 import { ordersFor, type KeyOrderTable, type SharedKeyOrders } from './shared-key-orders.js';
@@ -140,6 +150,12 @@ export function digestTape(
   return writer.digestHex();
 }
 
+/** The last float of the pass being written: serialization is synchronous, so one serves every pass. */
+const REPEATED = new RepeatedFloat();
+
+/** Lexeme bytes up to which {@link RepeatedFloat} reserves room, so a float's form is in one piece of the window. */
+const REPEATED_ROOM = 32;
+
 /** The window of {@link digestTape}: serialization is synchronous, so one serves every call. */
 const HASH_WINDOW = Buffer.allocUnsafe(64 * 1024);
 
@@ -157,6 +173,7 @@ function writeTape(
   const bytes = doc.bytes;
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   SHAPES.length = 0; // positions of another body mean nothing here, and would keep it alive
+  REPEATED.reset();
   const table = profile.sortKeys ? ordersFor(orders, doc, 'codePoint') : undefined;
   new TapeSerializer(buf, doc.tape, writer, profile, floatMode, table, pass).value(0, 0);
   SHAPES.length = 0;
@@ -226,6 +243,7 @@ function keyIndexScratch(depth: number, count: number): Int32Array {
 
 class TapeSerializer {
   private readonly keys = sharedKeyCache;
+  private readonly repeated = REPEATED;
 
   constructor(
     private readonly b: Buffer,
@@ -498,22 +516,52 @@ class TapeSerializer {
     this.w.copy(b, start, end);
   }
 
-  /** A 16–17-digit float already in Python's fixed layout: as written, or kept when it is the shortest form. */
+  /**
+   * A 16–17-digit float already in Python's fixed layout: as written, or kept when it is the shortest
+   * form (a run of one lexeme is decided once, {@link RepeatedFloat}).
+   */
   private layoutFloat(start: number, end: number): void {
+    const w = this.w;
+    const b = this.b;
+    if (this.repeated.writeRepeat(b, start, end, w)) return;
+    const from = w.pos;
     if (this.floatMode === 'as-written' && !this.pass.spendExactCheck()) {
       this.pass.approximated = true;
-      this.w.copy(this.b, start, end);
+      w.copy(b, start, end);
+    } else if (this.pass.conversions.isShortest(b, start, end)) {
+      // JavaScript prints the same shortest digits in the same fixed layout in this range, so one
+      // conversion each way tells whether the lexeme is already repr's form.
+      w.copy(b, start, end);
+    } else {
+      if (this.floatMode === 'as-written') this.pass.notShortest();
+      this.float(start, end, 'exact');
       return;
     }
-    // JavaScript prints the same shortest digits in the same fixed layout in this range, so one
-    // conversion each way tells whether the lexeme is already repr's form.
-    const text = latin1(this.b, start, end);
-    if (String(Number(text)) === text) this.w.copy(this.b, start, end);
-    else this.float(start, end, 'exact');
+    this.repeated.remember(start, end, w, from);
   }
 
+  /**
+   * Writes a float in this pass's mode (or `floatMode`). A run of one lexeme is laid out once
+   * ({@link RepeatedFloat}); in exact mode, a lexeme another form of this body converted is written as
+   * that form's layout left it (the exact form is the same in every pass of one layout).
+   */
   private float(start: number, end: number, floatMode: FloatMode = this.floatMode): void {
-    const overflow = writeFloatLexeme(this.b, start, end, this.profile.floatLayout, floatMode, this.w, this.pass);
-    if (overflow !== 0) this.w.ascii(overflow > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
+    const w = this.w;
+    const b = this.b;
+    if (this.repeated.writeRepeat(b, start, end, w)) return;
+    const from = w.pos;
+    const layout = this.profile.floatLayout;
+    const conversions = this.pass.conversions;
+    const formed = floatMode === 'exact' ? conversions.formed(layout, start) : undefined;
+    if (formed !== undefined) {
+      w.ascii(formed);
+    } else {
+      const overflow = writeFloatLexeme(b, start, end, layout, floatMode, w, this.pass);
+      if (overflow !== 0) w.ascii(overflow > 0 ? this.profile.nonFinite.inf : this.profile.nonFinite.ninf);
+      else if (conversions.shared && lastLexemeConverted() && w.pos - from <= REPEATED_ROOM && end - start <= REPEATED_ROOM) {
+        conversions.remember(layout, b, start, latin1(w.buf, from, w.pos));
+      }
+    }
+    this.repeated.remember(start, end, w, from);
   }
 }

@@ -8,7 +8,7 @@ import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/header
 import { recoverDigests } from '../signature/recover-digest.js';
 import { verifyBody } from '../signature/verifier.js';
 import { CAUSE_FIX, type DIAGNOSIS_CAUSES, type DiagnosisCause } from './causes.js';
-import { reserializationSigns } from './reserialized.js';
+import { pythonFloatForm, reserializationSigns } from './reserialized.js';
 import { listHeaders } from '../http/header-list.js';
 import { checkSignatureHeaders } from '../signature/classify-signature-header.js';
 import { undoCharacterChanges, undoTextChanges } from './transcoding.js';
@@ -20,8 +20,11 @@ export interface DiagnosisRequest {
   method?: string;
   /** Request headers (a record, Node's `req.headers`, or a fetch `Headers`). */
   headers: RequestHeaders;
-  /** The body bytes exactly as received. A string is taken as its UTF-8 bytes. */
-  body: Uint8Array | string;
+  /**
+   * The body bytes exactly as received. A string is taken as its UTF-8 bytes. Undefined when the
+   * body was not kept (a capture refused on its headers): a diagnosis then says nothing of the body.
+   */
+  body: Uint8Array | string | undefined;
 }
 
 /** Options of {@link diagnoseDelivery}. */
@@ -87,7 +90,8 @@ export function diagnoseDelivery(request: DiagnosisRequest, options: DiagnoseOpt
     ...resolveParseOptions({ ...options, maxBodyBytes: options.maxBodyBytes ?? DIAGNOSIS_MAX_BODY_BYTES }, 'diagnoseDelivery'),
     scratch: false,
   };
-  const body = typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
+  const kept = request.body;
+  const body = kept === undefined ? Buffer.alloc(0) : typeof kept === 'string' ? Buffer.from(kept, 'utf8') : kept;
 
   const head = checkSignatureHeaders(request.headers, names, keyRing);
   if (!head.ok) {
@@ -97,11 +101,18 @@ export function diagnoseDelivery(request: DiagnosisRequest, options: DiagnoseOpt
       listHeaders(request.headers, [names.signature, names.hashAlgorithm, names.webhook]),
     );
     headers[names.signature.toLowerCase()] = head.recovered;
-    const fixed = diagnoseDelivery({ ...request, headers }, { ...options, publicKeys: keyRing });
-    const then = fixed.verified ? 'read from there, the signature verifies' : `read from there, the delivery still fails: ${fixed.cause}`;
+    const fixed = diagnoseDelivery({ ...request, headers, body }, { ...options, publicKeys: keyRing });
+    // Without the body only the key can be told: no guess at what the body would do.
+    const onceFixed = kept === undefined && fixed.cause !== 'unknown-key' ? undefined : fixed.cause;
+    const then =
+      onceFixed === undefined
+        ? `read from there, key ${shortId(fixed.keyId ?? '')} decodes the signature; the body was not kept, so whether it verifies cannot be told`
+        : fixed.verified
+          ? 'read from there, the signature verifies'
+          : `read from there, the delivery still fails: ${fixed.cause}`;
     return failure(head.cause, `${head.message}; ${then}`, {
       ...(fixed.keyId === undefined ? {} : { keyId: fixed.keyId }),
-      detail: { ...head.detail, onceFixed: fixed.cause },
+      detail: { ...head.detail, ...(onceFixed === undefined ? {} : { onceFixed }) },
     });
   }
   const signature = head.signature;
@@ -111,7 +122,7 @@ export function diagnoseDelivery(request: DiagnosisRequest, options: DiagnoseOpt
     const ids = keyRing.keys.map((k) => k.id);
     return failure(
       'unknown-key',
-      `the signature decodes under none of the ${ids.length} configured key${ids.length === 1 ? '' : 's'} (${ids.map(shortId).join(', ')}): the service signed with a key you do not have (a rotation?), or this environment has the wrong key (a test key in production, or the other way round)`,
+      `the signature decodes under ${ids.length === 1 ? 'the one configured key' : `none of the ${ids.length} configured keys`} (${ids.map(shortId).join(', ')}): the service signed with a key you do not have (a rotation?), or this environment has the wrong key (a test key in production, or the other way round)`,
       { detail: { keyIdsTried: ids } },
     );
   }
@@ -156,7 +167,7 @@ export function diagnoseDelivery(request: DiagnosisRequest, options: DiagnoseOpt
   if (signs !== undefined) {
     return failure(
       'body-reserialized',
-      `signed by key ${shortId(keyId)}, but this body is what JSON.parse + ${signs.layout} make (JavaScript's number forms) and it holds numbers JavaScript writes differently from Python (${signs.numbers.join(', ')}${signs.bigIntegers > 0 ? `; ${signs.bigIntegers} beyond 2^53, which JavaScript holds as doubles` : ''}): a JSON body parser ran before verification and the payload was re-serialized`,
+      `signed by key ${shortId(keyId)}, but this body is what JSON.parse + ${signs.layout} make (JavaScript's number forms) and it holds numbers JavaScript writes differently from Python (${signs.numbers.map(asSigned).join(', ')}${signs.bigIntegers > 0 ? `; ${signs.bigIntegers} beyond 2^53, which JavaScript holds as doubles` : ''}): a JSON body parser ran before verification and the payload was re-serialized`,
       { keyId, detail: { numbers: signs.numbers, bigIntegers: signs.bigIntegers, layout: signs.layout } },
     );
   }
@@ -259,6 +270,12 @@ function failure(
   extra: { keyId?: string; profile?: CanonicalProfile; detail?: Record<string, unknown> } = {},
 ): Diagnosis {
   return { verified: false, cause, message, fix: CAUSE_FIX[cause], ...extra };
+}
+
+/** A number of a re-serialized body as written there, with the form a Python float of its value takes (`1` → `1, a float 1.0?`). */
+function asSigned(lexeme: string): string {
+  const float = pythonFloatForm(lexeme);
+  return float === undefined ? lexeme : `${lexeme} (Python writes the float ${float})`;
 }
 
 /** A key id as messages show it: its first 12 hex digits. */

@@ -1,16 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync } from 'node:fs';
-import { readdir, rename, rm, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { optionError } from '../internal/option-checks.js';
+import { readdir } from 'node:fs/promises';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { Logger } from '../log/logger.js';
-import type { RequestHeaders } from '../http/request-headers.js';
 import { keySizedSignatureIn } from '../signature/classify-signature-header.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
 import { recoverDigests } from '../signature/recover-digest.js';
-import { listHeaders } from '../http/header-list.js';
 import { REFUSAL_CAUSES, type RefusalCause, type RefusalCauseFields } from './refusal-cause.js';
+import {
+  fileErrorReporter,
+  fileTime,
+  openPrivateDir,
+  requestFileFields,
+  resolveFileOptions,
+  writePrivateFile,
+  type FileRequest,
+  type ResolvedFileOptions,
+} from './request-file.js';
 
 /**
  * `captureFailures` of `createReceiver`: write requests refused for a signature or body cause to
@@ -40,15 +45,10 @@ export interface CaptureFailuresOptions {
 }
 
 /** {@link CaptureFailuresOptions} checked and filled in. @internal */
-export interface ResolvedCaptureFailures {
-  readonly dir: string;
-  readonly max: number;
-  readonly maxBodyBytes: number;
-}
+export type ResolvedCaptureFailures = ResolvedFileOptions;
 
 const DEFAULT_MAX_CAPTURES = 100;
 const DEFAULT_MAX_CAPTURE_BODY_BYTES = 256 * 1024;
-const MAX_CAPTURES = 100_000;
 /** How often a full directory is counted again (someone may have deleted files). */
 const RESCAN_MS = 60_000;
 /** Capture files, as `readdir` counts them (temporary files start with a dot). */
@@ -60,25 +60,11 @@ const CAPTURE_FILE = /^failure-.+\.json$/;
  * @internal
  */
 export function resolveCaptureFailures(value: unknown, owner: string): ResolvedCaptureFailures | undefined {
-  if (value === undefined) return undefined;
-  const fail = (message: string): never => {
-    throw optionError(owner, `captureFailures${message}`);
-  };
-  if (typeof value !== 'object' || value === null) fail(' must be an object { dir, max? }');
-  const { dir, max = DEFAULT_MAX_CAPTURES, maxBodyBytes = DEFAULT_MAX_CAPTURE_BODY_BYTES } = value as Partial<CaptureFailuresOptions>;
-  if (typeof dir !== 'string' || dir.trim() === '') fail('.dir must be a directory path');
-  if (!Number.isSafeInteger(max) || max < 1 || max > MAX_CAPTURES)
-    fail(`.max must be an integer from 1 to ${MAX_CAPTURES}, got ${String(max)}`);
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 0) fail(`.maxBodyBytes must be an integer >= 0, got ${String(maxBodyBytes)}`);
-  return { dir: dir as string, max, maxBodyBytes };
+  return resolveFileOptions(value, owner, 'captureFailures', { max: DEFAULT_MAX_CAPTURES, maxBodyBytes: DEFAULT_MAX_CAPTURE_BODY_BYTES });
 }
 
 /** One refused request, as the receiver had it (the body is absent when refused before it was read). @internal */
-export interface FailedRequest {
-  method: string;
-  headers: RequestHeaders;
-  body: Uint8Array | string | undefined;
-}
+export type FailedRequest = FileRequest;
 
 /**
  * The headers whose values a capture keeps besides the service's own (spec 6.1, as `headerNames`
@@ -88,8 +74,8 @@ export interface FailedRequest {
  * `X-Ms-Client-Principal`, `X-Forwarded-Client-Cert`, cookies, `Authorization`).
  */
 const KEPT_HEADERS: readonly string[] = ['content-type', 'content-length', 'user-agent'];
-/** The lower-case names whose values a capture keeps, the configured `headerNames` among them. */
-const keptNames = (names: WebhookHeaderNames): string[] => [
+/** The lower-case names whose values a capture keeps, the configured `headerNames` among them. @internal */
+export const keptNames = (names: WebhookHeaderNames): string[] => [
   ...KEPT_HEADERS,
   ...[names.signature, names.hashAlgorithm, names.webhook].map((n) => n.toLowerCase()),
 ];
@@ -200,13 +186,7 @@ export function createFailureCapture(
    */
   const pending = new Map<string, string>();
   const pendingOf = new Map<string, number>();
-  let onDisk: Map<string, Set<string>>;
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-    onDisk = countByCause(readdirSync(dir));
-  } catch (err) {
-    throw optionError('createReceiver', `captureFailures.dir ${dir} cannot be created or read`, { cause: err });
-  }
+  let onDisk = countByCause(openPrivateDir(dir, 'captureFailures'));
   let onDiskTotal = sizeOf(onDisk);
   let scannedAt = performance.now();
   let scanning = false;
@@ -214,7 +194,7 @@ export function createFailureCapture(
   let finishedDuringScan: Array<[string, string]> = [];
   let dropped = 0;
   let fullWarned = false;
-  let lastErrorAt = -Infinity;
+  const reportError = fileErrorReporter(log, dir, 'jobhook: captureFailures could not write a capture file (one line per minute)');
 
   const countOf = (cause: string): number => (onDisk.get(cause)?.size ?? 0) + (pendingOf.get(cause) ?? 0);
   const total = (): number => onDiskTotal + pending.size;
@@ -261,14 +241,6 @@ export function createFailureCapture(
       });
   };
 
-  const reportError = (err: unknown): void => {
-    // A full disk or a missing permission must not cost one log line per refused request.
-    const now = performance.now();
-    if (now - lastErrorAt < RESCAN_MS) return;
-    lastErrorAt = now;
-    log.error({ err, dir }, 'jobhook: captureFailures could not write a capture file (one line per minute)');
-  };
-
   /** True when a capture of `cause` fits now; otherwise drops it, warns once per full spell, and recounts at most once a minute. */
   const hasRoom = (cause: string): boolean => {
     if (!scanning && countOf(cause) < share && total() < max) return true;
@@ -289,36 +261,26 @@ export function createFailureCapture(
     const cause = captureCause(refusal.cause.cause);
     if (!hasRoom(cause)) return;
     const capturedAt = new Date();
-    const body =
-      request.body === undefined ? undefined : typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
-    const headers = Object.fromEntries(listHeaders(request.headers, known).map(([name, value]) => [name, keepValues(name, value)]));
     const record = {
-      method: request.method,
-      headers,
-      body_b64: body === undefined || body.length > maxBodyBytes ? '' : Buffer.from(body).toString('base64'),
-      ...(body === undefined ? { body_read: false } : body.length > maxBodyBytes ? { body_omitted: body.length } : {}),
+      ...requestFileFields(request, known, keepValues, maxBodyBytes),
       captured_at: capturedAt.toISOString(),
       status: refusal.status,
       code: refusal.code,
       cause: refusal.cause.cause,
     };
-    const name = `failure-${cause}-${capturedAt.toISOString().replace(/[:.]/g, '-')}-${randomUUID().slice(0, 8)}.json`;
-    const temp = join(dir, `.${name}.tmp`);
+    const name = `failure-${cause}-${fileTime(capturedAt)}-${randomUUID().slice(0, 8)}.json`;
     // Reserved before the first await, so concurrent captures never pass the caps.
     reserve(name, cause);
-    writeFile(temp, `${JSON.stringify(record)}\n`, { mode: 0o600, flag: 'wx' })
-      .then(() => rename(temp, join(dir, name)))
-      .then(
-        () => {
-          settle(name, cause);
-          addOnDisk(name, cause);
-          if (scanning) finishedDuringScan.push([name, cause]);
-        },
-        async (err: unknown) => {
-          settle(name, cause);
-          await rm(temp, { force: true }).catch(() => {});
-          reportError(err);
-        },
-      );
+    writePrivateFile(dir, name, `${JSON.stringify(record)}\n`).then(
+      () => {
+        settle(name, cause);
+        addOnDisk(name, cause);
+        if (scanning) finishedDuringScan.push([name, cause]);
+      },
+      (err: unknown) => {
+        settle(name, cause);
+        reportError(err);
+      },
+    );
   };
 }

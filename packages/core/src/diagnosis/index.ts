@@ -6,4 +6,12 @@
 export { DIAGNOSIS_CAUSES, isDiagnosisCause, type DiagnosisCause } from './causes.js';
 export { diagnoseDelivery, type DiagnoseOptions, type Diagnosis, type DiagnosisRequest } from './diagnose.js';
 export type { CaptureFailuresOptions } from './failure-capture.js';
+export type { RecordOptions } from './delivery-recording.js';
 export type { RefusalCause } from './refusal-cause.js';
+export {
+  parseRecording,
+  sendRecording,
+  type Recording,
+  type RecordingOutcome,
+  type ReplayAnswer,
+} from './recording-file.js';

@@ -1,6 +1,9 @@
 /** What makes a body look like `JSON.stringify(JSON.parse(body))` of a signed one. @internal */
 export interface ReserializationSigns {
-  /** Up to five numbers of the body that JavaScript writes as integers (a Python float `1.0`, `1e+16`, or an integer beyond 2^53 rounded). */
+  /**
+   * Up to five distinct numbers of the body, as written there, that JavaScript writes as integers
+   * (a Python float `1.0` or `1e+16` became `1`, `10000000000000000`; an integer beyond 2^53 rounded).
+   */
   readonly numbers: readonly string[];
   /** How many integers beyond ±(2^53−1) the body holds: JavaScript has rounded them. */
   readonly bigIntegers: number;
@@ -42,6 +45,7 @@ export function reserializationSigns(body: Uint8Array): ReserializationSigns | u
   const layout = LAYOUTS.find(([indent]) => JSON.stringify(value, null, indent) === written)?.[1];
   if (layout === undefined) return undefined;
   const numbers: string[] = [];
+  const seen = new Set<string>();
   let bigIntegers = 0;
   let integers = 0;
   const walk = (v: unknown): void => {
@@ -50,9 +54,13 @@ export function reserializationSigns(body: Uint8Array): ReserializationSigns | u
       integers++;
       const big = !Number.isSafeInteger(v);
       if (big) bigIntegers++;
-      // Rounded integers explain most; list them first.
-      if (big) numbers.unshift(String(v));
-      else numbers.push(String(v));
+      // The body is JSON.stringify's text, so String(v) is the number as written there. Each once;
+      // rounded integers explain most, so they come first.
+      const lexeme = String(v);
+      if (seen.has(lexeme)) return;
+      seen.add(lexeme);
+      if (big) numbers.unshift(lexeme);
+      else numbers.push(lexeme);
     } else if (Array.isArray(v)) {
       for (const item of v) walk(item);
     } else if (typeof v === 'object' && v !== null) {
@@ -62,4 +70,18 @@ export function reserializationSigns(body: Uint8Array): ReserializationSigns | u
   walk(value);
   if (integers === 0) return undefined;
   return { numbers: numbers.slice(0, 5), bigIntegers, layout };
+}
+
+/**
+ * How Python writes a float of the value of `lexeme`, an integer as JavaScript wrote it (`1` →
+ * `1.0`, `10000000000000000` → `1e+16`), or undefined for a rounded integer (beyond 2^53: it was
+ * an integer there, and JavaScript changed its digits).
+ * @internal
+ */
+export function pythonFloatForm(lexeme: string): string | undefined {
+  const value = Number(lexeme);
+  if (!Number.isSafeInteger(value) && Math.abs(value) < 1e16) return undefined;
+  if (Math.abs(value) < 1e16) return `${lexeme}.0`;
+  // Python's repr of a float switches to the shortest exponent form at 1e16: 1e+16, 1.2345e+20.
+  return value.toExponential();
 }

@@ -1,4 +1,5 @@
 import { resolveProfiles } from '../canonical/profiles.js';
+import { createDeliveryRecorder } from '../diagnosis/delivery-recording.js';
 import { createFailureCapture } from '../diagnosis/failure-capture.js';
 import { createKeyRing } from '../keys/key-ring.js';
 import { createRecipientCheck } from '../recipient/recipient-check.js';
@@ -15,6 +16,7 @@ import { createJobAnswers } from './job-answers.js';
 import { createJobRunner } from './job-runner.js';
 import { createNonceBinder } from './nonce-binder.js';
 import { createOutcomeLog } from './outcome-log.js';
+import { recordedAnswer } from './recorded-answer.js';
 import { ReceiverAnswers, type AnswerStats } from './receiver-answers.js';
 import { resolveReceiverOptions, type ReceiverOptions } from './receiver-options.js';
 import type { ReceiverStats } from './receiver-outcome.js';
@@ -35,7 +37,8 @@ export type { Admission, Precheck, Receiver, ReceiverRequest, ReceiverResponse, 
  * 5. answer (job-answers.ts, receiver-answers.ts). The answers steer the sender's retries (it retries 5xx, never 4xx): 200 handled or
  * duplicate; 503 + Retry-After when the job is in flight elsewhere, the store is down or the
  * handler is slow, or the body was not read (busy, too slow); 500 when the handler failed;
- * 401/400/405/413/415 for requests to drop.
+ * 401/400/405/413/415 for requests to drop. With `record`, a delivery whose signature verified is
+ * then handed to the recorder (diagnosis/delivery-recording.ts) with its answer, written later.
  *
  * One pass: each header is read and checked once per request, and what the head step learned (the
  * recovered digests, the declared length) is handed to the body step. A handler that returns no
@@ -88,6 +91,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     headerNames,
     keyRing,
   });
+  // `record`: every delivery whose signature verified, written after its answer.
+  const recordDelivery = resolved.record === undefined ? undefined : createDeliveryRecorder(resolved.record, headerNames, keyRing, log);
   const retryAfter = Object.freeze({ 'retry-after': String(retryAfterSeconds) });
 
   const checkHead = createHeadChecks({ answers, keyRing, headerNames, maxBodyBytes: limits.maxBodyBytes });
@@ -121,13 +126,19 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     recovered: readonly RecoveredDigest[],
     body: Uint8Array,
   ): Promise<ReceiverResponse> {
+    const verifiedBefore = stats.verified;
+    const arrivedAt = recordDelivery === undefined ? 0 : Date.now();
     let answer: ReceiverResponse | Promise<ReceiverResponse>;
     try {
       answer = receiveBody(started, head, recovered, body);
     } catch (err) {
-      return Promise.resolve(answers.internal(err));
+      answer = answers.internal(err);
     }
-    return isThenable(answer) ? answer.then(undefined, (err: unknown) => answers.internal(err)) : Promise.resolve(answer);
+    const safe = isThenable(answer) ? answer.then(undefined, (err: unknown) => answers.internal(err)) : answer;
+    // `record`: the body stage counts a verified signature in its first turn (verification is synchronous).
+    if (recordDelivery !== undefined && stats.verified !== verifiedBefore)
+      return recordedAnswer(recordDelivery, head, body, arrivedAt, safe);
+    return isThenable(safe) ? safe : Promise.resolve(safe);
   }
 
   function handle(request: ReceiverRequest): Promise<ReceiverResponse> {

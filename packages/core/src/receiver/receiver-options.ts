@@ -6,6 +6,7 @@ import type { KeyRing, PublicKeyInput } from '../keys/key-ring.js';
 import { resolveBigIntegers, type BigIntegers, type LosslessJsonValue } from '../canonical/to-value.js';
 import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
 import { resolveCaptureFailures, type CaptureFailuresOptions, type ResolvedCaptureFailures } from '../diagnosis/failure-capture.js';
+import { resolveRecord, type RecordOptions, type ResolvedRecord } from '../diagnosis/delivery-recording.js';
 import type { IdempotencyStore, TransactionalStore } from '../store/idempotency-store.js';
 import type { JobLedger } from '../ledger/job-ledger.js';
 import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_EVENT_AGE_MS, type EventAgeLimit, type LateEventRule } from './event-age.js';
@@ -243,6 +244,21 @@ export interface ReceiverOptions<Db = undefined> extends RecipientOptions {
    * credentials under names nobody can list). See the README.
    */
   captureFailures?: CaptureFailuresOptions;
+  /**
+   * Opt-in: keep every delivery whose signature verified, byte for byte, in `dir` (the request-file
+   * form of `captureFailures`, with `arrived_at` and the answer's `status`, `kind`, `code`,
+   * `job_id`), to replay it (`jobhook replay`) or load it as a test fixture (`loadRecording` of
+   * `@jobhook/core/testing`). The newest `max` are kept (default 1000); files are `0600` and written
+   * after the answer, never making it wait on the disk. Headers as `captureFailures` keeps them: no
+   * credential header's value. The files hold customer payloads and the job's live recipient tag
+   * (signed, so it cannot be removed): keep `dir` private. See the README.
+   *
+   * @example
+   * ```ts
+   * createReceiver({ publicKeys, onEvent, record: { dir: process.env.JOBHOOK_RECORD_DIR! } });
+   * ```
+   */
+  record?: RecordOptions;
 }
 
 /** Options after defaults and checks. @internal */
@@ -268,6 +284,8 @@ export interface ResolvedReceiverOptions {
   logger: Logger;
   /** Where refused requests are written, or `undefined` (the default: nowhere). */
   captureFailures: ResolvedCaptureFailures | undefined;
+  /** Where verified deliveries are recorded, or `undefined` (the default: nowhere). */
+  record: ResolvedRecord | undefined;
   /** Where spans go, or `undefined` (the default: no spans). */
   tracer: TracerLike | undefined;
 }
@@ -414,6 +432,7 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
       ? doneTtlMs
       : Math.min(Math.max(doneTtlMs, eventAge.maxEventAgeMs + eventAge.clockSkewMs), Number.MAX_SAFE_INTEGER);
   const captureFailures = resolveCaptureFailures(options.captureFailures, 'createReceiver');
+  const record = resolveRecord(options.record, 'createReceiver');
   const { maxBodyBytesInFlight, bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS } = options;
   let bodyBudget: BodyBudget;
   if (maxBodyBytesInFlight === undefined) {
@@ -453,6 +472,7 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     bigIntegers,
     logger,
     captureFailures,
+    record,
     tracer: checkTracer(options.tracer, fail),
   };
 }

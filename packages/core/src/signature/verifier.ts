@@ -1,6 +1,6 @@
 import { JobhookError } from '../errors.js';
 import { optionError } from '../internal/option-checks.js';
-import { FloatPass, type FloatMode } from '../canonical/float-format.js';
+import { FloatConversions, FloatPass, type FloatMode } from '../canonical/float-format.js';
 import {
   MAX_MAX_DEPTH,
   TRUSTED_INPUT,
@@ -12,6 +12,7 @@ import {
 import { digestCanonical, resolveProfiles, serializeCanonicalAs, type CanonicalProfile } from '../canonical/profiles.js';
 import { F_DEL, F_DOC_BIGINT, F_DOC_FLOAT, F_DOC_NONFINITE, F_ESC, F_NONASCII, F_RAWSURR, type ParsedBody } from '../canonical/tape.js';
 import { createSharedKeyOrders, type SharedKeyOrders } from '../canonical/shared-key-orders.js';
+import { javascriptWritesAsPython, orjsonWritesAsPython } from '../canonical/writes-as-python.js';
 import { nativeFirstPays, nativePythonCandidate } from '../canonical/native-candidate.js';
 import { WorkBudget, WorkBudgetExhausted } from '../canonical/work-budget.js';
 import {
@@ -287,8 +288,9 @@ interface SignedCandidate {
  * Bytes of candidate canonical forms one verification may write: {@link WORK_BYTES_PER_BODY_BYTE}
  * per body byte, or the largest size the body's forms can have once per profile plus once more (the
  * first profile, the service's, written both as written and exactly), whichever is more, plus
- * {@link WORK_FLOOR_BYTES}. The vectors and bench payloads need at most 10.7 bytes per body byte
- * (embeddings: 7 forms) and 5.9 times the largest size, every candidate written.
+ * {@link WORK_FLOOR_BYTES}. Since only one profile is written both ways (see
+ * {@link findSignedCandidate}), the forms fit this by construction; it stays as the backstop should
+ * a profile or pass be added that breaks that count.
  * @internal
  */
 export function verifyWorkBudget(doc: ParsedBody, profileCount: number): number {
@@ -316,12 +318,25 @@ function sameForBody(doc: ParsedBody, a: CanonicalProfile, b: CanonicalProfile):
   return false;
 }
 
+/** True when `profile` writes `doc` as the python profile does (floats exact), on a walk of its floats and keys. */
+function writesAsPython(doc: ParsedBody, profile: CanonicalProfile, conversions: FloatConversions): boolean {
+  if (profile === 'javascript') return javascriptWritesAsPython(doc, conversions);
+  if (profile === 'orjson') return orjsonWritesAsPython(doc, conversions);
+  return false;
+}
+
 /**
  * Tries the profiles in order, each first with numbers as written (no conversion) and, only when
  * that could differ, with exact conversion; a profile that writes this body like one already tried
- * is skipped. Each candidate is hashed as it is written, so memory stays bounded; the forms share
- * each object's key order (sorted by the first form of each rule) and charge `budget`, whose
- * exhaustion ends the search (`'work-budget'`).
+ * is skipped. Once one pass could differ from its exact form, the later profiles are written exactly
+ * only: the as-written form is a faster way to the exact one where the body's floats are already
+ * shortest, and where they are not it is no profile's form (every reference serializer writes the
+ * shortest digits), so it could only match by writing the same bytes as the exact pass. Once the
+ * python form (exact) was hashed, the orjson and javascript forms are not written where they are
+ * the same bytes for this body ({@link orjsonWritesAsPython}, {@link javascriptWritesAsPython}). Each
+ * candidate is hashed as it is written, so memory stays bounded; the forms share each object's key
+ * order (sorted by the first form of each rule) and each float's conversion, and charge `budget`,
+ * whose exhaustion ends the search (`'work-budget'`).
  */
 function findSignedCandidate(
   doc: ParsedBody,
@@ -333,12 +348,18 @@ function findSignedCandidate(
   const digests = new Set<string>();
   // Each object's key order, sorted by the first form of each sort rule and read by the others.
   const orders = createSharedKeyOrders(doc);
+  // The first form is the one a delivery from the service matches: it keeps no conversions (keeping
+  // costs more than it saves there); the forms after it share theirs.
+  let conversions = new FloatConversions();
+  let exactOnly = false;
+  let pythonExactHashed = false;
   for (const profile of profiles) {
     if (tried.some((t) => sameForBody(doc, t, profile))) continue;
+    if (pythonExactHashed && writesAsPython(doc, profile, conversions)) continue;
     tried.push(profile);
-    const modes: readonly FloatMode[] = profile === 'javascript' ? ['exact'] : ['as-written', 'exact'];
+    const modes: readonly FloatMode[] = profile === 'javascript' || exactOnly ? ['exact'] : ['as-written', 'exact'];
     for (const floatMode of modes) {
-      const pass = new FloatPass();
+      const pass = new FloatPass(conversions);
       let digest: string;
       try {
         digest = digestCanonical(doc, profile, floatMode, orders, budget, pass);
@@ -353,7 +374,10 @@ function findSignedCandidate(
         const match = matchDigest(digest, recovered);
         if (match !== undefined) return { profile, floatMode, digest, match, orders };
       }
+      if (!conversions.shared) conversions = new FloatConversions(true);
+      if (floatMode === 'exact' || !pass.approximated) pythonExactHashed ||= profile === 'python';
       if (!pass.approximated) break; // exact conversion would write the same bytes
+      exactOnly = true;
     }
   }
   return undefined;

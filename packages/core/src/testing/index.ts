@@ -147,3 +147,5 @@ export {
   type StoreConformanceOptions,
 } from './store-conformance.js';
 export { describeLedgerConformance } from './ledger-conformance.js';
+export { deliverRecording, loadRecording } from './recordings.js';
+export type { Recording, RecordingOutcome, ReplayAnswer } from '../diagnosis/recording-file.js';

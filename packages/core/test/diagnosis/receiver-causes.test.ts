@@ -28,8 +28,12 @@ function tempDir(): string {
 
 /** The finished capture files in `dir` once no write is in flight (temporary files are dot files ending .tmp). */
 async function settledCaptures(dir: string, count: number): Promise<string[]> {
-  await expect.poll(() => readdirSync(dir).filter((f) => f.endsWith('.tmp')).length).toBe(0);
-  await expect.poll(() => readdirSync(dir).length).toBe(count);
+  // One condition: a write not yet started has no temporary file, so "no .tmp" alone can hold too early.
+  const settled = (): boolean => {
+    const files = readdirSync(dir);
+    return files.length === count && files.every((f) => !f.endsWith('.tmp'));
+  };
+  await expect.poll(settled, { timeout: 10_000 }).toBe(true);
   return readdirSync(dir).sort();
 }
 

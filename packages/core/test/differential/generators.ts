@@ -755,6 +755,8 @@ export function fixedCases(): FixedCase[] {
   add('int/5000-digit-exp', `{"n": ${'1'.repeat(5000)}e-4990}`);
   // Floats.
   for (const f of SPECIAL_FLOATS) add(`float/${f.slice(0, 40)}`, `{"f": ${f}}`);
+  // Runs of one lexeme (laid out once per run), then each again after another lexeme.
+  add('float/repeated-runs', `{"f": [${SPECIAL_FLOATS.flatMap((f) => [f, f, f]).join(', ')}], "g": [${SPECIAL_FLOATS.join(', ')}]}`);
   for (const f of ['NaN', 'Infinity', '-Infinity']) add(`float/${f}`, `{"f": ${f}, "g": [${f}]}`);
   add('float/-NaN', '{"f": -NaN}');
   add('float/dot-no-digits', '{"f": 1.}');

@@ -24,12 +24,12 @@ export function computePageTotals(jobs: readonly JobView[], attemptsOf: (jobId: 
  * page), then what only the loaded page's attempts tell, labelled so.
  */
 export function renderTotals(all: JobCounts | null, page: PageTotals): HTMLElement {
-  const item = (name: string, value: number | null, help: string, cls = ''): HTMLElement =>
+  const item = (name: string, value: number | null, help: string, cls = '', label = name): HTMLElement =>
     h(
       'div',
       { class: `total ${cls}`, 'data-testid': `total-${name}`, title: help },
       h('span', { class: 'value' }, value ?? '…'),
-      h('span', { class: 'name' }, name),
+      h('span', { class: 'name' }, label),
     );
   return h(
     'div',
@@ -43,11 +43,21 @@ export function renderTotals(all: JobCounts | null, page: PageTotals): HTMLEleme
         { class: 'boxes' },
         item('jobs', all?.jobs ?? null, "all of the organization's jobs"),
         item('delivered', all?.delivery.delivered ?? null, 'webhook delivered (2xx)', 'o-delivered'),
+        // Told apart: a refusal is the receiver's answer (fix the receiver or its key, then redeliver),
+        // a failure is the receiver out of reach (it may take the redelivery as it is).
+        item(
+          'refused',
+          all?.delivery.rejected ?? null,
+          'webhook refused: the receiver answered 4xx (or 3xx), or its address was refused; never retried',
+          'o-failed',
+          'refused (4xx)',
+        ),
         item(
           'failed',
-          all === null ? null : all.delivery.failed + all.delivery.rejected,
-          'webhook failed (retries exhausted) or rejected (4xx)',
+          all?.delivery.failed ?? null,
+          'webhook failed: no answer (connection error, timeout) or 5xx on every attempt, retries exhausted',
           'o-failed',
+          'failed (network/5xx)',
         ),
         item('pending', all?.delivery.pending ?? null, 'webhook not delivered yet'),
       ),

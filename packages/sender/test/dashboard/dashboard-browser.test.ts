@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createJsonLogger, createKeyRing, createReceiver } from '@jobhook/core';
 import { createTestKeyPair } from '@jobhook/core/testing';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { chromiumLaunchOptions } from '../../../../scripts/chromium-launch.mjs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
@@ -253,6 +253,67 @@ describe.each(stores)('the dashboard in Chromium, $name job store', ({ name, opt
     await page.context().close();
   });
 
+  test('a 403 refusal and an unreachable receiver: counted apart, and a timeline whose labels never overlap', async () => {
+    // One receiver refuses every webhook (403); the other address has nothing listening.
+    const refusing = createServer((_req, res) => void res.writeHead(403, { 'content-type': 'text/plain' }).end('not ours'));
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedPort = (closed.address() as { port: number }).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const problems: string[] = [];
+    try {
+      // The other organization: its counts hold these two jobs only.
+      const submit = async (url: string): Promise<string> => {
+        const answer = await submitJob(baseUrl, TOKENS.globexInference, {
+          model: 'ocr/ocr_async/google',
+          input: {},
+          webhook_receiver: url,
+        });
+        expect(answer.status).toBe(201);
+        return answer.json['job_id'] as string;
+      };
+      const refusedId = await submit(`http://127.0.0.1:${(refusing.address() as { port: number }).port}/hooks`);
+      const failedId = await submit(`http://127.0.0.1:${closedPort}/hooks`);
+      const page = await openWithKey(baseUrl, TOKENS.globexInference, problems);
+      await page.locator(`[data-testid=job-row][data-job-id="${refusedId}"][data-delivery=rejected]`).waitFor();
+      await page.locator(`[data-testid=job-row][data-job-id="${failedId}"][data-delivery=failed]`).waitFor();
+      const total = (name: string) => page.getByTestId(`total-${name}`);
+      await expect.poll(() => total('failed').locator('.value').textContent()).toBe('1');
+      await expect.poll(() => total('refused').locator('.value').textContent()).toBe('1');
+      expect(await total('refused').locator('.name').textContent()).toBe('refused (4xx)');
+      expect(await total('failed').locator('.name').textContent()).toBe('failed (network/5xx)');
+
+      // Each job's timeline: every round label clear of every status label.
+      const overlaps = async (jobId: string) => {
+        await page.locator(`[data-testid=job-row][data-job-id="${jobId}"]`).click();
+        const detail = page.locator(`[data-testid=job-detail][data-job-id="${jobId}"]`);
+        await detail.getByTestId('timeline-status').first().waitFor();
+        const box = async (el: Locator) => (await el.boundingBox())!;
+        const labels = await Promise.all((await detail.getByTestId('timeline-round-label').all()).map(box));
+        const statuses = await Promise.all((await detail.getByTestId('timeline-status').all()).map(box));
+        const text = await detail.getByTestId('timeline-status').allTextContents();
+        const hit = labels.flatMap((l) =>
+          statuses.filter((st) => l.x < st.x + st.width && st.x < l.x + l.width && l.y < st.y + st.height && st.y < l.y + l.height),
+        );
+        // The page redraws every second: a clip of the page where the timeline is, not an element shot.
+        const clip = await box(detail.getByTestId('timeline'));
+        await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}-timeline-${text[0]}.png`), clip });
+        return { labels: labels.length, statuses: text, overlapping: hit.length };
+      };
+      expect(await overlaps(refusedId)).toEqual({ labels: 1, statuses: ['403'], overlapping: 0 });
+      await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}-403-timeline.png`), fullPage: true });
+      const failed = await overlaps(failedId);
+      expect(failed.overlapping).toBe(0);
+      expect(failed.statuses.length).toBeGreaterThan(1);
+      expect(new Set(failed.statuses)).toEqual(new Set(['ECONNREFUSED']));
+      expect(problems).toEqual([]);
+      await page.context().close();
+    } finally {
+      await new Promise<void>((resolve) => refusing.close(() => resolve()));
+    }
+  });
+
   test('a refused key is said so and not kept', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
@@ -349,7 +410,8 @@ describe.each(stores)('the dashboard past one page, $name job store', ({ name, o
     await expect.poll(() => total('delivered')).toBe(String(all.delivery.delivered));
     expect(all.delivery.delivered).toBe(2);
     expect(await total('jobs')).toBe(String(JOBS));
-    expect(await total('failed')).toBe(String(all.delivery.failed + all.delivery.rejected));
+    expect(await total('failed')).toBe(String(all.delivery.failed));
+    expect(await total('refused')).toBe(String(all.delivery.rejected));
     expect(await total('pending')).toBe('0');
     // What only the loaded jobs' attempts tell is labelled as this page's.
     expect(await page.getByTestId('totals-page').textContent()).toContain('this page');

@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { KeyRing } from '../keys/key-ring.js';
+import type { Logger } from '../log/logger.js';
+import type { WebhookHeaderNames } from '../signature/headers.js';
+import { keptHeaderValues, keptNames } from './failure-capture.js';
+import {
+  fileErrorReporter,
+  fileTime,
+  openPrivateDir,
+  requestFileFields,
+  resolveFileOptions,
+  writePrivateFile,
+  type FileRequest,
+  type ResolvedFileOptions,
+} from './request-file.js';
+
+/**
+ * `record` of `createReceiver`: keep every delivery whose signature verified, byte for byte, in
+ * `dir`, one JSON file each in the request-file form of `captureFailures` (`jobhook doctor
+ * --request` reads it, `jobhook replay` sends it again, `loadRecording` of `@jobhook/core/testing`
+ * loads it as a test fixture): `method`, `headers` (values only of the allow-listed ones, as
+ * `captureFailures` keeps them: the service's headers with the signature, `Content-Type`,
+ * `Content-Length`, `User-Agent`; every other header by name, its value `[dropped]`), `body_b64`,
+ * `arrived_at`, and the answer: `status`, `kind`, `code`, `job_id`.
+ *
+ * The files hold customer payloads, and the signed bytes hold the job's live recipient tag (in
+ * `user_parameters`; it cannot be removed without breaking the signature): keep `dir` private.
+ * Files are written after the answer (never making it wait on the disk); the newest `max` are kept.
+ *
+ * @example
+ * ```ts
+ * createReceiver({ publicKeys, onEvent, record: { dir: '/var/lib/app/webhook-recordings', max: 1000 } });
+ * ```
+ */
+export interface RecordOptions {
+  /** Directory of the recordings (created `0700` when missing; files are `0600`). */
+  dir: string;
+  /** At most this many recordings in `dir`: past it the oldest are deleted. Default 1000. */
+  max?: number;
+  /**
+   * Bodies longer than this are recorded without their bytes (`body_omitted` gives their length;
+   * such a recording cannot be replayed). Default 1 MiB.
+   */
+  maxBodyBytes?: number;
+}
+
+/** {@link RecordOptions} checked and filled in. @internal */
+export type ResolvedRecord = ResolvedFileOptions;
+
+const DEFAULT_MAX_RECORDINGS = 1000;
+const DEFAULT_MAX_RECORDING_BODY_BYTES = 1024 * 1024;
+/**
+ * Recordings being written at once, at most: a disk slower than the deliveries drops recordings
+ * (counted, logged) rather than holding their bodies in memory without bound.
+ */
+const MAX_PENDING_WRITES = 64;
+/** Recording files, as a listing shows them (temporary files start with a dot). */
+const RECORDING_FILE = /^delivery-.+\.json$/;
+
+/**
+ * Checks `record`; undefined when not given.
+ * @throws JobhookError `ERR_OPTION_INVALID` naming the field.
+ * @internal
+ */
+export function resolveRecord(value: unknown, owner: string): ResolvedRecord | undefined {
+  return resolveFileOptions(value, owner, 'record', { max: DEFAULT_MAX_RECORDINGS, maxBodyBytes: DEFAULT_MAX_RECORDING_BODY_BYTES });
+}
+
+/** The answer a recording keeps. @internal */
+export interface RecordedOutcome {
+  status: number;
+  kind: string;
+  code?: string | undefined;
+  jobId?: string | undefined;
+}
+
+/** Records one verified delivery; the file is written later, never in the caller's turn. @internal */
+export type RecordDelivery = (request: FileRequest, arrivedAt: number, outcome: RecordedOutcome) => void;
+
+/**
+ * Makes the recorder of one receiver. The call only queues: the file is built and written on a
+ * `setImmediate`, after the adapter has written the answer, and write failures are logged (the
+ * first, then one line a minute), never thrown. Files are named by arrival (`delivery-<time>-<id>.json`,
+ * so a listing sorts oldest first); past `max` the oldest are deleted, the ones of earlier runs first.
+ * @throws JobhookError `ERR_OPTION_INVALID` when `dir` cannot be created or read.
+ * @internal
+ */
+export function createDeliveryRecorder(options: ResolvedRecord, names: WebhookHeaderNames, keyRing: KeyRing, log: Logger): RecordDelivery {
+  const { dir, max, maxBodyBytes } = options;
+  const known = keptNames(names);
+  const keepValues = keptHeaderValues(names, keyRing);
+  /** The recordings in arrival order: the earlier runs' files (sorted by name), then this run's. */
+  const order = openPrivateDir(dir, 'record')
+    .filter((file) => RECORDING_FILE.test(file))
+    .sort();
+  /** Names still being written; one evicted meanwhile is deleted once its write ends. */
+  const pending = new Set<string>();
+  const evictedWhilePending = new Set<string>();
+  /** Recordings handed over and not yet started (their write comes on a setImmediate). */
+  let queued = 0;
+  let dropped = 0;
+  const reportError = fileErrorReporter(log, dir, 'jobhook: record could not write or delete a recording (one line per minute)');
+  const reportDropped = fileErrorReporter(log, dir, 'jobhook: record dropped recordings: the disk is slower than the deliveries');
+
+  const remove = (name: string): void => {
+    rm(join(dir, name), { force: true }).catch(reportError);
+  };
+  const evict = (): void => {
+    while (order.length > max) {
+      const oldest = order.shift()!;
+      if (pending.has(oldest)) evictedWhilePending.add(oldest);
+      else remove(oldest);
+    }
+  };
+
+  const write = (request: FileRequest, arrivedAt: number, outcome: RecordedOutcome): void => {
+    const arrived = new Date(arrivedAt);
+    const name = `delivery-${fileTime(arrived)}-${randomUUID().slice(0, 8)}.json`;
+    const record = {
+      ...requestFileFields(request, known, keepValues, maxBodyBytes),
+      arrived_at: arrived.toISOString(),
+      status: outcome.status,
+      kind: outcome.kind,
+      ...(outcome.code === undefined ? {} : { code: outcome.code }),
+      ...(outcome.jobId === undefined ? {} : { job_id: outcome.jobId }),
+    };
+    pending.add(name);
+    order.push(name);
+    evict();
+    writePrivateFile(dir, name, `${JSON.stringify(record)}\n`).then(
+      () => {
+        pending.delete(name);
+        if (evictedWhilePending.delete(name)) remove(name);
+      },
+      (err: unknown) => {
+        pending.delete(name);
+        evictedWhilePending.delete(name);
+        const at = order.indexOf(name);
+        if (at >= 0) order.splice(at, 1);
+        reportError(err);
+      },
+    );
+  };
+
+  return (request, arrivedAt, outcome) => {
+    if (pending.size + queued >= MAX_PENDING_WRITES) {
+      dropped++;
+      reportDropped(new Error(`${dropped} recordings dropped so far: ${MAX_PENDING_WRITES} were being written`));
+      return;
+    }
+    // Counted now, so a burst in one turn cannot pass the bound before the first write starts.
+    queued++;
+    setImmediate(() => {
+      queued--;
+      try {
+        write(request, arrivedAt, outcome);
+      } catch (err) {
+        reportError(err);
+      }
+    });
+  };
+}
