@@ -82,7 +82,7 @@ export type RecordDelivery = (request: FileRequest, arrivedAt: number, outcome: 
 /**
  * Makes the recorder of one receiver. The call only queues: the file is built and written on a
  * `setImmediate`, after the adapter has written the answer, and write failures are logged (the
- * first, then one line a minute), never thrown. Files are named by arrival (`delivery-<time>-<id>.json`,
+ * first, then one line a minute), never thrown. Files are named by arrival (`delivery-<time>-<sequence>-<id>.json`,
  * so a listing sorts oldest first); past `max` the oldest are deleted, the ones of earlier runs first.
  * @throws JobhookError `ERR_OPTION_INVALID` when `dir` cannot be created or read.
  * @internal
@@ -101,6 +101,8 @@ export function createDeliveryRecorder(options: ResolvedRecord, names: WebhookHe
   /** Recordings handed over and not yet started (their write comes on a setImmediate). */
   let queued = 0;
   let dropped = 0;
+  /** This run's count, after the time in a name: two recordings of one millisecond keep their order. */
+  let sequence = 0;
   const reportError = fileErrorReporter(log, dir, 'jobhook: record could not write or delete a recording (one line per minute)');
   const reportDropped = fileErrorReporter(log, dir, 'jobhook: record dropped recordings: the disk is slower than the deliveries');
 
@@ -117,7 +119,7 @@ export function createDeliveryRecorder(options: ResolvedRecord, names: WebhookHe
 
   const write = (request: FileRequest, arrivedAt: number, outcome: RecordedOutcome): void => {
     const arrived = new Date(arrivedAt);
-    const name = `delivery-${fileTime(arrived)}-${randomUUID().slice(0, 8)}.json`;
+    const name = `delivery-${fileTime(arrived)}-${String(sequence++ % 1_000_000).padStart(6, '0')}-${randomUUID().slice(0, 8)}.json`;
     const record = {
       ...requestFileFields(request, known, keepValues, maxBodyBytes),
       arrived_at: arrived.toISOString(),
