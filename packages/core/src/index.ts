@@ -14,7 +14,7 @@ export {
   type ReceiverResponse,
 } from './receiver/create-receiver.js';
 export { createFetchHandler, type FetchHandlerOptions, type FetchWebhookHandler } from './adapter/fetch-handler.js';
-export { constructEvent, type ConstructEventOptions } from './signature/construct-event.js';
+export { constructEvent, type ConstructEventOptions } from './receiver/construct-event.js';
 export {
   createVerifier,
   type Verifier,

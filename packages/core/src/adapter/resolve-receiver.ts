@@ -14,18 +14,15 @@ export function resolveReceiver(input: ReceiverOrOptions, adapter: string): Rece
   if (typeof input !== 'object' || input === null) {
     throw optionError(adapter, `expected a receiver or receiver options, got ${String(input)}`);
   }
-  try {
-    const given = input as Partial<Receiver>;
-    if (typeof given.handle === 'function' || typeof given.precheck === 'function') {
-      // Checked now: an adapter runs `precheck`, then the admission's `receive`.
-      if (typeof given.precheck !== 'function' || typeof given.handle !== 'function' || typeof given.stats !== 'function') {
-        throw new JobhookError(
-          'ERR_OPTION_INVALID',
-          'not a receiver: a Receiver has handle, precheck and stats (make one with createReceiver())',
-        );
-      }
-      return input as Receiver;
+  const given = input as Partial<Receiver>;
+  if (typeof given.handle === 'function' || typeof given.precheck === 'function') {
+    // Checked now: an adapter runs `precheck`, then the admission's `receive`.
+    if (typeof given.precheck !== 'function' || typeof given.handle !== 'function' || typeof given.stats !== 'function') {
+      throw optionError(adapter, 'not a receiver: a Receiver has handle, precheck and stats (make one with createReceiver())');
     }
+    return input as Receiver;
+  }
+  try {
     return createReceiver(input as ReceiverOptions);
   } catch (err) {
     if (err instanceof JobhookError) throw new JobhookError(err.code, `${adapter}: ${err.message}`, { cause: err });

@@ -9,6 +9,7 @@ import { ByteWriter } from './byte-writer.js';
  * This runs once per float of every body, so it works on bytes and allocates nothing.
  */
 
+// Process-wide scratch on purpose: formatting is synchronous and never re-entered, so one buffer serves every float without allocating.
 /** Significant digits of the float being formatted (ASCII), no leading or trailing zeros. */
 const digits = new Uint8Array(32);
 let digitCount = 0;

@@ -71,6 +71,7 @@ export function decodeCodePoints(b: Uint8Array, start: number, end: number): num
 }
 
 /** UTF-16 units of the string being decoded; grown on demand. */
+// Process-wide on purpose: decoding is synchronous and never re-entered, so one scratch buffer serves every call without allocating.
 let units = new Uint16Array(1024);
 
 /**

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 
 /**
  * The logger jobhook writes to: the pino method signature (`logger.info(obj, msg)`), so a pino
@@ -60,13 +60,12 @@ export function createJsonLogger(options: JsonLoggerOptions = {}): Logger {
   const { level = 'warn', write = (line: string) => void process.stderr.write(line) } = options;
   const threshold = level === 'silent' ? Infinity : Object.hasOwn(LEVEL_NUMBER, level) ? LEVEL_NUMBER[level] : undefined;
   if (threshold === undefined) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `createJsonLogger: level must be one of ${[...Object.keys(LEVEL_NUMBER), 'silent'].join(', ')}, got ${JSON.stringify(level)}`,
+    throw optionError(
+      'createJsonLogger',
+      `level must be one of ${[...Object.keys(LEVEL_NUMBER), 'silent'].join(', ')}, got ${JSON.stringify(level)}`,
     );
   }
-  if (typeof write !== 'function')
-    throw new JobhookError('ERR_OPTION_INVALID', `createJsonLogger: write must be a function (line) => void, got ${typeof write}`);
+  if (typeof write !== 'function') throw optionError('createJsonLogger', `write must be a function (line) => void, got ${typeof write}`);
   const base = `"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
   const method =
     (name: keyof typeof LEVEL_NUMBER) =>

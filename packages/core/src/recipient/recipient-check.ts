@@ -116,6 +116,7 @@ const MESSAGE_OF_CAUSE: Record<RecipientTagCause, string> = {
 
 /** Rate limits of the rollout mode's warnings, per logger, so `constructEvent` calls share one. */
 const logLimits = new WeakMap<Logger, (cause: string) => number | undefined>();
+// Process-wide on purpose: the rollout warning's rate limit must hold across every constructEvent call, which has no instance.
 let defaultLogger: Logger | undefined;
 
 /**

@@ -67,6 +67,7 @@ interface RingShape {
 }
 
 /** A cache, per key ring (rings never change): worked out on a ring's first signature, not on each. */
+// Module-wide but keyed weakly by ring, so it is per-instance in effect and dies with its ring.
 const ringShapes = new WeakMap<KeyRing, RingShape>();
 
 function shapeOf(keyRing: KeyRing): RingShape {

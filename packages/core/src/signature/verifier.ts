@@ -148,6 +148,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
     },
     verify(input: VerifyInput): VerifyResult {
       const signature = readSignatureValue(input.signature, keyRing);
+      // 'bigint', unlike the receiver and constructEvent: this low-level call keeps every value exactly as parsed.
       const bigIntegers = resolveBigIntegers(input.bigIntegers, 'verify', 'bigint');
       const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
       return verifyBody(body, signature, keyRing, profiles, run, bigIntegers);

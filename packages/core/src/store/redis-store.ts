@@ -21,7 +21,6 @@ import { quitRedisClient, storeClientFromOption } from '../internal/redis-client
 import type { ClaimResult, IdempotencyStore, TagNonceBinding, TagNonceStore } from './idempotency-store.js';
 
 export type { ClaimResult, IdempotencyStore, TagNonceBinding, TagNonceStore } from './idempotency-store.js';
-export { createRedisLedger, DEFAULT_REDIS_LEDGER_PREFIX, type RedisLedgerOptions } from '../ledger/redis-ledger.js';
 
 /** Default of {@link RedisStoreOptions.keyPrefix}. */
 export const DEFAULT_REDIS_KEY_PREFIX = 'jobhook:';

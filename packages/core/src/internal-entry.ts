@@ -7,9 +7,9 @@
  * @packageDocumentation
  * @internal
  */
-export { isLogger } from '../log/logger.js';
-export { isHeaderName } from '../signature/headers.js';
-export { BODY_STYLES, isBodyStyle } from '../signature/sign.js';
+export { isLogger } from './log/logger.js';
+export { isHeaderName } from './signature/headers.js';
+export { BODY_STYLES, isBodyStyle } from './signature/sign.js';
 export {
   type Bounds,
   checkBoolean,
@@ -30,9 +30,9 @@ export {
   parseRedisUrl,
   readOption,
   redactUrl,
-} from './option-checks.js';
-export { quitRedisClient } from './quit-redis-client.js';
-export { parseRetryAfter } from './retry-after.js';
-export { checkEpochMs, checkLeaseOptions, checkLedgerKey, ledgerArgs, ledgerClock, type LedgerArgs } from '../ledger/job-ledger.js';
-export { countTopLevelKey } from '../canonical/top-level-keys.js';
-export { withoutTag } from '../recipient/recipient-check.js';
+} from './internal/option-checks.js';
+export { quitRedisClient } from './internal/quit-redis-client.js';
+export { parseRetryAfter } from './internal/retry-after.js';
+export { checkEpochMs, checkLeaseOptions, checkLedgerKey, ledgerArgs, ledgerClock, type LedgerArgs } from './ledger/job-ledger.js';
+export { countTopLevelKey } from './canonical/top-level-keys.js';
+export { withoutTag } from './recipient/recipient-check.js';

@@ -6,9 +6,9 @@ import { resolveBigIntegers, type BigIntegers } from '../canonical/to-value.js';
 import { validateEvent, type AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import { isKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
 import type { RequestHeaders } from '../http/request-headers.js';
-import { resolveHeaderNames, type WebhookHeaderNames } from './headers.js';
-import { readSignatureHeader } from './read-signature-header.js';
-import { createVerifier, VERIFY_DECODED, type DecodedVerifier, type Verifier } from './verifier.js';
+import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
+import { readSignatureHeader } from '../signature/read-signature-header.js';
+import { createVerifier, VERIFY_DECODED, type DecodedVerifier, type Verifier } from '../signature/verifier.js';
 import { createRecipientCheck, type RecipientOptions } from '../recipient/recipient-check.js';
 import type { Logger } from '../log/logger.js';
 

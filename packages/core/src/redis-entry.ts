@@ -1,0 +1,7 @@
+/**
+ * @jobhook/core/redis: the Redis idempotency store and the Redis job ledger, the two parts that
+ * load ioredis, kept off the main entry so an app without Redis never loads it.
+ * @packageDocumentation
+ */
+export * from './store/redis-store.js';
+export { createRedisLedger, DEFAULT_REDIS_LEDGER_PREFIX, type RedisLedgerOptions } from './ledger/redis-ledger.js';
