@@ -290,9 +290,17 @@ describe.each(stores)('the dashboard in Chromium, $name job store', ({ name, opt
         const detail = page.locator(`[data-testid=job-detail][data-job-id="${jobId}"]`);
         await detail.getByTestId('timeline-status').first().waitFor();
         const box = async (el: Locator) => (await el.boundingBox())!;
-        const labels = await Promise.all((await detail.getByTestId('timeline-round-label').all()).map(box));
-        const statuses = await Promise.all((await detail.getByTestId('timeline-status').all()).map(box));
-        const text = await detail.getByTestId('timeline-status').allTextContents();
+        // Read in one go inside the page: it redraws every second, and an element read between two
+        // calls may be gone by the second.
+        const { labels, statuses, text } = await detail.evaluate((root) => {
+          const rects = (id: string) =>
+            [...root.querySelectorAll(`[data-testid=${id}]`)].map((el) => {
+              const r = el.getBoundingClientRect();
+              return { x: r.x, y: r.y, width: r.width, height: r.height };
+            });
+          const status = [...root.querySelectorAll('[data-testid=timeline-status]')].map((el) => el.textContent ?? '');
+          return { labels: rects('timeline-round-label'), statuses: rects('timeline-status'), text: status };
+        });
         const hit = labels.flatMap((l) =>
           statuses.filter((st) => l.x < st.x + st.width && st.x < l.x + l.width && l.y < st.y + st.height && st.y < l.y + l.height),
         );
