@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { compareAsync } from './harness.mjs';
 import { getPayload, pyDumps } from './payloads.mjs';
 import { ratio, table } from './report.mjs';
+import { perTurn, roundRatios, tracingOn } from './receive-path.bench.mjs';
 
 export const description =
   'core after ÷ core before (JOBHOOK_BENCH_BEFORE_DIST), interleaved: receiver.handle() 32 and 1 in flight, tracing off/on, and the verifier, RSA-2048 and RSA-3072';
@@ -20,15 +21,6 @@ export const TARGET = 0.97;
 const POOL = 4000;
 const RECIPIENT_URL = 'https://hooks.example.com/jobs';
 const RECIPIENT_SECRET = 'bench-recipient-secret-0123456789abcdef';
-
-async function tracingOn() {
-  const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
-  const dropping = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {}, forceFlush: async () => {} };
-  const provider = new BasicTracerProvider({
-    spanProcessors: [new BatchSpanProcessor(dropping, { maxQueueSize: 65_536, maxExportBatchSize: 4096, scheduledDelayMillis: 50 })],
-  });
-  return { tracer: provider.getTracer('jobhook-bench') };
-}
 
 async function loadCore(dist) {
   const url = (path) => pathToFileURL(resolve(dist, path)).href;
@@ -39,24 +31,7 @@ async function loadCore(dist) {
   };
 }
 
-function quantile(sorted, q) {
-  const at = (sorted.length - 1) * q;
-  const lo = Math.floor(at);
-  const hi = Math.ceil(at);
-  return sorted[lo] + (sorted[hi] - sorted[lo]) * (at - lo);
-}
-
-/** after ops/s ÷ before ops/s per round: median and p10–p90. */
-function roundRatios(after, before) {
-  const n = Math.min(after.sampleNs.length, before.sampleNs.length);
-  const r = [];
-  for (let i = 0; i < n; i++) r.push(before.sampleNs[i] / after.sampleNs[i]);
-  r.sort((a, b) => a - b);
-  return { median: quantile(r, 0.5), p10: quantile(r, 0.1), p90: quantile(r, 0.9), rounds: n };
-}
-
-const perTurn = (fn) => () => new Promise((done, fail) => setImmediate(() => fn().then(done, fail)));
-
+// The same measures as the receive-path group: its tracer, its per-round ratio, its one-per-turn pacing.
 export async function run({ settings, log }) {
   const beforeDist = process.env.JOBHOOK_BENCH_BEFORE_DIST;
   if (beforeDist === undefined) {

@@ -37,7 +37,7 @@ const RECIPIENT_SECRET = 'bench-recipient-secret-0123456789abcdef';
  * whose batch processor hands the spans to an exporter that drops them, i.e. what an application
  * exporting to a collector pays in its own process, without the network.
  */
-async function tracingOn() {
+export async function tracingOn() {
   const { BasicTracerProvider, BatchSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
   const dropping = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {}, forceFlush: async () => {} };
   const provider = new BasicTracerProvider({
@@ -67,7 +67,7 @@ function quantile(sorted, q) {
 }
 
 /** Per-round ratios (base ns ÷ ours ns = ours ops/s ÷ base ops/s): median and p10–p90. */
-function roundRatios(ours, base) {
+export function roundRatios(ours, base) {
   const n = Math.min(ours.sampleNs.length, base.sampleNs.length);
   const r = [];
   for (let i = 0; i < n; i++) r.push(base.sampleNs[i] / ours.sampleNs[i]);
@@ -91,7 +91,7 @@ function rsaSignHex(privateKey, digestHex) {
 }
 
 /** A task run from setImmediate at 1 in flight (one request per event-loop turn). */
-const perTurn = (fn) => () => new Promise((done, fail) => setImmediate(() => fn().then(done, fail)));
+export const perTurn = (fn) => () => new Promise((done, fail) => setImmediate(() => fn().then(done, fail)));
 
 export async function run({ compare, settings, log }) {
   const core = await import(coreUrl('index.js'));
