@@ -83,7 +83,7 @@ describe('examples/nextjs-route', () => {
         command: workspace.bin('next'),
         args: ['start', '-H', '127.0.0.1', '-p', '0'],
         cwd: APP,
-        env: { ...NEXT_ENV, SERVICE_PUBLIC_KEY: deliveries.publicKeyPem },
+        env: { ...NEXT_ENV, JOBHOOK_PUBLIC_KEY: deliveries.publicKeyPem },
         port: (line) => {
           const found = /Local:\s+http:\/\/127\.0\.0\.1:(\d+)/.exec(line);
           return found === null ? undefined : Number(found[1]);

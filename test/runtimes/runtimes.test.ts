@@ -98,7 +98,7 @@ const worker :Workerd.Worker = (
   modules = [ (name = "worker.js", esModule = embed "worker.js") ],
   compatibilityDate = "${date}",
   compatibilityFlags = ${JSON.stringify(flags)},
-  bindings = [ (name = "SERVICE_PUBLIC_KEY", text = embed "public.pem") ],
+  bindings = [ (name = "JOBHOOK_PUBLIC_KEY", text = embed "public.pem") ],
 );
 `,
   );
@@ -107,7 +107,7 @@ const worker :Workerd.Worker = (
 
 /** Starts the app under `runtime`; with `redisUrl` (Bun and Deno), on the Redis store. */
 async function start(runtime: Runtime, redisUrl?: string): Promise<RuntimeServer> {
-  const env = { SERVICE_PUBLIC_KEY: deliveries.publicKeyPem, ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl }) };
+  const env = { JOBHOOK_PUBLIC_KEY: deliveries.publicKeyPem, ...(redisUrl === undefined ? {} : { REDIS_URL: redisUrl }) };
   switch (runtime) {
     case 'bun':
       return startRuntimeServer({
@@ -126,7 +126,7 @@ async function start(runtime: Runtime, redisUrl?: string): Promise<RuntimeServer
           '--no-prompt',
           '--allow-net=127.0.0.1',
           // ioredis reads the whole environment; without Redis, the app's two are all.
-          redisUrl === undefined ? '--allow-env=SERVICE_PUBLIC_KEY,REDIS_URL' : '--allow-env',
+          redisUrl === undefined ? '--allow-env=JOBHOOK_PUBLIC_KEY,REDIS_URL' : '--allow-env',
           '--allow-sys=hostname',
           'app/serve-deno.mjs',
         ],

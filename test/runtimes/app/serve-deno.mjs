@@ -1,7 +1,7 @@
-// `deno run --allow-net=127.0.0.1 --allow-env=SERVICE_PUBLIC_KEY,REDIS_URL --allow-sys=hostname serve-deno.mjs`
+// `deno run --allow-net=127.0.0.1 --allow-env=JOBHOOK_PUBLIC_KEY,REDIS_URL --allow-sys=hostname serve-deno.mjs`
 // (hostname: the default logger writes it in each line; with REDIS_URL set, `--allow-env` whole:
 // ioredis reads the whole environment): serves the app on 127.0.0.1 at a free port and
-// prints `{"listening":port}`. Env: SERVICE_PUBLIC_KEY (PEM text); REDIS_URL, optional: the Redis
+// prints `{"listening":port}`. Env: JOBHOOK_PUBLIC_KEY (PEM text); REDIS_URL, optional: the Redis
 // store instead of memory.
 import { createWebhookApp } from './webhook-app.mjs';
 
@@ -10,5 +10,5 @@ const redis = Deno.env.get('REDIS_URL');
 const store = redis ? (await import('@jobhook/core/redis')).createRedisStore({ redis }) : undefined;
 Deno.serve(
   { hostname: '127.0.0.1', port: 0, onListen: ({ port }) => console.log(JSON.stringify({ listening: port })) },
-  createWebhookApp(Deno.env.get('SERVICE_PUBLIC_KEY'), { store }),
+  createWebhookApp(Deno.env.get('JOBHOOK_PUBLIC_KEY'), { store }),
 );

@@ -1,5 +1,5 @@
 // POST /api/webhooks/jobs: the service's signed job webhooks, verified (RSA, canonical JSON) and
-// deduplicated by job_id before the handler runs. Env: SERVICE_PUBLIC_KEY, the service's public key
+// deduplicated by job_id before the handler runs. Env: JOBHOOK_PUBLIC_KEY, the service's public key
 // as PEM text (a .env.local file works: next loads it).
 import { createFetchHandler, type AsyncJobCompletedEvent, type FetchWebhookHandler } from '@jobhook/core';
 
@@ -14,7 +14,7 @@ let handler: FetchWebhookHandler | undefined;
 
 export const POST = (request: Request): Promise<Response> => {
   handler ??= createFetchHandler({
-    publicKeys: process.env.SERVICE_PUBLIC_KEY ?? '',
+    publicKeys: process.env.JOBHOOK_PUBLIC_KEY ?? '',
     onEvent: handleJob,
   });
   return handler(request);
