@@ -1,5 +1,4 @@
 import ipaddr from 'ipaddr.js';
-import { checkBoolean, optionError } from '@jobhook/core/internal';
 import { metadataTargets, namesExactly } from './cloud-metadata.js';
 
 /** An address parsed by ipaddr.js. */
@@ -29,10 +28,13 @@ export interface AddressVerdict {
   family: 4 | 6;
 }
 
-/** Which non-public addresses are allowed anyway. */
-export interface AddressPolicyOptions {
-  allowPrivate?: boolean;
-  allowCidrs?: readonly string[];
+/** A CIDR of `allowCidrs`, parsed by ipaddr.js. @internal */
+export type AllowedCidr = [IpAddress, number];
+
+/** Which non-public addresses are allowed anyway: the SSRF guard's options, checked and parsed. */
+export interface AddressPolicyRules {
+  allowPrivate: boolean;
+  allowCidrs: readonly AllowedCidr[];
 }
 
 /**
@@ -47,20 +49,9 @@ export interface AddressPolicy {
   check(text: string): AddressVerdict | undefined;
 }
 
-/**
- * Builds the address classifier of the SSRF guard; CIDRs are parsed (and rejected) here, once.
- * @throws JobhookError `ERR_OPTION_INVALID` when an `allowCidrs` entry is not a CIDR.
- */
-export function createAddressPolicy(options: AddressPolicyOptions, owner: string): AddressPolicy {
-  const { allowPrivate = false, allowCidrs = [] } = options;
-  checkBoolean(owner, 'allowPrivate', allowPrivate);
-  if (!Array.isArray(allowCidrs)) throw optionError(owner, 'allowCidrs must be an array of CIDR strings');
-  const cidrs = allowCidrs.map((text: unknown) => {
-    if (typeof text !== 'string' || !ipaddr.isValidCIDR(text)) {
-      throw optionError(owner, `allowCidrs entry ${JSON.stringify(text)} is not a CIDR such as 127.0.0.1/32`);
-    }
-    return ipaddr.parseCIDR(text);
-  });
+/** Builds the address classifier of the SSRF guard from its checked rules (`resolveSsrfGuardOptions`). */
+export function createAddressPolicy(rules: AddressPolicyRules): AddressPolicy {
+  const { allowPrivate, allowCidrs: cidrs } = rules;
 
   const inAllowedCidr = (addr: IpAddress): boolean => {
     // An IPv4-mapped address also matches the IPv4 CIDR of the address it carries.

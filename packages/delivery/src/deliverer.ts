@@ -2,7 +2,7 @@ import { silentLogger } from '@jobhook/core';
 import type { SignOptions } from '@jobhook/core/sign';
 import { attemptErrorText } from './attempt-error-text.js';
 import { classifyAnswer, type AnswerClass } from './classify-answer.js';
-import { resolveDelivererOptions, type DelivererOptions } from './deliverer-options.js';
+import { resolveDelivererOptions, type DelivererOptions } from './options/deliverer-options.js';
 import type { DeliverySubject } from './delivery-log.js';
 import type { AttemptRecord, DeliveryTask } from './delivery-types.js';
 import { postWebhook } from './post-webhook.js';

@@ -11,7 +11,7 @@ export {
   DEFAULT_SIGNED_CACHE_ENTRIES,
   type DelivererOptions,
   type PayloadSigner,
-} from './deliverer-options.js';
+} from './options/deliverer-options.js';
 export type { DeliveryLog, DeliveryState, DeliverySubject } from './delivery-log.js';
 export type { AttemptOutcome, AttemptRecord, DeliveryTask } from './delivery-types.js';
 export type { JobhookAnswer } from './jobhook-answer.js';

@@ -1,37 +1,11 @@
 import { request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { checkInteger, MAX_TIMER_MS, optionError, parseRetryAfter } from '@jobhook/core/internal';
-import type { ReceiverTarget, ResolvedAddress } from './ssrf-guard.js';
+import { parseRetryAfter } from '@jobhook/core/internal';
+import type { ResolvedAddress } from './host-resolver.js';
+import { resolvePostWebhookRequest, type PostWebhookRequest } from './options/post-webhook-options.js';
 
-/** Default `maxReadBytes` of {@link postWebhook}: an answer's body is read (counted) this far at most. */
-export const DEFAULT_MAX_READ_BYTES = 64 * 1024;
-
-/** One webhook POST. */
-export interface PostWebhookRequest {
-  /** The receiver URL, already checked by the SSRF guard. */
-  url: URL;
-  /**
-   * The address the guard checked: the connection goes there and nowhere else (then to its
-   * `fallbacks`, in order, when it refuses: `localhost`'s `::1`).
-   */
-  address: ReceiverTarget;
-  body: Uint8Array;
-  headers: Readonly<Record<string, string>>;
-  /** Covers connect, TLS, sending, the answer's status line and headers, and reading its body; 1 to 2^31-1. */
-  timeoutMs: number;
-  /** Bytes of the answer's body kept (for the attempt record); the rest is counted and discarded. Default 1024. */
-  maxResponseBytes?: number;
-  /**
-   * Reading the answer's body stops after this many bytes (then `bodyComplete` is false): an
-   * endless answer costs neither memory nor time beyond it. At least `maxResponseBytes`. Default 65536.
-   */
-  maxReadBytes?: number;
-  /** Clock (ms) of `answeredAt`. Default `Date.now`. */
-  now?: () => number;
-  /** Extra trusted CA certificates (PEM) for `https:` receivers, e.g. a private CA. Default Node's. */
-  ca?: string | Buffer | ReadonlyArray<string | Buffer>;
-}
+export type { PostWebhookRequest } from './options/post-webhook-options.js';
 
 /** What one POST gave. */
 export type PostWebhookResult =
@@ -75,26 +49,7 @@ export type PostWebhookResult =
  * ```
  */
 export function postWebhook(req: PostWebhookRequest): Promise<PostWebhookResult> {
-  const {
-    url,
-    address,
-    body,
-    timeoutMs,
-    maxResponseBytes = 1024,
-    maxReadBytes = Math.max(DEFAULT_MAX_READ_BYTES, maxResponseBytes),
-    now = Date.now,
-    ca,
-  } = req;
-  if (
-    !Number.isSafeInteger(maxResponseBytes) ||
-    maxResponseBytes < 0 ||
-    !Number.isSafeInteger(maxReadBytes) ||
-    maxReadBytes < maxResponseBytes
-  ) {
-    throw optionError('postWebhook', 'maxResponseBytes and maxReadBytes must be integers with 0 <= maxResponseBytes <= maxReadBytes');
-  }
-  // The timer would fire at once beyond 2^31-1 ms, and never with NaN: both are caller bugs.
-  checkInteger('postWebhook', 'timeoutMs', timeoutMs, { min: 1, max: MAX_TIMER_MS });
+  const { url, address, body, timeoutMs, maxResponseBytes, maxReadBytes, now, ca } = resolvePostWebhookRequest(req);
   const pinnedAddresses: ResolvedAddress[] = [address, ...(address.fallbacks ?? [])].map((a) => ({ address: a.address, family: a.family }));
   const pinnedLookup: LookupFunction = (_hostname, options, callback) => {
     // Node 20 asks for every address (`all`) when it races IPv4 and IPv6 (autoSelectFamily), and

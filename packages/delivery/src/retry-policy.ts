@@ -1,16 +1,7 @@
-import { checkFunction, checkInteger, checkNumber, describeValue, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
+import { checkInteger } from '@jobhook/core/internal';
+import { resolveRetryPolicy, type RetryPolicyOptions } from './options/retry-policy-options.js';
 
-/** Options of {@link createRetryPolicy}. */
-export interface RetryPolicyOptions {
-  /** Retries after the first attempt. Default 3 (spec §8: "retries up to 3 times"). */
-  maxRetries?: number;
-  /** Backoff before the first retry, before jitter. Default 1000. */
-  baseMs?: number;
-  /** No delay is ever longer, `Retry-After` included; at most 2^31-1. Default 30000 (spec §8). */
-  capMs?: number;
-  /** Source of jitter in [0, 1). Default `Math.random`. */
-  random?: () => number;
-}
+export type { RetryPolicyOptions } from './options/retry-policy-options.js';
 
 /** When to retry a webhook delivery. */
 export interface RetryPolicy {
@@ -25,6 +16,7 @@ export interface RetryPolicy {
    * retries of many jobs. A `Retry-After` the receiver sent wins when longer:
    * `min(capMs, max(backoff, retryAfterMs))`; the cap wins over `Retry-After` so a receiver cannot
    * park a delivery for hours.
+   * @throws JobhookError `ERR_OPTION_INVALID` when `attempt` is not an integer >= 1.
    */
   nextDelayMs(attempt: number, retryAfterMs: number | null): number | null;
 }
@@ -41,24 +33,14 @@ export interface RetryPolicy {
  * @throws JobhookError `ERR_OPTION_INVALID` on a wrong option.
  */
 export function createRetryPolicy(options: RetryPolicyOptions = {}): RetryPolicy {
-  const { maxRetries = 3, baseMs = 1000, capMs = 30_000, random = Math.random } = options;
-  const owner = 'createRetryPolicy';
-  checkInteger(owner, 'maxRetries', maxRetries, { min: 0, max: 100 });
-  checkNumber(owner, 'baseMs', baseMs, { min: 0 });
-  // Every delay becomes a timer (or a BullMQ delay): beyond 2^31-1 ms setTimeout fires at once.
-  if (typeof capMs !== 'number' || !Number.isFinite(capMs) || capMs > MAX_TIMER_MS) {
-    throw optionError(owner, `capMs must be a finite number from baseMs to ${MAX_TIMER_MS}, got ${describeValue(capMs)}`);
-  }
-  if (capMs < baseMs) throw optionError(owner, `capMs must be >= baseMs (${baseMs}), got ${String(capMs)}`);
-  checkFunction(owner, 'random', random);
+  const { maxRetries, baseMs, capMs, random } = resolveRetryPolicy(options);
   const maxAttempts = maxRetries + 1;
 
   return {
     maxAttempts,
     nextDelayMs(attempt, retryAfterMs) {
-      if (!Number.isSafeInteger(attempt) || attempt < 1) {
-        throw new RangeError(`nextDelayMs: attempt must be an integer >= 1, got ${String(attempt)}`);
-      }
+      // A caller's argument, like an option: refused through the kit (the deliverer passes checked tasks).
+      checkInteger('retryPolicy.nextDelayMs', 'attempt', attempt, { min: 1 });
       if (attempt >= maxAttempts) return null;
       // 2 ** (attempt - 1) overflows to Infinity for absurd attempts; min() keeps it at the cap.
       const exp = Math.min(capMs, baseMs * 2 ** (attempt - 1));

@@ -1,14 +1,11 @@
-import { lookup } from 'node:dns/promises';
-import { checkBoolean, checkFunction, checkInteger } from '@jobhook/core/internal';
 import { createAddressPolicy, type AddressVerdict } from './address-policy.js';
+import type { ResolvedAddress } from './host-resolver.js';
+import { resolveSsrfGuardOptions, type SsrfGuardOptions } from './options/ssrf-guard-options.js';
 import { receiverRefused } from './receiver-refusal.js';
 import { allowedOrRefused, checkReceiverUrl } from './receiver-url.js';
 
-/** One address a host name resolves to. */
-export interface ResolvedAddress {
-  address: string;
-  family: 4 | 6;
-}
+export type { HostResolver, ResolvedAddress } from './host-resolver.js';
+export type { SsrfGuardOptions } from './options/ssrf-guard-options.js';
 
 /**
  * Where a checked receiver URL connects: the address, and for `localhost` the other allowed loopback
@@ -17,23 +14,6 @@ export interface ResolvedAddress {
 export interface ReceiverTarget extends ResolvedAddress {
   /** Tried after `address`, in order, when it cannot be connected to. Absent for every host but `localhost`. */
   fallbacks?: readonly ResolvedAddress[];
-}
-
-/** Resolves a host name to all its addresses (injectable, for tests and custom DNS). */
-export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
-
-/** Options of {@link createSsrfGuard}. */
-export interface SsrfGuardOptions {
-  /** Allow `http://` receivers (local development). Default `false`: only `https://`. */
-  allowInsecure?: boolean;
-  /** Allow every non-public address (local tests). Default `false`. */
-  allowPrivate?: boolean;
-  /** CIDRs allowed despite being non-public, e.g. `['127.0.0.1/32']`. Default none. */
-  allowCidrs?: readonly string[];
-  /** Default: `dns.promises.lookup(host, { all: true, verbatim: true })`. */
-  resolve?: HostResolver;
-  /** Longest URL accepted, in characters. Default 2048. */
-  maxUrlLength?: number;
 }
 
 /** Checks webhook receiver URLs against server-side request forgery (spec §4.2, §8). */
@@ -58,11 +38,6 @@ export interface SsrfGuard {
   resolveTarget(url: string | URL): Promise<ReceiverTarget>;
 }
 
-const defaultResolve: HostResolver = async (hostname) => {
-  const answers = await lookup(hostname, { all: true, verbatim: true });
-  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
-};
-
 /**
  * Creates the SSRF guard of webhook receivers. Only addresses ipaddr.js classifies as `unicast`
  * pass (plus `allowCidrs`, or everything with `allowPrivate`); any port is allowed, and kept for the
@@ -79,12 +54,8 @@ const defaultResolve: HostResolver = async (hostname) => {
  * @throws JobhookError `ERR_OPTION_INVALID` on a wrong option.
  */
 export function createSsrfGuard(options: SsrfGuardOptions = {}): SsrfGuard {
-  const owner = 'createSsrfGuard';
-  const { allowInsecure = false, resolve = defaultResolve, maxUrlLength = 2048 } = options;
-  checkBoolean(owner, 'allowInsecure', allowInsecure);
-  checkFunction(owner, 'resolve', resolve);
-  checkInteger(owner, 'maxUrlLength', maxUrlLength, { min: 16 });
-  const policy = createAddressPolicy(options, owner);
+  const { allowInsecure, allowPrivate, allowCidrs, resolve, maxUrlLength } = resolveSsrfGuardOptions(options);
+  const policy = createAddressPolicy({ allowPrivate, allowCidrs });
   const rules = { allowInsecure, maxUrlLength };
 
   const checkUrl = (url: string): URL => checkReceiverUrl(url, rules, policy).url;

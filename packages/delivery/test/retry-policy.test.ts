@@ -66,7 +66,12 @@ describe('createRetryPolicy', () => {
     ]) {
       expect(() => createRetryPolicy(bad)).toThrow(JobhookError);
     }
-    expect(() => createRetryPolicy().nextDelayMs(0, null)).toThrow(RangeError);
+    expect(() => createRetryPolicy().nextDelayMs(0, null)).toThrow(
+      expect.objectContaining({
+        code: 'ERR_OPTION_INVALID',
+        message: 'retryPolicy.nextDelayMs: attempt must be a positive integer, got 0',
+      }),
+    );
   });
 });
 

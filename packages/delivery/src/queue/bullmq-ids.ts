@@ -1,4 +1,3 @@
-import { checkJobId, optionError } from '@jobhook/core/internal';
 import type { DeliveryTask } from '../delivery-types.js';
 
 /** BullMQ job id of a job's completion: `job-{jobId}`. @internal */
@@ -11,10 +10,3 @@ export const bullmqJobId = (jobId: string): string => `job-${jobId}`;
  * triples give distinct ids even though UUIDs contain `-`. @internal
  */
 export const bullmqDeliveryId = (task: DeliveryTask): string => `delivery-${task.jobId}-${task.round}-${task.attempt}`;
-
-/** A job id the BullMQ queue can carry: {@link checkJobId}, and no `:`. @internal */
-export function checkBullmqJobId(where: string, jobId: unknown): string {
-  const id = checkJobId(where, jobId);
-  if (id.includes(':')) throw optionError(where, `jobId must not contain ':' (BullMQ refuses it in ids), got ${JSON.stringify(id)}`);
-  return id;
-}

@@ -3,13 +3,15 @@ import { optionError, redactUrl } from '@jobhook/core/internal';
 import { bullmqConnection, connectRedis, DEFAULT_CONNECT_TIMEOUT_MS, quitRedisClient } from '@jobhook/core/internal/redis';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { DeliveryTask } from '../delivery-types.js';
-import { bullmqDeliveryId, bullmqJobId, checkBullmqJobId } from './bullmq-ids.js';
-import { BULLMQ_QUEUE_NAMES, JOB_OPTIONS, resolveBullmqOptions, type BullmqWorkQueueOptions } from './bullmq-options.js';
+import { bullmqDeliveryId, bullmqJobId } from './bullmq-ids.js';
+import { BULLMQ_QUEUE_NAMES, JOB_OPTIONS } from './bullmq-job-options.js';
+import { resolveBullmqWorkQueueOptions, type BullmqWorkQueueOptions } from '../options/bullmq-work-queue-options.js';
 import { abandonWork } from './abandon-work.js';
-import { checkDelay, checkHandlers, checkTask } from './queue-input.js';
+import { checkBullmqJobId, checkDelay, checkHandlers, checkTask } from '../options/work-queue-arguments.js';
 import type { QueuedWork, WorkHandlers, WorkQueue, WorkQueueCounts } from './work-queue.js';
 
-export { BULLMQ_QUEUE_NAMES, type BullmqWorkQueueOptions } from './bullmq-options.js';
+export { BULLMQ_QUEUE_NAMES } from './bullmq-job-options.js';
+export type { BullmqWorkQueueOptions } from '../options/bullmq-work-queue-options.js';
 
 const WHERE = 'createBullmqWorkQueue';
 
@@ -42,7 +44,7 @@ const WHERE = 'createBullmqWorkQueue';
  * ```
  */
 export async function createBullmqWorkQueue(options: BullmqWorkQueueOptions): Promise<WorkQueue> {
-  const { url, prefix, concurrency, jobConcurrency, lockDurationMs, logger } = resolveBullmqOptions(options);
+  const { url, prefix, concurrency, jobConcurrency, lockDurationMs, logger } = resolveBullmqWorkQueueOptions(options);
 
   // Fails fast (and clearly) on a bad URL or an unreachable Redis; BullMQ's own connections would retry forever.
   await quitRedisClient(await connectRedis(WHERE, url), DEFAULT_CONNECT_TIMEOUT_MS);

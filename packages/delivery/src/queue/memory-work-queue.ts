@@ -1,19 +1,13 @@
-import { silentLogger, type Logger } from '@jobhook/core';
 import { checkJobId, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
 import type { DeliveryTask } from '../delivery-types.js';
 import { DueHeap, type DueEntry } from './due-heap.js';
 import { Fifo } from './fifo.js';
 import { abandonWork } from './abandon-work.js';
-import { checkConcurrency, checkDelay, checkHandlers, checkLogger, checkTask } from './queue-input.js';
+import { resolveMemoryWorkQueueOptions, type MemoryWorkQueueOptions } from '../options/memory-work-queue-options.js';
+import { checkDelay, checkHandlers, checkTask } from '../options/work-queue-arguments.js';
 import type { WorkHandlers, WorkQueue, WorkQueueCounts } from './work-queue.js';
 
-/** Options of {@link createMemoryWorkQueue}. */
-export interface MemoryWorkQueueOptions {
-  /** Delivery attempts running at once; the others wait, first in first out. Default 16. */
-  concurrency?: number;
-  /** Where handler failures are logged (pino-compatible). Default: silent. */
-  logger?: Logger;
-}
+export type { MemoryWorkQueueOptions } from '../options/memory-work-queue-options.js';
 
 /** Queued work: a job id (`runJob`) or a delivery task, with its dedupe key. Kept this small on purpose. */
 interface Entry extends DueEntry {
@@ -52,8 +46,7 @@ const deliveryKey = (t: DeliveryTask): string => `${t.jobId}\n${t.round}\n${t.at
  * ```
  */
 export function createMemoryWorkQueue(options: MemoryWorkQueueOptions = {}): WorkQueue {
-  const concurrency = checkConcurrency(WHERE, options.concurrency);
-  const logger = options.logger === undefined ? silentLogger : checkLogger(WHERE, options.logger);
+  const { concurrency, logger } = resolveMemoryWorkQueueOptions(options);
   const now = (): number => performance.now();
 
   const jobKeys = new Set<string>(); // queued or running jobs

@@ -1,9 +1,9 @@
 import { silentLogger, type Logger } from '@jobhook/core';
 import { checkInteger, checkObject, checkRedisUrl, describeValue, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
-import type { JobsOptions } from 'bullmq';
-import { checkConcurrency, checkLogger } from './queue-input.js';
+import { checkLogger } from './logger-option.js';
+import { checkConcurrency } from './work-queue-arguments.js';
 
-/** Options of `createBullmqWorkQueue` (bullmq-work-queue.ts). */
+/** Options of `createBullmqWorkQueue`. */
 export interface BullmqWorkQueueOptions {
   /**
    * Redis URL (`redis://host:port/db`, `rediss://` for TLS). Each BullMQ queue and worker opens its
@@ -25,29 +25,10 @@ export interface BullmqWorkQueueOptions {
   logger?: Logger;
 }
 
-/** Names of the two BullMQ queues (under `prefix`). */
-export const BULLMQ_QUEUE_NAMES = Object.freeze({ jobs: 'sender-jobs', deliveries: 'sender-deliveries' });
-
 const WHERE = 'createBullmqWorkQueue';
-/** A throwing handler is run again this many times in all, after 200 ms then 400 ms. */
-const HANDLER_ATTEMPTS = 3;
-const HANDLER_BACKOFF_MS = 200;
-
-/**
- * Options of every BullMQ job added. Finished jobs are kept a while and then trimmed, so Redis does
- * not grow without bound. While a job is waiting, delayed or active its id is taken, so an add of
- * the same id is ignored (the dedupe); as long as a finished job is kept, a re-add is ignored too.
- * @internal
- */
-export const JOB_OPTIONS: JobsOptions = {
-  attempts: HANDLER_ATTEMPTS,
-  backoff: { type: 'exponential', delay: HANDLER_BACKOFF_MS },
-  removeOnComplete: { age: 3600, count: 1000 },
-  removeOnFail: { age: 24 * 3600, count: 1000 },
-};
 
 /** The options checked, defaults applied. @internal */
-export interface ResolvedBullmqOptions {
+export interface ResolvedBullmqWorkQueueOptions {
   url: string;
   prefix: string;
   concurrency: number;
@@ -57,7 +38,7 @@ export interface ResolvedBullmqOptions {
 }
 
 /** Checks the options of `createBullmqWorkQueue` and applies the defaults. @internal */
-export function resolveBullmqOptions(options: BullmqWorkQueueOptions): ResolvedBullmqOptions {
+export function resolveBullmqWorkQueueOptions(options: BullmqWorkQueueOptions): ResolvedBullmqWorkQueueOptions {
   checkObject(WHERE, 'options', options, 'an object with `connection`');
   const url = options.connection;
   checkRedisUrl(WHERE, 'connection', url);

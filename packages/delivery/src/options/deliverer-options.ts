@@ -1,11 +1,12 @@
 import type { KeyObject } from 'node:crypto';
 import { type JobhookError, RECEIVER_DEFAULTS, type Logger, type WebhookHeaderNames } from '@jobhook/core';
 import { loadPrivateKey, signPayloadAsync, type BodyStyle, type SignedPayload, type SignOptions } from '@jobhook/core/sign';
-import { checkFunction, checkInteger, isBodyStyle, isHeaderName, isLogger, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
-import type { DeliveryLog, DeliverySubject } from './delivery-log.js';
-import type { RetryPolicy } from './retry-policy.js';
-import type { SsrfGuard } from './ssrf-guard.js';
-import { DEFAULT_USER_AGENT } from './user-agent.js';
+import { checkFunction, checkInteger, isBodyStyle, isHeaderName, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
+import type { DeliveryLog, DeliverySubject } from '../delivery-log.js';
+import type { RetryPolicy } from '../retry-policy.js';
+import type { SsrfGuard } from '../ssrf-guard.js';
+import { DEFAULT_USER_AGENT } from '../user-agent.js';
+import { checkLogger } from './logger-option.js';
 
 /** How the deliverer signs a payload: core's `signPayloadAsync` (canonical bytes here, RSA on the thread pool). */
 export type PayloadSigner = (payload: Buffer, privateKey: KeyObject, options: SignOptions) => Promise<SignedPayload>;
@@ -88,7 +89,12 @@ function hasMethods(value: unknown, names: readonly string[]): boolean {
   return typeof value === 'object' && value !== null && names.every((n) => typeof (value as Record<string, unknown>)[n] === 'function');
 }
 
-/** Validates every option once, at construction. @internal */
+/**
+ * Checks every option of `createDeliverer` once, at construction, and applies the defaults; the
+ * private key is loaded here too (`ERR_KEY_INVALID` when unusable).
+ * @throws JobhookError `ERR_OPTION_INVALID` naming the option.
+ * @internal
+ */
 export function resolveDelivererOptions<J extends DeliverySubject>(options: DelivererOptions<J>): ResolvedDelivererOptions<J> {
   if (typeof options !== 'object' || options === null) throw invalid('options are required');
   const {
@@ -121,7 +127,7 @@ export function resolveDelivererOptions<J extends DeliverySubject>(options: Deli
     throw invalid('userAgent must be a non-empty string without control characters');
   }
   checkFunction(OWNER, 'now', now, 'a function returning ms');
-  if (logger !== undefined && !isLogger(logger)) throw invalid('logger must be pino-compatible (debug, info, warn, error)');
+  if (logger !== undefined) checkLogger(OWNER, logger);
   const { ca } = options;
   const isPem = (v: unknown): boolean => typeof v === 'string' || Buffer.isBuffer(v);
   if (ca !== undefined && !isPem(ca) && !(Array.isArray(ca) && ca.every(isPem)))

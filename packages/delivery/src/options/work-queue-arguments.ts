@@ -1,7 +1,9 @@
-import type { Logger } from '@jobhook/core';
-import { checkInteger, checkJobId, checkNumber, isLogger, optionError } from '@jobhook/core/internal';
+import { checkInteger, checkJobId, checkNumber, optionError } from '@jobhook/core/internal';
 import type { DeliveryTask } from '../delivery-types.js';
-import type { WorkHandlers } from './work-queue.js';
+import type { WorkHandlers } from '../queue/work-queue.js';
+
+// The arguments of the work queues' methods (`scheduleJob`, `enqueueDelivery`, `start`), checked
+// alike by the memory and the BullMQ queue.
 
 /** Default number of delivery attempts running at once. */
 export const DEFAULT_QUEUE_CONCURRENCY = 16;
@@ -9,12 +11,6 @@ export const DEFAULT_QUEUE_CONCURRENCY = 16;
 /** `value` when it is a positive integer, else the default; throws on anything else. @internal */
 export function checkConcurrency(where: string, value: unknown, name = 'concurrency', fallback = DEFAULT_QUEUE_CONCURRENCY): number {
   return value === undefined ? fallback : checkInteger(where, name, value, { min: 1 });
-}
-
-/** Throws unless `value` has the four pino-style methods. @internal */
-export function checkLogger(where: string, value: unknown): Logger {
-  if (!isLogger(value)) throw optionError(where, 'logger must have debug, info, warn and error methods (pino-compatible)');
-  return value;
 }
 
 /** A delay in ms: a finite number >= 0 (fractions allowed). @internal */
@@ -37,4 +33,11 @@ export function checkHandlers(where: string, h: WorkHandlers): WorkHandlers {
   if (h.abandoned !== undefined && typeof h.abandoned !== 'function')
     throw optionError(where, 'start(): abandoned must be a function when given');
   return h;
+}
+
+/** A job id the BullMQ queue can carry: `checkJobId`, and no `:`. @internal */
+export function checkBullmqJobId(where: string, jobId: unknown): string {
+  const id = checkJobId(where, jobId);
+  if (id.includes(':')) throw optionError(where, `jobId must not contain ':' (BullMQ refuses it in ids), got ${JSON.stringify(id)}`);
+  return id;
 }
