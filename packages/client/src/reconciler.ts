@@ -1,81 +1,24 @@
-import { createJsonLogger, type Clock, type Logger, type PolledJob, type PolledOutcome, type Receiver } from '@jobhook/core';
-import { checkInteger, checkMs, isLogger, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
-import {
-  isJobLedger,
-  type AbandonReason,
-  type JobLedger,
-  type LeasedEntry,
-  type LedgerCounts,
-  type ReconcileOutcome,
-} from '@jobhook/core/ledger';
+import type { PolledJob, PolledOutcome } from '@jobhook/core';
 import type { Client } from './create-client.js';
+import type { AbandonReason, LeasedEntry, LedgerCounts, ReconcileOutcome } from '@jobhook/core/ledger';
+import { resolveReconcilerOptions, type ReconcilerOptions } from './options/reconciler-options.js';
 import { checkPollAnswer } from './poll-answer.js';
 import { isFinished } from './poll-job.js';
 import { ServiceApiError } from './service-api-error.js';
 
-/** Default of {@link ReconcilerOptions.intervalMs}. */
-export const DEFAULT_RECONCILE_INTERVAL_MS = 5_000;
-/** Default of {@link ReconcilerOptions.batchSize}. */
-export const DEFAULT_RECONCILE_BATCH = 50;
-/** Default of {@link ReconcilerOptions.maxPollsPerSecond}. */
-export const DEFAULT_MAX_POLLS_PER_SECOND = 5;
-/** Default of {@link ReconcilerOptions.pollBackoffMs}. */
-export const DEFAULT_POLL_BACKOFF_MS = 30_000;
-/** Default of {@link ReconcilerOptions.maxPollBackoffMs}: 15 minutes. */
-export const DEFAULT_MAX_POLL_BACKOFF_MS = 900_000;
-/** Default of {@link ReconcilerOptions.horizonMs}: a day after submission. */
-export const DEFAULT_RECONCILE_HORIZON_MS = 86_400_000;
-/** Default of {@link ReconcilerOptions.unattachedGraceMs}: 10 minutes. */
-export const DEFAULT_UNATTACHED_GRACE_MS = 600_000;
+export {
+  DEFAULT_MAX_POLL_BACKOFF_MS,
+  DEFAULT_MAX_POLLS_PER_SECOND,
+  DEFAULT_POLL_BACKOFF_MS,
+  DEFAULT_RECONCILE_BATCH,
+  DEFAULT_RECONCILE_HORIZON_MS,
+  DEFAULT_RECONCILE_INTERVAL_MS,
+  DEFAULT_UNATTACHED_GRACE_MS,
+  type ReconcilerOptions,
+} from './options/reconciler-options.js';
+
 /** Shortest wait before a job whose webhook is being handled is looked at again. */
 const MIN_IN_FLIGHT_WAIT_MS = 1_000;
-
-/** Options of {@link createReconciler}. */
-export interface ReconcilerOptions {
-  /** Polls the service: a client from `createClient` (its `getJob`, with the API key). Required. */
-  client: Pick<Client, 'getJob'>;
-  /** The expected-jobs ledger the client writes. Required. */
-  ledger: JobLedger;
-  /** The receiver whose handlers and idempotency store finished jobs go through (`handlePolled`). Required. */
-  receiver: Pick<Receiver, 'handlePolled'>;
-  /** Pause between two rounds when the last one found fewer due entries than `batchSize`, ms. Default 5,000. */
-  intervalMs?: number;
-  /** Entries leased per round. Default 50. */
-  batchSize?: number;
-  /**
-   * How long a round holds its entries (no other instance polls them meanwhile), ms. Default:
-   * twice the time a full batch takes at `maxPollsPerSecond`, plus a minute for the handlers.
-   */
-  leaseMs?: number;
-  /** The reconciler's own rate limit on polls (per instance). Default 5. */
-  maxPollsPerSecond?: number;
-  /** Concurrent polls (and polled handlers) at most. Default 4. */
-  concurrency?: number;
-  /** Wait before polling again a job that is not finished (or a failed poll): doubled per attempt, ms. Default 30,000. */
-  pollBackoffMs?: number;
-  /** Longest such wait, ms. Default 900,000 (15 minutes). */
-  maxPollBackoffMs?: number;
-  /**
-   * A job still unfinished this long after its submission is abandoned (a log line, a metric), ms.
-   * Default 86,400,000 (a day: the reference service forgets a finished job a day after it
-   * finished). Keep it under the receiver's `doneTtlMs`: a poll after the done mark expired could
-   * run the handler of a job its webhook handled.
-   */
-  horizonMs?: number;
-  /**
-   * An entry that got no job id this long after its submission is abandoned, ms. Default 600,000.
-   * Keep it above the client's request timeout (a submission may still be answering).
-   */
-  unattachedGraceMs?: number;
-  /** pino-compatible logger. Default: JSON lines at `warn` on stderr. */
-  logger?: Logger;
-  /** Called with each entry's outcome. Errors it throws are logged. */
-  onOutcome?: (outcome: ReconcileOutcome) => void;
-  /** Metrics (`createReconcilerMetrics` from `@jobhook/core/metrics`). */
-  metrics?: { observe(outcome: ReconcileOutcome): void; outstanding(counts: LedgerCounts): void };
-  /** Where time comes from: `now()` in ms since the epoch. Default `Date`. Timers are the global ones (fake them in tests). */
-  clock?: Clock;
-}
 
 /** What one round did. */
 export interface ReconcileSummary {
@@ -95,16 +38,6 @@ export interface Reconciler {
   stop(): Promise<void>;
   /** Runs one round now (leases due entries, polls them): for tests and cron jobs. */
   runOnce(): Promise<ReconcileSummary>;
-}
-
-const OWNER = 'createReconciler';
-
-function fail(message: string): never {
-  throw optionError(OWNER, message);
-}
-
-function positive(name: string, value: unknown, max: number): number {
-  return checkInteger(OWNER, name, value, { min: 1, max });
 }
 
 /**
@@ -131,39 +64,24 @@ function positive(name: string, value: unknown, max: number): number {
  * @throws JobhookError `ERR_OPTION_INVALID` when an option is wrong.
  */
 export function createReconciler(options: ReconcilerOptions): Reconciler {
-  if (typeof options !== 'object' || options === null) fail('options must be an object');
-  const { client, ledger, receiver, onOutcome, metrics } = options;
-  if (typeof client?.getJob !== 'function') fail('client is required (createClient(...))');
-  if (!isJobLedger(ledger)) fail('ledger must be a JobLedger (createMemoryLedger, createRedisLedger, createPostgresLedger)');
-  if (typeof receiver?.handlePolled !== 'function') fail('receiver must be a receiver from createReceiver (it needs handlePolled)');
-  if (onOutcome !== undefined && typeof onOutcome !== 'function') fail('onOutcome must be a function');
-  if (metrics !== undefined && (typeof metrics?.observe !== 'function' || typeof metrics.outstanding !== 'function')) {
-    fail('metrics must have observe() and outstanding() (createReconcilerMetrics)');
-  }
-  const intervalMs = options.intervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
-  checkMs(OWNER, 'intervalMs', intervalMs, { max: MAX_TIMER_MS });
-  const batchSize = positive('batchSize', options.batchSize ?? DEFAULT_RECONCILE_BATCH, 10_000);
-  const perSecond = positive('maxPollsPerSecond', options.maxPollsPerSecond ?? DEFAULT_MAX_POLLS_PER_SECOND, 10_000);
-  const concurrency = positive('concurrency', options.concurrency ?? 4, 256);
-  const batchMs = Math.ceil((batchSize * 1000) / perSecond);
-  const leaseMs = options.leaseMs ?? 2 * batchMs + 60_000;
-  checkMs(OWNER, 'leaseMs', leaseMs, { max: MAX_TIMER_MS });
-  if (leaseMs < batchMs) {
-    fail(`leaseMs (${leaseMs}) must outlast a round: batchSize / maxPollsPerSecond is ${batchMs} ms`);
-  }
-  const backoffMs = options.pollBackoffMs ?? DEFAULT_POLL_BACKOFF_MS;
-  checkMs(OWNER, 'pollBackoffMs', backoffMs, { max: MAX_TIMER_MS });
-  const maxBackoffMs = options.maxPollBackoffMs ?? Math.max(DEFAULT_MAX_POLL_BACKOFF_MS, backoffMs);
-  checkMs(OWNER, 'maxPollBackoffMs', maxBackoffMs, { max: MAX_TIMER_MS });
-  if (maxBackoffMs < backoffMs) fail(`maxPollBackoffMs (${maxBackoffMs}) must not be below pollBackoffMs (${backoffMs})`);
-  const horizonMs = options.horizonMs ?? DEFAULT_RECONCILE_HORIZON_MS;
-  positive('horizonMs', horizonMs, Number.MAX_SAFE_INTEGER);
-  const graceMs = options.unattachedGraceMs ?? DEFAULT_UNATTACHED_GRACE_MS;
-  positive('unattachedGraceMs', graceMs, Number.MAX_SAFE_INTEGER);
-  const log = options.logger ?? createJsonLogger();
-  if (!isLogger(log)) fail('logger must have debug, info, warn and error methods (pino-compatible)');
-  const clock = options.clock ?? Date;
-  if (typeof clock?.now !== 'function') fail('clock must have now() returning ms since the epoch');
+  const {
+    client,
+    ledger,
+    receiver,
+    onOutcome,
+    metrics,
+    intervalMs,
+    batchSize,
+    maxPollsPerSecond: perSecond,
+    concurrency,
+    leaseMs,
+    pollBackoffMs: backoffMs,
+    maxPollBackoffMs: maxBackoffMs,
+    horizonMs,
+    unattachedGraceMs: graceMs,
+    logger: log,
+    clock,
+  } = resolveReconcilerOptions(options);
   const now = (): number => clock.now();
 
   const gapMs = 1000 / perSecond;

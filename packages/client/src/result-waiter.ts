@@ -1,90 +1,19 @@
-import {
-  createJsonLogger,
-  createMemoryStore,
-  RECEIVER_DEFAULTS,
-  type Logger,
-  type AsyncJobCompletedEvent,
-  type HandlerContext,
-  type IdempotencyStore,
-  type JobError,
-  type JsonObject,
-} from '@jobhook/core';
+import type { AsyncJobCompletedEvent, HandlerContext, IdempotencyStore } from '@jobhook/core';
+import { checkJobId, optionError, withoutTag } from '@jobhook/core/internal';
 import { abortableSleep } from './abortable-sleep.js';
-import type { Client } from './create-client.js';
+import type { JobResult } from './job-result.js';
 import type { FinishedJob } from './job-types.js';
-import { checkJobId, checkMs, isLogger, MAX_TIMER_MS, optionError, withoutTag } from '@jobhook/core/internal';
+import {
+  resolveResultWaiterOptions,
+  resolveWaitOptions,
+  type ResultWaiterOptions,
+  type WaitOptions,
+} from './options/result-waiter-options.js';
 import { checkPollAnswer } from './poll-answer.js';
-import { DEFAULT_MAX_POLL_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS, resolvePollOptions } from './poll-job.js';
 import { ServiceApiError } from './service-api-error.js';
 
-/** The result of a finished job, whichever way it came. */
-export interface JobResult {
-  /** The job id in lower case, as the receiver keys jobs. */
-  jobId: string;
-  status: 'success' | 'fail';
-  /** The normalized result on `success`, else null. */
-  output: JsonObject | null;
-  /** Failure details on `fail`, else null. */
-  error: JobError | null;
-  /** `webhook`: from a verified webhook (`handleEvent`); `poll`: from the poll answer. */
-  source: 'webhook' | 'poll';
-  /**
-   * The whole verified webhook payload, or the whole final poll answer; in both, `user_parameters`
-   * without the recipient tag (`jobhook_recipient`), absent when the tag was its only member.
-   */
-  data: AsyncJobCompletedEvent | FinishedJob;
-}
-
-/** Options of {@link createResultWaiter}. */
-export interface ResultWaiterOptions {
-  /** The client that polls. Required. */
-  client: Client;
-  /**
-   * Where "this job was handled" is recorded, keyed by `job_id`. Give the SAME store to the
-   * receiver that calls {@link ResultWaiter.handleEvent} (`createReceiver({ store: waiter.store, … })`).
-   * Default: a memory store (closed by `close()`); a Redis store makes it hold across processes.
-   */
-  store?: IdempotencyStore;
-  /**
-   * Runs once per job, whichever path sees the result first (webhook or poll). Throwing on the
-   * webhook path answers the sender 500 (it retries); on the poll path `waitForResult` rejects with
-   * the error and the claim is released, so a later delivery or wait runs it again.
-   */
-  onResult?: (result: JobResult) => unknown;
-  /**
-   * True when a receiver calls `handleEvent`: `waitForResult` then gives the webhook
-   * `webhookGraceMs` before it starts polling. Default false: polling starts at once.
-   */
-  webhooks?: boolean;
-  /** With `webhooks`, how long to wait for the webhook before polling, ms. Default 2 × `pollIntervalMs`. */
-  webhookGraceMs?: number;
-  /** First pause between polls, ms (grows ×1.5). Default 2,000. */
-  pollIntervalMs?: number;
-  /** Longest pause between polls, ms. Default 30,000. */
-  maxPollIntervalMs?: number;
-  /** `waitForResult` rejects with `ERR_TIMEOUT` after this long. Default 600,000 (10 min). */
-  timeoutMs?: number;
-  /** Lease of the poll path's claim, renewed while `onResult` runs. Default the receiver's, `RECEIVER_DEFAULTS.leaseMs` (20,000). */
-  leaseMs?: number;
-  /** How long a handled job is remembered in the store. Default the receiver's, `RECEIVER_DEFAULTS.doneTtlMs` (7 days). */
-  doneTtlMs?: number;
-  /**
-   * pino-compatible logger: an error for a poll answer that does not name the job asked for, a
-   * warning for one over the client's `maxAnswerBytes` (with the job id, to fetch it by hand); the
-   * wait rejects with the same error. Default: JSON lines at `warn` on stderr.
-   */
-  logger?: Logger;
-}
-
-/** Per-call options of {@link ResultWaiter.waitForResult}. */
-export interface WaitOptions {
-  /** Overrides the waiter's `timeoutMs`. */
-  timeoutMs?: number;
-  /** Overrides the waiter's `webhookGraceMs` (0: poll at once, e.g. for a job submitted without webhook). */
-  webhookGraceMs?: number;
-  /** Stops waiting at once; the promise rejects with `signal.reason`. */
-  signal?: AbortSignal;
-}
+export type { JobResult } from './job-result.js';
+export type { ResultWaiterOptions, WaitOptions } from './options/result-waiter-options.js';
 
 /** Waits for job results by webhook, with polling as the fallback, handling each job once. */
 export interface ResultWaiter {
@@ -136,32 +65,20 @@ interface PendingWait {
  * @throws JobhookError `ERR_OPTION_INVALID` when an option is wrong.
  */
 export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
-  const owner = 'createResultWaiter';
-  const fail = (message: string): never => {
-    throw optionError(owner, message);
-  };
-  if (typeof options !== 'object' || options === null) fail('options must be an object');
-  const { client, onResult, webhooks = false } = options;
-  if (typeof client?.pollJob !== 'function') fail('client is required (createClient(...))');
-  if (onResult !== undefined && typeof onResult !== 'function') fail('onResult must be a function');
-  if (typeof webhooks !== 'boolean') fail('webhooks must be a boolean');
-  const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
-  const maxPollIntervalMs = options.maxPollIntervalMs ?? Math.max(DEFAULT_MAX_POLL_INTERVAL_MS, pollIntervalMs);
-  const timeoutMs = options.timeoutMs ?? DEFAULT_POLL_TIMEOUT_MS;
-  // Reuses pollJob's checks (intervals, timeout) so both report the same messages.
-  resolvePollOptions({ intervalMs: pollIntervalMs, maxIntervalMs: maxPollIntervalMs, timeoutMs }, owner);
-  const webhookGraceMs = options.webhookGraceMs ?? 2 * pollIntervalMs;
-  checkMs(owner, 'webhookGraceMs', webhookGraceMs, { min: 0, max: MAX_TIMER_MS });
-  const { leaseMs = RECEIVER_DEFAULTS.leaseMs, doneTtlMs = RECEIVER_DEFAULTS.doneTtlMs } = options;
-  checkMs(owner, 'leaseMs', leaseMs, { max: MAX_TIMER_MS });
-  checkMs(owner, 'doneTtlMs', doneTtlMs);
-  const store = options.store ?? createMemoryStore();
-  for (const method of ['claim', 'complete', 'release', 'extend'] as const) {
-    if (typeof (store as Partial<IdempotencyStore>)[method] !== 'function') fail(`store must implement ${method}() (see IdempotencyStore)`);
-  }
-  const ownsStore = options.store === undefined;
-  const log = options.logger ?? createJsonLogger();
-  if (!isLogger(log)) fail('logger must have debug, info, warn and error methods (pino-compatible)');
+  const {
+    client,
+    store,
+    ownsStore,
+    onResult,
+    webhooks,
+    webhookGraceMs,
+    pollIntervalMs,
+    maxPollIntervalMs,
+    timeoutMs,
+    leaseMs,
+    doneTtlMs,
+    logger: log,
+  } = resolveResultWaiterOptions(options);
 
   const pending = new Map<string, Set<PendingWait>>();
   const recent = new Map<string, JobResult>();
@@ -245,11 +162,14 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
       // The receiver's key: one job whatever the case the caller, the service or a webhook writes it in.
       const jobId = askedId.toLowerCase();
       if (closed) throw optionError('waitForResult', 'the waiter is closed');
-      const waitTimeoutMs = waitOptions.timeoutMs ?? timeoutMs;
-      checkMs('waitForResult', 'timeoutMs', waitTimeoutMs, { max: MAX_TIMER_MS });
-      const graceMs = waitOptions.webhookGraceMs ?? (webhooks ? webhookGraceMs : 0);
-      checkMs('waitForResult', 'webhookGraceMs', graceMs, { min: 0, max: MAX_TIMER_MS });
-      const { signal } = waitOptions;
+      const {
+        timeoutMs: waitTimeoutMs,
+        webhookGraceMs: graceMs,
+        signal,
+      } = resolveWaitOptions(waitOptions, {
+        timeoutMs,
+        webhookGraceMs: webhooks ? webhookGraceMs : 0,
+      });
       if (signal?.aborted === true) throw signal.reason;
       const known = recent.get(jobId);
       if (known !== undefined) return known;

@@ -1,28 +1,9 @@
-import { randomUUID } from 'node:crypto';
-import { JobhookError, type Clock } from '@jobhook/core';
-import { checkFunction, checkMs, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
+import { JobhookError } from '@jobhook/core';
 import type { JobLedger } from '@jobhook/core/ledger';
+import { resolveLedgerSubmit, type LedgerSubmitOptions } from './options/ledger-submit-options.js';
 import { ServiceApiError } from './service-api-error.js';
 
-/**
- * Default result deadline: a job submitted with a `webhook_receiver` and not handled within 10
- * minutes of its submission is polled. The service's webhook retries span a few minutes (spec §8:
- * at most 3 retries, backoff up to 30 s, 30 s per attempt), so by then every delivery has been tried.
- */
-export const DEFAULT_RESULT_DEADLINE_MS = 600_000;
-
-/** Options of {@link submitWithLedger}. */
-export interface LedgerSubmitOptions {
-  /** How long after the submission a job without a handled result is polled, ms. Default {@link DEFAULT_RESULT_DEADLINE_MS}. */
-  resultDeadlineMs?: number;
-  /**
-   * The submission key the ledger entry is written under before the request. Default a random UUID.
-   * Give your own when the submission carries one already (a recipient tag's nonce, an idempotency key).
-   */
-  key?: string;
-  /** Where time comes from: `now()` in ms since the epoch. Default `Date`. */
-  clock?: Clock;
-}
+export { DEFAULT_RESULT_DEADLINE_MS, type LedgerSubmitOptions } from './options/ledger-submit-options.js';
 
 /**
  * Writes the expected-jobs ledger around one submission of your own code: a pending entry under a
@@ -52,16 +33,8 @@ export async function submitWithLedger<T extends { job_id: string }>(
   submit: (key: string) => Promise<T>,
   options: LedgerSubmitOptions = {},
 ): Promise<T> {
-  const where = 'submitWithLedger';
-  if (typeof ledger?.begin !== 'function' || typeof ledger.attach !== 'function') {
-    throw optionError(where, 'ledger must be a JobLedger');
-  }
-  checkFunction(where, 'submit', submit);
-  const deadlineMs = options.resultDeadlineMs ?? DEFAULT_RESULT_DEADLINE_MS;
-  checkMs(where, 'resultDeadlineMs', deadlineMs, { max: MAX_TIMER_MS });
-  const key = options.key ?? randomUUID();
-  const now = options.clock === undefined ? Date.now() : options.clock.now();
-  await ledger.begin(key, { dueAt: now + deadlineMs });
+  const { key, now, resultDeadlineMs } = resolveLedgerSubmit(ledger, submit, options);
+  await ledger.begin(key, { dueAt: now + resultDeadlineMs });
   let answer: T;
   try {
     answer = await submit(key);
@@ -76,7 +49,7 @@ export async function submitWithLedger<T extends { job_id: string }>(
   } catch (cause) {
     throw new JobhookError(
       'ERR_STORE_UNAVAILABLE',
-      `${where}: job ${jobId} was submitted, but its id could not be written to the ledger (do not submit it again)`,
+      `submitWithLedger: job ${jobId} was submitted, but its id could not be written to the ledger (do not submit it again)`,
       { cause, detail: { jobId, key } },
     );
   }
