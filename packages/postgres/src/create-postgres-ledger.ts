@@ -1,39 +1,20 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '@jobhook/core';
-import { checkMs, describeValue, ledgerArgs, ledgerClock, MAX_TIMER_MS, optionError, readOption } from '@jobhook/core/internal';
+import { ledgerArgs } from '@jobhook/core/internal';
 import type { JobLedger, LeasedEntry, LedgerCounts } from '@jobhook/core/ledger';
 import { ledgerSql } from './ledger-sql.js';
-import { DEFAULT_OPERATION_TIMEOUT_MS, type PostgresConnection } from './postgres-store-options.js';
+import { openPool } from './open-pool.js';
+import type { PostgresConnection } from './options/connection-option.js';
+import {
+  checkExecutor,
+  resolvePostgresLedgerOptions,
+  type LedgerWriteOptions,
+  type PostgresLedgerOptions,
+} from './options/postgres-ledger-options.js';
 import { poolTransaction } from './pool-transaction.js';
-import { resolvePool } from './resolve-pool.js';
 import { pgExecutor, type SqlExecutor } from './sql-executor.js';
 import { unavailable, withTimeout, type LedgerOperation } from './store-errors.js';
-import { tableName } from './table-name.js';
 
-/** Default of {@link PostgresLedgerOptions.table}. */
-export const DEFAULT_LEDGER_TABLE = 'jobhook_ledger';
-
-/** Options of {@link createPostgresLedger}. */
-export interface PostgresLedgerOptions {
-  /** The ledger's table. Default `'jobhook_ledger'`. Created by `migrate()`. */
-  table?: string;
-  /** Its schema; default the connection's `search_path`. */
-  schema?: string;
-  /** Longest wait for one statement, ms; past it the call rejects with `ERR_STORE_UNAVAILABLE`. Default 2000. */
-  operationTimeoutMs?: number;
-  /** Where time comes from: `now()` in ms since the epoch. Default `Date`. */
-  clock?: Clock;
-}
-
-/** Where a write of the ledger runs: `executor`, a statement runner of your open transaction, joins it. */
-export interface LedgerWriteOptions {
-  /**
-   * Runs the statement in your transaction (`pgExecutor(client)`, or any {@link SqlExecutor}), so
-   * the entry commits (or rolls back) with your own writes; the ledger's timeout does not apply.
-   * Default: a statement of its own on the pool.
-   */
-  executor?: SqlExecutor;
-}
+export { DEFAULT_LEDGER_TABLE, type LedgerWriteOptions, type PostgresLedgerOptions } from './options/postgres-ledger-options.js';
 
 /** The PostgreSQL ledger: the {@link JobLedger} contract, writes that can join your transaction, and `migrate()`. */
 export interface PostgresLedger extends JobLedger {
@@ -46,8 +27,6 @@ export interface PostgresLedger extends JobLedger {
   /** The table, as `schema.table` or `table`. */
   readonly table: string;
 }
-
-const WHERE = 'createPostgresLedger';
 
 /**
  * Creates the expected-jobs ledger on PostgreSQL (call `migrate()` once). Its writes can join your
@@ -65,13 +44,9 @@ const WHERE = 'createPostgresLedger';
  * `ERR_OPTION_INVALID` on a bad argument and `ERR_STORE_UNAVAILABLE` when PostgreSQL fails or does not answer in time.
  */
 export function createPostgresLedger(connection: PostgresConnection, options: PostgresLedgerOptions = {}): PostgresLedger {
-  const baseName = (readOption(WHERE, options, 'table') as string | undefined) ?? DEFAULT_LEDGER_TABLE;
-  const table = tableName(WHERE, baseName, options.schema);
-  const timeoutMs = checkMs(WHERE, 'operationTimeoutMs', readOption(WHERE, options, 'operationTimeoutMs') ?? DEFAULT_OPERATION_TIMEOUT_MS, {
-    max: MAX_TIMER_MS,
-  });
-  const now = ledgerClock(WHERE, options.clock);
-  const { pool, owned } = resolvePool(connection, timeoutMs, WHERE);
+  const o = resolvePostgresLedgerOptions(connection, options);
+  const { table, baseName, operationTimeoutMs: timeoutMs, now } = o;
+  const { pool, owned } = openPool(o.connection, timeoutMs);
   const sql = ledgerSql(table, baseName);
   const direct = pgExecutor(pool);
   let closing: Promise<void> | undefined;
@@ -87,13 +62,8 @@ export function createPostgresLedger(connection: PostgresConnection, options: Po
     }
     return (await withTimeout(direct.executeSql(text, values), timeoutMs, operation)).rows;
   }
-  const executorOf = (o: LedgerWriteOptions | undefined, where: string): SqlExecutor | undefined => {
-    const executor = o?.executor;
-    if (executor !== undefined && typeof executor?.executeSql !== 'function') {
-      throw optionError(where, `executor must have executeSql(text, values) (pgExecutor(client)), got ${describeValue(executor)}`);
-    }
-    return executor;
-  };
+  const executorOf = (writeOptions: LedgerWriteOptions | undefined, where: string): SqlExecutor | undefined =>
+    checkExecutor(where, writeOptions?.executor);
 
   const args = ledgerArgs('postgresLedger');
   return Object.freeze({

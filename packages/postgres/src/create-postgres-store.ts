@@ -1,41 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { ClaimResult, TagNonceBinding } from '@jobhook/core';
-import {
-  checkBoolean,
-  checkFunction,
-  checkInteger,
-  checkJobId,
-  checkMs,
-  checkTagNonce,
-  checkToken,
-  MAX_TIMER_MS,
-  MAX_TOKEN_LENGTH,
-  optionError,
-  readOption,
-} from '@jobhook/core/internal';
+import { MAX_TOKEN_LENGTH } from '@jobhook/core/internal';
 import type { PoolClient } from 'pg';
-import { resolvePool } from './resolve-pool.js';
-import { poolJobs, poolTransaction } from './pool-transaction.js';
-import {
-  DEFAULT_OPERATION_TIMEOUT_MS,
-  DEFAULT_SWEEP_BATCH,
-  DEFAULT_SWEEP_INTERVAL_MS,
-  type PostgresConnection,
-  type PostgresLeaseStore,
-  type PostgresStore,
-  type PostgresStoreMethods,
-  type PostgresStoreOptions,
-} from './postgres-store-options.js';
 import { type JobRunner, runJobTransaction, runnerJobs } from './job-transaction.js';
+import { openPool } from './open-pool.js';
+import type { PostgresConnection } from './options/connection-option.js';
+import { resolvePostgresStoreOptions, type PostgresStoreOptions } from './options/postgres-store-options.js';
+import { checkFencedArgs, checkStoreJobId, checkStoreNonce, msArgument, sweepLimit } from './options/store-arguments.js';
+import { poolJobs, poolTransaction } from './pool-transaction.js';
+import type { PostgresLeaseStore, PostgresStore, PostgresStoreMethods } from './postgres-store.js';
 import { pgExecutor, type TransactionRunner } from './sql-executor.js';
 import { closedError, unavailable, withTimeout, type StoreOperation } from './store-errors.js';
 import { storeSql } from './store-sql.js';
-import { tableName } from './table-name.js';
 
 /** Claim statements retried when a concurrent claim committed after the statement's snapshot. */
 const CLAIM_ATTEMPTS = 5;
 const DONE: ClaimResult = Object.freeze({ state: 'done' });
-const WHERE = 'createPostgresStore';
 
 /** One row of the claim statement. */
 interface ClaimRow {
@@ -97,20 +77,14 @@ export function createPostgresStore<Db>(
   connection: PostgresConnection,
   options: PostgresStoreOptions<Db> = {},
 ): PostgresStore<Db> | PostgresLeaseStore {
-  const table = tableName(WHERE, readOption(WHERE, options, 'table'), options.schema);
-  const timeoutMs = checkMs(WHERE, 'operationTimeoutMs', readOption(WHERE, options, 'operationTimeoutMs') ?? DEFAULT_OPERATION_TIMEOUT_MS, {
-    max: MAX_TIMER_MS,
-  });
-  const sweepEvery = options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
-  if (sweepEvery !== false) checkMs(WHERE, 'sweepIntervalMs', sweepEvery, { max: MAX_TIMER_MS });
-  if (options.transactional !== undefined) checkBoolean(WHERE, 'transactional', options.transactional);
-  if (options.transaction !== undefined) checkFunction(WHERE, 'transaction', options.transaction, 'a function (a TransactionRunner)');
-  const { pool, owned } = resolvePool(connection, timeoutMs, WHERE);
+  const o = resolvePostgresStoreOptions(connection, options);
+  const { table, operationTimeoutMs: timeoutMs, sweepIntervalMs: sweepEvery } = o;
+  const { pool, owned } = openPool(o.connection, timeoutMs);
   const sql = storeSql(table);
   const direct = pgExecutor(pool);
   // A runner of the caller's owns BEGIN and COMMIT, and takes one parameterized statement at a time;
   // on the store's own pool the statements go in batches around them (see poolJobs).
-  const jobs = (options.transaction === undefined ? poolJobs(pool, timeoutMs, sql) : runnerJobs(options.transaction, sql)) as JobRunner<Db>;
+  const jobs = (o.transaction === undefined ? poolJobs(pool, timeoutMs, sql) : runnerJobs(o.transaction, sql)) as JobRunner<Db>;
 
   let closing: Promise<void> | undefined;
   const checkOpen = (operation: StoreOperation): void => {
@@ -127,7 +101,7 @@ export function createPostgresStore<Db>(
   async function claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
     checkOpen('claim');
     checkStoreJobId('postgresStore.claim', jobId);
-    const leaseMs = checkMs('postgresStore.claim', 'leaseMs', readOption('postgresStore.claim', claimOptions, 'leaseMs'));
+    const leaseMs = msArgument('postgresStore.claim', claimOptions, 'leaseMs');
     const token = randomUUID();
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const [row] = (await query('claim', sql.claim, [jobId, token, leaseMs], jobId)) as unknown as ClaimRow[];
@@ -142,10 +116,9 @@ export function createPostgresStore<Db>(
 
   async function bindTagNonce(nonce: string, jobId: string, bindOptions: { ttlMs: number }): Promise<TagNonceBinding> {
     checkOpen('bindTagNonce');
-    if (checkTagNonce('postgresStore.bindTagNonce', nonce).includes('\0'))
-      throw optionError('postgresStore.bindTagNonce', 'nonce must not contain a NUL character: PostgreSQL text cannot hold one');
+    checkStoreNonce('postgresStore.bindTagNonce', nonce);
     checkStoreJobId('postgresStore.bindTagNonce', jobId);
-    const ttlMs = checkMs('postgresStore.bindTagNonce', 'ttlMs', readOption('postgresStore.bindTagNonce', bindOptions, 'ttlMs'));
+    const ttlMs = msArgument('postgresStore.bindTagNonce', bindOptions, 'ttlMs');
     for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       const [row] = (await query('bindTagNonce', sql.bindNonce, [`tag:${nonce}`, jobId, ttlMs], jobId)) as unknown as BindRow[];
       if (row?.bound === true) return 'bound';
@@ -161,12 +134,7 @@ export function createPostgresStore<Db>(
   let sweepStatements = 0;
   async function sweep(sweepOptions: { limit?: number } = {}): Promise<number> {
     checkOpen('sweep');
-    const limit = checkInteger(
-      'postgresStore.sweep',
-      'limit',
-      readOption('postgresStore.sweep', sweepOptions, 'limit') ?? DEFAULT_SWEEP_BATCH,
-      { min: 1 },
-    );
+    const limit = sweepLimit(sweepOptions);
     sweeps++;
     try {
       let total = 0;
@@ -201,22 +169,19 @@ export function createPostgresStore<Db>(
     bindTagNonce,
     async complete(jobId, token, completeOptions) {
       checkOpen('complete');
-      checkStoreJobId('postgresStore.complete', jobId);
-      checkToken('postgresStore.complete', token);
-      const ttlMs = checkMs('postgresStore.complete', 'ttlMs', readOption('postgresStore.complete', completeOptions, 'ttlMs'));
+      checkFencedArgs('postgresStore.complete', jobId, token);
+      const ttlMs = msArgument('postgresStore.complete', completeOptions, 'ttlMs');
       return plausibleToken(token) && fenced('complete', sql.complete, [jobId, token, ttlMs]);
     },
     async release(jobId, token) {
       checkOpen('release');
-      checkStoreJobId('postgresStore.release', jobId);
-      checkToken('postgresStore.release', token);
+      checkFencedArgs('postgresStore.release', jobId, token);
       return plausibleToken(token) && fenced('release', sql.release, [jobId, token]);
     },
     async extend(jobId, token, extendOptions) {
       checkOpen('extend');
-      checkStoreJobId('postgresStore.extend', jobId);
-      checkToken('postgresStore.extend', token);
-      const leaseMs = checkMs('postgresStore.extend', 'leaseMs', readOption('postgresStore.extend', extendOptions, 'leaseMs'));
+      checkFencedArgs('postgresStore.extend', jobId, token);
+      const leaseMs = msArgument('postgresStore.extend', extendOptions, 'leaseMs');
       return plausibleToken(token) && fenced('extend', sql.extend, [jobId, token, leaseMs]);
     },
     async migrate() {
@@ -238,28 +203,18 @@ export function createPostgresStore<Db>(
       return closing;
     },
   };
-  if (options.transactional === false) return Object.freeze(methods);
+  if (!o.transactional) return Object.freeze(methods);
 
   const store: PostgresStore<Db> = {
     ...methods,
     async runInTransaction(jobId, transactionOptions, work) {
       checkOpen('transaction');
       checkStoreJobId('postgresStore.runInTransaction', jobId);
-      const doneTtlMs = checkMs(
-        'postgresStore.runInTransaction',
-        'doneTtlMs',
-        readOption('postgresStore.runInTransaction', transactionOptions, 'doneTtlMs'),
-      );
+      const doneTtlMs = msArgument('postgresStore.runInTransaction', transactionOptions, 'doneTtlMs');
       return runJobTransaction({ jobs, lockKey, timeoutMs }, jobId, doneTtlMs, work);
     },
   };
   return Object.freeze(store);
-}
-
-/** A job id the table can hold: what every store takes, but no NUL (PostgreSQL's text cannot hold one). */
-function checkStoreJobId(where: string, jobId: unknown): asserts jobId is string {
-  if (checkJobId(where, jobId).includes('\0'))
-    throw optionError(where, 'jobId must not contain a NUL character: PostgreSQL text cannot hold one');
 }
 
 /** A token this store could have issued; any other cannot match, so no round trip is needed. */

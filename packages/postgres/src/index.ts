@@ -11,13 +11,11 @@ export {
   DEFAULT_SWEEP_BATCH,
   DEFAULT_SWEEP_INTERVAL_MS,
   type PostgresConnection,
-  type PostgresLeaseStore,
-  type PostgresStore,
-  type PostgresStoreMethods,
   type PostgresStoreOptions,
-} from './postgres-store-options.js';
+} from './options/postgres-store-options.js';
+export type { PostgresLeaseStore, PostgresStore, PostgresStoreMethods } from './postgres-store.js';
 export { pgExecutor, type SqlExecutor, type TransactionRunner } from './sql-executor.js';
-export { DEFAULT_TABLE } from './table-name.js';
+export { DEFAULT_TABLE } from './options/table-name.js';
 export { SCHEMA_VERSION } from './store-sql.js';
 export {
   createPostgresLedger,

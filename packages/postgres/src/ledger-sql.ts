@@ -1,4 +1,4 @@
-import type { TableName } from './table-name.js';
+import type { TableName } from './options/table-name.js';
 
 /** The version `migrate()` writes as the ledger table's comment. */
 export const LEDGER_SCHEMA_VERSION = 1;

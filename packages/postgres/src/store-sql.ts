@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { TableName } from './table-name.js';
+import type { TableName } from './options/table-name.js';
 
 /** The version `migrate()` writes as the table's comment; a later schema change reads it to migrate. */
 export const SCHEMA_VERSION = 1;
