@@ -1,9 +1,8 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Receiver, ReceiverOrOptions } from '@jobhook/core';
-import { adapterPath, resolveReceiver } from '@jobhook/core/adapter';
 import { optionError } from '@jobhook/core/internal';
-import { DEFAULT_PATH, PLUGIN_NAME, type FastifyPluginOptions } from './plugin-options.js';
+import { PLUGIN_NAME, resolveFastifyPluginOptions, type FastifyPluginOptions } from './plugin-options.js';
 import { webhookRoute } from './webhook-route.js';
 
 /** The plugin, with the receiver it runs (for `stats()` and `close()`). */
@@ -37,12 +36,11 @@ export type FastifyWebhookPlugin = FastifyPluginAsync & { readonly receiver: Rec
  * ```
  */
 export function jobhookFastify(receiverOrOptions: ReceiverOrOptions, options?: FastifyPluginOptions): FastifyWebhookPlugin {
-  const ownsReceiver = typeof (receiverOrOptions as { handle?: unknown } | null)?.handle !== 'function';
-  const receiver = resolveReceiver(receiverOrOptions, PLUGIN_NAME);
-  const path = adapterPath(options, PLUGIN_NAME) ?? DEFAULT_PATH;
+  const { receiver, ownsReceiver, path } = resolveFastifyPluginOptions(receiverOrOptions, options);
 
   async function jobhookPlugin(fastify: FastifyInstance): Promise<void> {
     const url = `${fastify.prefix}${path}`;
+    // Not an option's value but the app's state at registration (Fastify knows its routes only then).
     if (fastify.hasRoute({ method: 'POST', url })) {
       throw optionError(
         PLUGIN_NAME,
