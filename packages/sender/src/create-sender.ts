@@ -1,6 +1,6 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { JobhookError } from '@jobhook/core';
-import { checkInteger, describeValue, optionError } from '@jobhook/core/internal';
+import { optionError } from '@jobhook/core/internal';
 import { loadPrivateKey, loadPublicKey } from '@jobhook/core/sign';
 import {
   createBullmqWorkQueue,
@@ -31,7 +31,8 @@ import { createRedisJobStore } from './jobs/redis-job-store.js';
 import { buildWebhookPayload } from './jobs/webhook-payload.js';
 import { registerMetricsRoute } from './metrics/metrics-route.js';
 import { createSenderMetrics, observeDeliverer } from './metrics/sender-metrics.js';
-import { resolveSenderOptions, type ResolvedSenderOptions, type SenderOptions } from './sender-options.js';
+import { resolveListenOptions } from './options/listen-options.js';
+import { resolveSenderOptions, type ResolvedSenderOptions, type SenderOptions } from './options/sender-options.js';
 import { replaceFile } from './state/atomic-file.js';
 import { generateSigningKey, openStateDir, stateAccounts, stateSigningKey } from './state/sender-state.js';
 
@@ -242,10 +243,7 @@ export async function createSender(options?: SenderOptions): Promise<Sender> {
       metrics: metrics.registry,
       devKeys: devKeys === null ? null : { ...devKeys },
       async listen(listenOptions = {}) {
-        const { port = 8080, host = '127.0.0.1' } = listenOptions;
-        checkInteger(WHERE, 'listen port', port, { min: 0, max: 65535 });
-        if (typeof host !== 'string' || host === '')
-          throw optionError(WHERE, `listen host must be a non-empty string, got ${describeValue(host)}`);
+        const { port, host } = resolveListenOptions(listenOptions);
         await app.listen({ port, host });
         const address = app.server.address();
         const boundPort = typeof address === 'object' && address !== null ? address.port : port;

@@ -4,7 +4,7 @@
  * @packageDocumentation
  */
 export { createSender, type Sender } from './create-sender.js';
-export type { SenderOptions } from './sender-options.js';
+export type { SenderOptions } from './options/sender-options.js';
 export type { AccountsConfig, KeyConfig, KeyKind, OrganizationConfig, TokenType } from './accounts/accounts-config.js';
 export type { DevKeys } from './accounts/dev-accounts.js';
 export { loadAccountsConfig } from './accounts/load-accounts-config.js';

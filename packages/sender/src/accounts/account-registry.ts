@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { optionError } from '@jobhook/core/internal';
 import type { AccountsConfig, KeyConfig, KeyKind, TokenType } from './accounts-config.js';
-import { maskToken, tokenProblem } from './api-token.js';
+import { maskToken } from './api-token.js';
 import type { ChargeResult, CreditLedger, LedgerAccount } from './credit-ledger.js';
 import { DEV_BALANCE } from './dev-accounts.js';
 import { parseDateTime } from './date-time.js';
@@ -130,9 +130,11 @@ export interface AccountKeys {
  * Indexes the keys of validated accounts (before anything is connected, so a wrong key is told
  * first). `apiKeys` are extra inference tokens (the CLI's `--api-key`), each added to the first
  * organization as a capped key with {@link DEV_BALANCE} credits, owned by its first member (a new id
- * at each start; on Redis its balance is kept across restarts under a hash of the token).
+ * at each start; on Redis its balance is kept across restarts under a hash of the token). Each
+ * token's form was checked with the other options (`resolveSenderOptions`); what needs the accounts
+ * is checked here.
  *
- * @throws JobhookError `ERR_OPTION_INVALID` for an unusable or duplicate api key.
+ * @throws JobhookError `ERR_OPTION_INVALID` for an api key that is another key's token, or no organization to add it to.
  */
 export function buildAccountKeys(accounts: AccountsConfig, apiKeys: readonly string[] = []): AccountKeys {
   const byHash = new Map<string, ApiKey>();
@@ -156,8 +158,6 @@ export function buildAccountKeys(accounts: AccountsConfig, apiKeys: readonly str
   }
   const first = accounts.organizations[0];
   apiKeys.forEach((token, i) => {
-    const problem = tokenProblem(token);
-    if (problem !== undefined) throw optionError('createSender', `apiKeys[${i}] ${problem}`);
     if (byHash.has(sha256(token))) throw optionError('createSender', `apiKeys[${i}] is already the token of another key`);
     const member = first?.members[0];
     if (first === undefined || member === undefined) {

@@ -1,17 +1,8 @@
-import type { Redis } from 'ioredis';
-import { checkObject, describeValue, optionError } from '@jobhook/core/internal';
 import { DEFAULT_CONNECT_TIMEOUT_MS, quitRedisClient, redisCall, redisFromOption } from '@jobhook/core/internal/redis';
+import { resolveRedisCreditLedgerOptions, type RedisCreditLedgerOptions } from '../options/redis-credit-ledger-options.js';
 import { balanceUnits, insufficient, priceUnits, toCredits, type CreditLedger, type LedgerAccount } from './credit-ledger.js';
 
-/** Options of {@link createRedisCreditLedger}. */
-export interface RedisCreditLedgerOptions {
-  /** An ioredis client (stays yours) or a `redis://` / `rediss://` URL (opened here, closed by `close()`). */
-  redis: string | Redis;
-  /** Prefix of every key. Default `'jobhook:sender:'`. */
-  prefix?: string;
-}
-
-const WHERE = 'createRedisCreditLedger';
+export type { RedisCreditLedgerOptions } from '../options/redis-credit-ledger-options.js';
 
 /**
  * `KEYS[1]` = the account hash, `ARGV[1]` = price units, `ARGV[2]` = the same negated, `ARGV[3]` =
@@ -59,10 +50,8 @@ interface LedgerClient {
  * Redis cannot be reached, and from methods when Redis fails (the API answers 503).
  */
 export async function createRedisCreditLedger(options: RedisCreditLedgerOptions): Promise<CreditLedger> {
-  checkObject(WHERE, 'options', options, 'an object with `redis`');
-  const prefix = options.prefix ?? 'jobhook:sender:';
-  if (typeof prefix !== 'string') throw optionError(WHERE, `prefix must be a string, got ${describeValue(prefix)}`);
-  const { client, owned } = await redisFromOption(WHERE, options.redis);
+  const { redis, prefix } = resolveRedisCreditLedgerOptions(options);
+  const { client, owned } = await redisFromOption('createRedisCreditLedger', redis);
   client.defineCommand('jobhookCreditChargeV1', { numberOfKeys: 1, lua: CHARGE_LUA });
   client.defineCommand('jobhookCreditRefundV1', { numberOfKeys: 1, lua: REFUND_LUA });
   const scripts = client as unknown as LedgerClient;

@@ -1,46 +1,17 @@
-import { silentLogger, type Logger } from '@jobhook/core';
-import { checkInteger } from '@jobhook/core/internal';
 import { formatInstant } from '../accounts/date-time.js';
 import { jobPrice } from '../accounts/pricing.js';
-import {
-  attemptErrorText,
-  type AttemptRecord,
-  type DeliveryTask,
-  type QueuedWork,
-  type WorkHandlers,
-  type WorkQueue,
-} from '@jobhook/delivery';
-import type { JobRecord, JobResult, JobStore } from './job-record.js';
+import { attemptErrorText, type AttemptRecord, type DeliveryTask, type QueuedWork, type WorkHandlers } from '@jobhook/delivery';
+import { resolveJobServiceOptions, type JobServiceOptions } from '../options/job-service-options.js';
+import type { JobRecord, JobResult } from './job-record.js';
 import type { StoredAttempt } from './signing-key-id.js';
 import { simulateResult } from './simulate-provider.js';
 
-/** What the job service needs of a deliverer (`createDeliverer` gives it). */
-export interface AttemptMaker {
-  attempt(task: DeliveryTask): Promise<AttemptRecord>;
-}
-
-/** Options of {@link createJobService}. */
-export interface JobServiceOptions {
-  jobs: JobStore;
-  queue: WorkQueue;
-  deliverer: AttemptMaker;
-  /** Clock of `finished_at` and of the redeliver cooldown. Default `() => new Date()`. */
-  now?: () => Date;
-  /** pino-compatible. Default silent. */
-  logger?: Logger;
-  /**
-   * Shortest time from one redeliver of a job to the next (refused meanwhile: `cooldown`, with
-   * `retryAfterMs`); 0 for none. Default {@link DEFAULT_REDELIVER_COOLDOWN_MS}.
-   */
-  redeliverCooldownMs?: number;
-  /** Most redeliveries of one job (rounds after round 0; refused after: `limit`). Default {@link DEFAULT_MAX_REDELIVERIES}. */
-  maxRedeliveries?: number;
-}
-
-/** Default {@link JobServiceOptions.redeliverCooldownMs}: 10 s. */
-export const DEFAULT_REDELIVER_COOLDOWN_MS = 10_000;
-/** Default {@link JobServiceOptions.maxRedeliveries}. */
-export const DEFAULT_MAX_REDELIVERIES = 20;
+export {
+  DEFAULT_MAX_REDELIVERIES,
+  DEFAULT_REDELIVER_COOLDOWN_MS,
+  type AttemptMaker,
+  type JobServiceOptions,
+} from '../options/job-service-options.js';
 
 /**
  * Why a redelivery was refused. `pending` also covers a lost race: another redeliver of the same job
@@ -99,17 +70,7 @@ export interface JobService {
  * store is still failing then, the job or delivery stays as it was and the failure is logged.
  */
 export function createJobService(options: JobServiceOptions): JobService {
-  const {
-    jobs,
-    queue,
-    deliverer,
-    now = () => new Date(),
-    logger = silentLogger,
-    redeliverCooldownMs = DEFAULT_REDELIVER_COOLDOWN_MS,
-    maxRedeliveries = DEFAULT_MAX_REDELIVERIES,
-  } = options;
-  checkInteger('createJobService', 'redeliverCooldownMs', redeliverCooldownMs, { min: 0 });
-  checkInteger('createJobService', 'maxRedeliveries', maxRedeliveries, { min: 0 });
+  const { jobs, queue, deliverer, now, logger, redeliverCooldownMs, maxRedeliveries } = resolveJobServiceOptions(options);
 
   async function runJob(jobId: string): Promise<void> {
     const job = await jobs.get(jobId);

@@ -1,4 +1,3 @@
-import { checkFunction, checkInteger, MAX_TIMER_MS } from '@jobhook/core/internal';
 import type { AttemptRecord } from '@jobhook/delivery';
 import type { StoredAttempt } from './signing-key-id.js';
 import { LRUCache } from 'lru-cache';
@@ -13,29 +12,13 @@ import {
 } from './job-record.js';
 import { emptyJobCounts, matchesJobQuery, MAX_SCANNED_PER_PAGE, parseJobCursor } from './job-list.js';
 import { createOrgJobIndex } from './org-job-index.js';
+import { resolveMemoryJobStoreOptions, type MemoryJobStoreOptions } from '../options/memory-job-store-options.js';
 import { SenderError } from '../sender-error.js';
 
-/** Limits of {@link createMemoryJobStore}. */
-export interface MemoryJobStoreOptions {
-  /** Most jobs kept, unfinished ones included. Default 10000. */
-  maxJobs?: number;
-  /** Most bytes of jobs and delivery logs kept (estimated from their text). Default 256 MiB. */
-  maxBytes?: number;
-  /** A settled job (final, no delivery pending) is forgotten this long after it settled. 1 to 2^31-1; default 24 h. */
-  settledTtlMs?: number;
-  /** Clock of the TTL, in ms. Default `performance.now`. */
-  now?: () => number;
-}
+export type { MemoryJobStoreOptions } from '../options/memory-job-store-options.js';
 
-/** Default `maxJobs` of the memory job store. */
-export const DEFAULT_MAX_STORED_JOBS = 10_000;
-/** Default `maxBytes` of the memory job store: 256 MiB. */
-export const DEFAULT_MAX_STORED_JOB_BYTES = 256 * 1024 * 1024;
 /** `error.error_code` of a job whose result the memory job store had no room for (see `finish`). */
 export const OUTPUT_TOO_LARGE = 'output_too_large';
-/** Default `settledTtlMs` of the memory job store: 24 h. */
-export const DEFAULT_STORED_JOB_TTL_MS = 24 * 60 * 60 * 1000;
-
 /** A job with its delivery log, and the bytes counted for both. */
 interface Entry {
   job: JobRecord;
@@ -84,10 +67,6 @@ function attemptBytes(a: StoredAttempt): number {
 /** Unfinished work the store must keep: a processing job, or one whose delivery round is pending. */
 const isUnsettled = (job: JobRecord): boolean => job.status === 'processing' || job.delivery === 'pending';
 
-function limit(name: string, value: unknown, fallback: number, max: number): number {
-  return value === undefined ? fallback : checkInteger('createMemoryJobStore', name, value, { min: 1, max });
-}
-
 /**
  * Jobs and delivery logs in this process's memory: the default, lost on restart, and bounded.
  *
@@ -112,12 +91,7 @@ function limit(name: string, value: unknown, fallback: number, max: number): num
  * @throws JobhookError `ERR_OPTION_INVALID` on a wrong option.
  */
 export function createMemoryJobStore(options: MemoryJobStoreOptions = {}): JobStore {
-  const maxJobs = limit('maxJobs', options.maxJobs, DEFAULT_MAX_STORED_JOBS, 10_000_000);
-  const maxBytes = limit('maxBytes', options.maxBytes, DEFAULT_MAX_STORED_JOB_BYTES, Number.MAX_SAFE_INTEGER);
-  // lru-cache keeps the TTL without a timer, but it is a time span like the others: bounded alike.
-  const settledTtlMs = limit('settledTtlMs', options.settledTtlMs, DEFAULT_STORED_JOB_TTL_MS, MAX_TIMER_MS);
-  const now = options.now ?? (() => performance.now());
-  checkFunction('createMemoryJobStore', 'now', now, 'a function returning ms');
+  const { maxJobs, maxBytes, settledTtlMs, now } = resolveMemoryJobStoreOptions(options);
 
   const unsettled = new Map<string, Entry>();
   let unsettledBytes = 0;

@@ -1,7 +1,6 @@
 import { JobhookError } from '@jobhook/core';
-import type { Cluster, Redis } from 'ioredis';
 import type { AttemptRecord } from '@jobhook/delivery';
-import { checkJobId, checkMs, checkObject, describeValue, optionError } from '@jobhook/core/internal';
+import { checkJobId } from '@jobhook/core/internal';
 import { DEFAULT_CONNECT_TIMEOUT_MS, quitRedisClient, redisCall, redisFromOption } from '@jobhook/core/internal/redis';
 import {
   canStartRound,
@@ -13,26 +12,10 @@ import {
   type JobStore,
 } from './job-record.js';
 import { emptyJobCounts, JOB_DELIVERIES, JOB_STATUSES, matchesJobQuery, MAX_SCANNED_PER_PAGE } from './job-list.js';
+import { resolveRedisJobStoreOptions, type RedisJobStoreOptions } from '../options/redis-job-store-options.js';
 
-/** Options of {@link createRedisJobStore}. */
-export interface RedisJobStoreOptions {
-  /**
-   * An ioredis client (stays yours: never closed by the store), a Redis Cluster client included, or
-   * a `redis://` / `rediss://` URL (the store opens its own client, checks it answers, and closes it
-   * in `close()`).
-   */
-  redis: string | Redis | Cluster;
-  /** Prefix of every key; must not contain `{` or `}`. Default `'jobhook:sender:'`. */
-  prefix?: string;
-  /** How long a job record lives after `create`, in ms. Default 7 days. */
-  jobTtlMs?: number;
-  /** How long a job's delivery log lives after its last appended attempt, in ms. Default: `jobTtlMs`. */
-  attemptsTtlMs?: number;
-}
+export { DEFAULT_JOB_TTL_MS, type RedisJobStoreOptions } from '../options/redis-job-store-options.js';
 
-const WHERE = 'createRedisJobStore';
-/** Default of {@link RedisJobStoreOptions.jobTtlMs}: 7 days. */
-export const DEFAULT_JOB_TTL_MS = 7 * 24 * 3600 * 1000;
 /** A compare-and-set that keeps losing (the record keeps changing) is given up after this many tries. */
 const MAX_CAS_TRIES = 20;
 /** Index entries read per round trip of a job list. */
@@ -136,13 +119,8 @@ const STATE_SETS = [...JOB_STATUSES.map((s) => `status-${s}`), ...JOB_DELIVERIES
  * ```
  */
 export async function createRedisJobStore(options: RedisJobStoreOptions): Promise<JobStore> {
-  checkObject(WHERE, 'options', options, 'an object with `redis`');
-  const prefix = options.prefix ?? 'jobhook:sender:';
-  if (typeof prefix !== 'string' || /[{}]/.test(prefix))
-    throw optionError(WHERE, `prefix must be a string without { or }, got ${describeValue(prefix)}`);
-  const jobTtlMs = checkMs(WHERE, 'jobTtlMs', options.jobTtlMs ?? DEFAULT_JOB_TTL_MS);
-  const attemptsTtlMs = checkMs(WHERE, 'attemptsTtlMs', options.attemptsTtlMs ?? jobTtlMs);
-  const { client, owned } = await redisFromOption(WHERE, options.redis);
+  const { redis, prefix, jobTtlMs, attemptsTtlMs } = resolveRedisJobStoreOptions(options);
+  const { client, owned } = await redisFromOption('createRedisJobStore', redis);
   client.defineCommand('jobhookSenderCasV2', { numberOfKeys: 2, lua: CAS_LUA });
   client.defineCommand('jobhookSenderTallyV1', { numberOfKeys: 2 + STATE_SETS.length, lua: TALLY_LUA });
   const scripts = client as unknown as ScriptClient;

@@ -12,11 +12,12 @@ import {
   MAX_TIMER_MS,
   optionError,
 } from '@jobhook/core/internal';
-import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from './api/http-timeouts.js';
-import type { AccountsConfig } from './accounts/accounts-config.js';
 import { DEFAULT_MAX_CANONICAL_BYTES, type HostResolver } from '@jobhook/delivery';
-import { DEFAULT_MAX_REDELIVERIES, DEFAULT_REDELIVER_COOLDOWN_MS } from './jobs/job-service.js';
-import { DEFAULT_MAX_STORED_JOB_BYTES, DEFAULT_MAX_STORED_JOBS, DEFAULT_STORED_JOB_TTL_MS } from './jobs/memory-job-store.js';
+import type { AccountsConfig } from '../accounts/accounts-config.js';
+import { tokenProblem } from '../accounts/api-token.js';
+import { DEFAULT_HTTP_TIMEOUTS, type HttpTimeouts } from '../api/http-timeouts.js';
+import { DEFAULT_MAX_REDELIVERIES, DEFAULT_REDELIVER_COOLDOWN_MS } from './job-service-options.js';
+import { DEFAULT_MAX_STORED_JOB_BYTES, DEFAULT_MAX_STORED_JOBS, DEFAULT_STORED_JOB_TTL_MS } from './memory-job-store-options.js';
 
 /** Smallest `maxCanonicalBytes`: a payload's fixed members alone take a few hundred bytes. */
 export const MIN_MAX_CANONICAL_BYTES = 1024;
@@ -242,8 +243,11 @@ function receiverUrl(name: string, value: unknown): string | undefined {
 }
 
 /**
- * Checks every option and applies defaults. The accounts, the key and the Redis URL are checked
- * further where they are used (still before the sender starts).
+ * Checks every option of `createSender` and applies the defaults. What needs a file or a server is
+ * checked where it is used, still before the sender starts: the accounts (`validateAccountsConfig`,
+ * and whether an api key is already another key's token), the key (`loadPrivateKey`), the Redis URL's
+ * server, and the state folder's files.
+ * @throws JobhookError `ERR_OPTION_INVALID` naming the option.
  * @internal
  */
 export function resolveSenderOptions(options: SenderOptions | undefined): ResolvedSenderOptions {
@@ -257,6 +261,11 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
     fail('accounts must be an object (see loadAccountsConfig)');
   const apiKeys = o.apiKeys ?? [];
   if (!Array.isArray(apiKeys) || apiKeys.some((k) => typeof k !== 'string')) fail('apiKeys must be an array of token strings');
+  // Each token's form here; whether it is another key's token is told once the accounts are read (buildAccountKeys).
+  apiKeys.forEach((token, i) => {
+    const problem = tokenProblem(token);
+    if (problem !== undefined) fail(`apiKeys[${i}] ${problem}`);
+  });
 
   for (const name of ['stateDir', 'publicKeyFile'] as const) {
     const path = o[name];
