@@ -7,6 +7,7 @@ import { loadPublicKey, MIN_RSA_BITS } from '@jobhook/core/sign';
 import { defineCommand, UsageError } from '../command.js';
 import { CliError } from '../errors.js';
 import { write, type CliIo } from '../io.js';
+import { integerFlag } from './flag-values.js';
 
 /** Core refuses signatures over 4096 hex characters, i.e. keys over 16384 bits. */
 const MAX_BITS = 16384;
@@ -31,10 +32,7 @@ export const keygenCommand = defineCommand({
   maxPositionals: 0,
   async execute(values, _positionals, io: CliIo): Promise<number> {
     if (values.out === undefined) throw new UsageError('--out DIR is required', keygenCommand);
-    const bits = /^\d+$/.test(values.bits) ? Number(values.bits) : Number.NaN;
-    if (!(bits >= MIN_RSA_BITS && bits <= MAX_BITS)) {
-      throw new UsageError(`--bits must be an integer from ${MIN_RSA_BITS} to ${MAX_BITS}, got '${values.bits}'`, keygenCommand);
-    }
+    const bits = integerFlag(keygenCommand, '--bits', values.bits, { min: MIN_RSA_BITS, max: MAX_BITS, fallback: 3072 });
     const force = values.force === true;
     const paths = {
       private: join(values.out, FILES.private),

@@ -1,5 +1,4 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { isJobhookError, type Logger } from '@jobhook/core';
@@ -8,8 +7,7 @@ import type { Sender, SenderOptions } from '@jobhook/sender';
 import { defineCommand, UsageError } from '../command.js';
 import { CliError } from '../errors.js';
 import { readFileArg, write, type CliIo } from '../io.js';
-import type { Command } from '../command.js';
-import { BODY_STYLES, choiceFlag, integerFlag } from './flag-values.js';
+import { BODY_STYLES, choiceFlag, cidrFlag, integerFlag, wholeNumberFlag } from './flag-values.js';
 
 /** The sender's whole-number options and their flags: passed on only when given. */
 const NUMBER_FLAGS: ReadonlyArray<readonly [keyof SenderOptions, string]> = [
@@ -156,14 +154,14 @@ export const serveCommand = defineCommand({
         : { bodyStyle: choiceFlag(cmd, '--body-style', values['body-style'], BODY_STYLES, 'python') }),
       allowInsecureReceivers: values['allow-insecure-receivers'] === true,
       allowPrivateReceivers: values['allow-private-receivers'] === true,
-      receiverAllowlist: (values['allow-receiver'] ?? []).map((cidr) => checkCidr(cidr)),
+      receiverAllowlist: (values['allow-receiver'] ?? []).map((cidr) => cidrFlag(cmd, '--allow-receiver', cidr)),
       apiKeys: values['api-key'] ?? [],
       dashboard: values['no-dashboard'] !== true,
       ...(values['dashboard-receiver'] === undefined ? {} : { dashboardReceiver: values['dashboard-receiver'] }),
     };
     for (const [option, flag] of NUMBER_FLAGS) {
       const value = values[flag.slice(2) as keyof typeof values];
-      if (typeof value === 'string') (options as Record<string, unknown>)[option] = wholeNumber(cmd, flag, value);
+      if (typeof value === 'string') (options as Record<string, unknown>)[option] = wholeNumberFlag(cmd, flag, value);
     }
     // createSender checks the URL (its refusal comes back naming --redis, see startSender).
     if (values.redis !== undefined) options.redisUrl = values.redis;
@@ -320,13 +318,6 @@ async function startSender(create: () => Promise<Sender>): Promise<Sender> {
   }
 }
 
-/** A whole-number flag's value; its range is createSender's to check. */
-function wholeNumber(command: Command, flag: string, value: string): number {
-  const n = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
-  if (!Number.isSafeInteger(n)) throw new UsageError(`${flag} must be a whole number, got '${value}'`, command);
-  return n;
-}
-
 /** Resolves with the signal's name on the first SIGINT or SIGTERM; a second one exits at once. */
 function waitForStopSignal(io: CliIo): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
@@ -345,16 +336,6 @@ function waitForStopSignal(io: CliIo): Promise<NodeJS.Signals> {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
   });
-}
-
-function checkCidr(cidr: string): string {
-  const [address = '', prefix, extra] = cidr.split('/');
-  const version = isIP(address);
-  const bits = prefix !== undefined && /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN;
-  if (version === 0 || extra !== undefined || !(bits >= 0 && bits <= (version === 4 ? 32 : 128))) {
-    throw new UsageError(`--allow-receiver must be a CIDR such as 127.0.0.0/8 or fd00::/8, got '${cidr}'`, serveCommand);
-  }
-  return cidr;
 }
 
 function describeReceivers(options: SenderOptions): string {
