@@ -9,9 +9,8 @@ import { checkPollAnswer } from './poll-answer.js';
 import { pollUntilFinished } from './poll-job.js';
 import { requestJson, type HttpContext } from './request-json.js';
 import { ServiceApiError } from './service-api-error.js';
-import { submitWithLedger, type LedgerSubmitOptions } from './submit-with-ledger.js';
-
-export { DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT_MS, type ClientOptions } from './options/client-options.js';
+import type { LedgerSubmitOptions } from './options/ledger-submit-options.js';
+import { submitWithLedger } from './submit-with-ledger.js';
 
 /** The async jobs API, below the base URL. */
 const JOBS_PATH = '/v3/universal-ai/async';

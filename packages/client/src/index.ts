@@ -3,18 +3,12 @@
  * as the fallback, each job handled once).
  * @packageDocumentation
  */
+export { createClient, type CallOptions, type Client, type SubmitOptions } from './create-client.js';
+export { DEFAULT_MAX_ANSWER_BYTES, DEFAULT_REQUEST_TIMEOUT_MS, type ClientOptions } from './options/client-options.js';
+export { submitWithLedger } from './submit-with-ledger.js';
+export { DEFAULT_RESULT_DEADLINE_MS, type LedgerSubmitOptions } from './options/ledger-submit-options.js';
+export { createReconciler, type Reconciler, type ReconcileSummary } from './reconciler.js';
 export {
-  createClient,
-  DEFAULT_MAX_ANSWER_BYTES,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  type CallOptions,
-  type Client,
-  type ClientOptions,
-  type SubmitOptions,
-} from './create-client.js';
-export { DEFAULT_RESULT_DEADLINE_MS, submitWithLedger, type LedgerSubmitOptions } from './submit-with-ledger.js';
-export {
-  createReconciler,
   DEFAULT_MAX_POLL_BACKOFF_MS,
   DEFAULT_MAX_POLLS_PER_SECOND,
   DEFAULT_POLL_BACKOFF_MS,
@@ -22,25 +16,18 @@ export {
   DEFAULT_RECONCILE_HORIZON_MS,
   DEFAULT_RECONCILE_INTERVAL_MS,
   DEFAULT_UNATTACHED_GRACE_MS,
-  type Reconciler,
   type ReconcilerOptions,
-  type ReconcileSummary,
-} from './reconciler.js';
+} from './options/reconciler-options.js';
+export { POLL_BACKOFF_FACTOR, isFinished } from './poll-job.js';
 export {
   DEFAULT_MAX_POLL_INTERVAL_MS,
   DEFAULT_POLL_INTERVAL_MS,
   DEFAULT_POLL_TIMEOUT_MS,
-  POLL_BACKOFF_FACTOR,
-  isFinished,
   type PollOptions,
-} from './poll-job.js';
-export {
-  createResultWaiter,
-  type JobResult,
-  type ResultWaiter,
-  type ResultWaiterOptions,
-  type WaitOptions,
-} from './result-waiter.js';
+} from './options/poll-options.js';
+export { createResultWaiter, type ResultWaiter } from './result-waiter.js';
+export type { JobResult } from './job-result.js';
+export type { ResultWaiterOptions, WaitOptions } from './options/result-waiter-options.js';
 export {
   SERVICE_ERROR_CODES,
   ServiceApiError,

@@ -3,13 +3,6 @@ import type { FinishedJob, JobView } from './job-types.js';
 import { ServiceApiError } from './service-api-error.js';
 import type { ResolvedPollOptions } from './options/poll-options.js';
 
-export {
-  DEFAULT_MAX_POLL_INTERVAL_MS,
-  DEFAULT_POLL_INTERVAL_MS,
-  DEFAULT_POLL_TIMEOUT_MS,
-  type PollOptions,
-} from './options/poll-options.js';
-
 /** Each pause is this many times the one before, up to `maxIntervalMs`. */
 export const POLL_BACKOFF_FACTOR = 1.5;
 

@@ -6,17 +6,6 @@ import { checkPollAnswer } from './poll-answer.js';
 import { isFinished } from './poll-job.js';
 import { ServiceApiError } from './service-api-error.js';
 
-export {
-  DEFAULT_MAX_POLL_BACKOFF_MS,
-  DEFAULT_MAX_POLLS_PER_SECOND,
-  DEFAULT_POLL_BACKOFF_MS,
-  DEFAULT_RECONCILE_BATCH,
-  DEFAULT_RECONCILE_HORIZON_MS,
-  DEFAULT_RECONCILE_INTERVAL_MS,
-  DEFAULT_UNATTACHED_GRACE_MS,
-  type ReconcilerOptions,
-} from './options/reconciler-options.js';
-
 /** Shortest wait before a job whose webhook is being handled is looked at again. */
 const MIN_IN_FLIGHT_WAIT_MS = 1_000;
 
@@ -64,27 +53,11 @@ export interface Reconciler {
  * @throws JobhookError `ERR_OPTION_INVALID` when an option is wrong.
  */
 export function createReconciler(options: ReconcilerOptions): Reconciler {
-  const {
-    client,
-    ledger,
-    receiver,
-    onOutcome,
-    metrics,
-    intervalMs,
-    batchSize,
-    maxPollsPerSecond: perSecond,
-    concurrency,
-    leaseMs,
-    pollBackoffMs: backoffMs,
-    maxPollBackoffMs: maxBackoffMs,
-    horizonMs,
-    unattachedGraceMs: graceMs,
-    logger: log,
-    clock,
-  } = resolveReconcilerOptions(options);
-  const now = (): number => clock.now();
+  const o = resolveReconcilerOptions(options);
+  const { client, ledger, receiver, onOutcome, metrics, logger: log } = o;
+  const now = (): number => o.clock.now();
 
-  const gapMs = 1000 / perSecond;
+  const gapMs = 1000 / o.maxPollsPerSecond;
   let nextSlot = 0;
   /** Service-wide pause (429, outage): no poll before this. */
   let pausedUntil = 0;
@@ -103,7 +76,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     }
   }
 
-  const backoff = (attempts: number): number => Math.min(maxBackoffMs, backoffMs * 2 ** Math.min(attempts, 30));
+  const backoff = (attempts: number): number => Math.min(o.maxPollBackoffMs, o.pollBackoffMs * 2 ** Math.min(attempts, 30));
 
   function report(outcome: ReconcileOutcome, summary: ReconcileSummary): void {
     summary.outcomes[outcome.kind] = (summary.outcomes[outcome.kind] ?? 0) + 1;
@@ -131,14 +104,14 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     const { key, jobId } = entry;
     const age = now() - entry.createdAt;
     if (jobId === null) {
-      if (age >= graceMs) {
+      if (age >= o.unattachedGraceMs) {
         return abandon(
           entry,
           'no-job-id',
-          `submission ${key} got no job id within ${graceMs} ms (the process died during the submit, or the submit failed without saying whether a job was made); a webhook for it is still handled`,
+          `submission ${key} got no job id within ${o.unattachedGraceMs} ms (the process died during the submit, or the submit failed without saying whether a job was made); a webhook for it is still handled`,
         );
       }
-      return later(entry, graceMs - age, { kind: 'waiting-for-job-id', key, jobId });
+      return later(entry, o.unattachedGraceMs - age, { kind: 'waiting-for-job-id', key, jobId });
     }
     // A pause (429, outage) longer than a moment: give the entry back rather than hold its lease through it.
     const paused = pausedUntil - now();
@@ -153,7 +126,8 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       return pollFailed(entry, err);
     }
     if (!isFinished(job)) {
-      if (age >= horizonMs) return abandon(entry, 'horizon', `job ${jobId} is still ${String(job.status)} ${age} ms after its submission`);
+      if (age >= o.horizonMs)
+        return abandon(entry, 'horizon', `job ${jobId} is still ${String(job.status)} ${age} ms after its submission`);
       return later(entry, backoff(entry.attempts), { kind: 'pending', key, jobId });
     }
     const handled = await receiver.handlePolled(job as unknown as PolledJob);
@@ -179,7 +153,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         return later(entry, backoff(entry.attempts), { kind: 'handler-failed', key, jobId, code: 'ERR_HANDLERS_BUSY' });
       case 'rejected':
         log.error({ key, jobId, err: handled.error }, 'jobhook reconciler: the poll answer is not a finished job of the documented shape');
-        if (age >= horizonMs) return abandon(entry, 'horizon', `job ${jobId}'s poll answer is still unreadable past the horizon`);
+        if (age >= o.horizonMs) return abandon(entry, 'horizon', `job ${jobId}'s poll answer is still unreadable past the horizon`);
         return later(entry, backoff(entry.attempts), { kind: 'poll-failed', key, jobId, code: 'ERR_PAYLOAD_INVALID' });
       default: {
         const code =
@@ -223,7 +197,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       return later(entry, backoff(entry.attempts), { kind: 'poll-failed', key, jobId, code });
     }
     if (code === 'ERR_RATE_LIMITED') {
-      const wait = (err as ServiceApiError).retryAfterMs ?? backoffMs;
+      const wait = (err as ServiceApiError).retryAfterMs ?? o.pollBackoffMs;
       pausedUntil = Math.max(pausedUntil, now() + wait);
       log.warn({ key, jobId, retryAfterMs: wait }, 'jobhook reconciler: rate limited by the service; polling pauses');
       return later(entry, wait, { kind: 'rate-limited', key, jobId, code });
@@ -231,7 +205,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
     const wait = backoff(entry.attempts);
     if (err instanceof ServiceApiError && err.retryable) {
       // The service (or the way to it) is down: pause every poll, not just this job's.
-      pausedUntil = Math.max(pausedUntil, now() + Math.min(wait, backoffMs));
+      pausedUntil = Math.max(pausedUntil, now() + Math.min(wait, o.pollBackoffMs));
       log.warn({ key, jobId, code, err }, 'jobhook reconciler: poll failed; retried later');
     } else {
       // 401/403 and the like: a setup mistake the team must see; the job stays expected.
@@ -242,7 +216,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
 
   async function runOnce(): Promise<ReconcileSummary> {
     const summary: ReconcileSummary = { leased: 0, outcomes: {}, counts: undefined };
-    const entries = await ledger.lease({ limit: batchSize, leaseMs });
+    const entries = await ledger.lease({ limit: o.batchSize, leaseMs: o.leaseMs });
     summary.leased = entries.length;
     let next = 0;
     const worker = async (): Promise<void> => {
@@ -263,7 +237,7 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
         report(outcome, summary);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(concurrency, entries.length) }, worker));
+    await Promise.all(Array.from({ length: Math.min(o.concurrency, entries.length) }, worker));
     try {
       summary.counts = await ledger.count();
       metrics?.outstanding(summary.counts);
@@ -283,12 +257,12 @@ export function createReconciler(options: ReconcilerOptions): Reconciler {
       round = (async () => {
         let full = false;
         try {
-          full = (await runOnce()).leased >= batchSize;
+          full = (await runOnce()).leased >= o.batchSize;
         } catch (err) {
           log.error({ err }, 'jobhook reconciler: round failed (ledger unavailable?); next round as usual');
         }
         const paused = Math.max(0, pausedUntil - now());
-        schedule(full ? paused : Math.max(intervalMs, paused));
+        schedule(full ? paused : Math.max(o.intervalMs, paused));
       })();
     }, delayMs);
   }

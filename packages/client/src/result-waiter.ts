@@ -12,9 +12,6 @@ import {
 import { checkPollAnswer } from './poll-answer.js';
 import { ServiceApiError } from './service-api-error.js';
 
-export type { JobResult } from './job-result.js';
-export type { ResultWaiterOptions, WaitOptions } from './options/result-waiter-options.js';
-
 /** Waits for job results by webhook, with polling as the fallback, handling each job once. */
 export interface ResultWaiter {
   /** The idempotency store shared by both paths; give it to the receiver. */
@@ -65,20 +62,8 @@ interface PendingWait {
  * @throws JobhookError `ERR_OPTION_INVALID` when an option is wrong.
  */
 export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
-  const {
-    client,
-    store,
-    ownsStore,
-    onResult,
-    webhooks,
-    webhookGraceMs,
-    pollIntervalMs,
-    maxPollIntervalMs,
-    timeoutMs,
-    leaseMs,
-    doneTtlMs,
-    logger: log,
-  } = resolveResultWaiterOptions(options);
+  const o = resolveResultWaiterOptions(options);
+  const { client, store, onResult, logger: log } = o;
 
   const pending = new Map<string, Set<PendingWait>>();
   const recent = new Map<string, JobResult>();
@@ -106,20 +91,20 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
     for (;;) {
       const known = recent.get(jobId);
       if (known !== undefined) return known;
-      const claim = await store.claim(jobId, { leaseMs });
+      const claim = await store.claim(jobId, { leaseMs: o.leaseMs });
       if (claim.state === 'done') return recent.get(jobId) ?? fromJob(jobId, job);
       if (claim.state === 'in-flight') {
         // The webhook is being handled right now: its end resolves the wait; if its handler
         // fails, the claim is released and the next round here takes the job.
-        await abortableSleep(Math.min(claim.retryAfterMs, pollIntervalMs), signal);
+        await abortableSleep(Math.min(claim.retryAfterMs, o.pollIntervalMs), signal);
         continue;
       }
       const result = fromJob(jobId, job);
       const renew = setInterval(
         () => {
-          store.extend(jobId, claim.token, { leaseMs }).catch(() => {});
+          store.extend(jobId, claim.token, { leaseMs: o.leaseMs }).catch(() => {});
         },
-        Math.max(10, Math.floor(leaseMs / 3)),
+        Math.max(10, Math.floor(o.leaseMs / 3)),
       );
       try {
         await runOnResult(result);
@@ -129,7 +114,7 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
         throw err;
       }
       clearInterval(renew);
-      await store.complete(jobId, claim.token, { ttlMs: doneTtlMs });
+      await store.complete(jobId, claim.token, { ttlMs: o.doneTtlMs });
       remember(result);
       return result;
     }
@@ -167,8 +152,8 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
         webhookGraceMs: graceMs,
         signal,
       } = resolveWaitOptions(waitOptions, {
-        timeoutMs,
-        webhookGraceMs: webhooks ? webhookGraceMs : 0,
+        timeoutMs: o.timeoutMs,
+        webhookGraceMs: o.webhooks ? o.webhookGraceMs : 0,
       });
       if (signal?.aborted === true) throw signal.reason;
       const known = recent.get(jobId);
@@ -196,8 +181,8 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
         if (graceMs > 0) await abortableSleep(graceMs, stop.signal);
         try {
           const job = await client.pollJob(askedId, {
-            intervalMs: pollIntervalMs,
-            maxIntervalMs: maxPollIntervalMs,
+            intervalMs: o.pollIntervalMs,
+            maxIntervalMs: o.maxPollIntervalMs,
             timeoutMs: Math.max(1, Math.floor(deadline - performance.now())),
             signal: stop.signal,
           });
@@ -227,7 +212,7 @@ export function createResultWaiter(options: ResultWaiterOptions): ResultWaiter {
       if (closed) return;
       closed = true;
       for (const stop of stops) stop.abort(new DOMException('the result waiter was closed', 'AbortError'));
-      if (ownsStore) await store.close();
+      if (o.ownsStore) await store.close();
     },
   });
 }

@@ -3,8 +3,6 @@ import type { JobLedger } from '@jobhook/core/ledger';
 import { resolveLedgerSubmit, type LedgerSubmitOptions } from './options/ledger-submit-options.js';
 import { ServiceApiError } from './service-api-error.js';
 
-export { DEFAULT_RESULT_DEADLINE_MS, type LedgerSubmitOptions } from './options/ledger-submit-options.js';
-
 /**
  * Writes the expected-jobs ledger around one submission of your own code: a pending entry under a
  * submission key before `submit` runs (so a crash during the request leaves a trace), then the job

@@ -67,24 +67,10 @@ export interface ReconcilerOptions {
   clock?: Clock;
 }
 
-/** {@link ReconcilerOptions} checked, with defaults. @internal */
-export interface ResolvedReconcilerOptions {
-  client: Pick<Client, 'getJob'>;
-  ledger: JobLedger;
-  receiver: Pick<Receiver, 'handlePolled'>;
-  onOutcome: ((outcome: ReconcileOutcome) => void) | undefined;
+/** {@link ReconcilerOptions} checked, with defaults: every option set but the two hooks. @internal */
+export interface ResolvedReconcilerOptions extends Required<Omit<ReconcilerOptions, 'onOutcome' | 'metrics'>> {
+  onOutcome: ReconcilerOptions['onOutcome'];
   metrics: ReconcilerOptions['metrics'];
-  intervalMs: number;
-  batchSize: number;
-  maxPollsPerSecond: number;
-  concurrency: number;
-  leaseMs: number;
-  pollBackoffMs: number;
-  maxPollBackoffMs: number;
-  horizonMs: number;
-  unattachedGraceMs: number;
-  logger: Logger;
-  clock: Clock;
 }
 
 const WHERE = 'createReconciler';

@@ -56,21 +56,11 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-/** {@link ResultWaiterOptions} checked, with defaults. @internal */
-export interface ResolvedResultWaiterOptions {
-  client: Client;
-  store: IdempotencyStore;
+/** {@link ResultWaiterOptions} checked, with defaults: every option set but `onResult`. @internal */
+export interface ResolvedResultWaiterOptions extends Required<Omit<ResultWaiterOptions, 'onResult'>> {
+  onResult: ResultWaiterOptions['onResult'];
   /** True when `store` was made here (a memory store), so the waiter closes it. */
   ownsStore: boolean;
-  onResult: ((result: JobResult) => unknown) | undefined;
-  webhooks: boolean;
-  webhookGraceMs: number;
-  pollIntervalMs: number;
-  maxPollIntervalMs: number;
-  timeoutMs: number;
-  leaseMs: number;
-  doneTtlMs: number;
-  logger: Logger;
 }
 
 const WHERE = 'createResultWaiter';

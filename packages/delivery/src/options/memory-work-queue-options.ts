@@ -11,10 +11,7 @@ export interface MemoryWorkQueueOptions {
 }
 
 /** {@link MemoryWorkQueueOptions} checked, with defaults. @internal */
-export interface ResolvedMemoryWorkQueueOptions {
-  concurrency: number;
-  logger: Logger;
-}
+export type ResolvedMemoryWorkQueueOptions = Required<MemoryWorkQueueOptions>;
 
 const WHERE = 'createMemoryWorkQueue';
 

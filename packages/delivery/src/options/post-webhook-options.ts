@@ -31,11 +31,8 @@ export interface PostWebhookRequest {
 }
 
 /** {@link PostWebhookRequest} checked, with defaults. @internal */
-export interface ResolvedPostWebhookRequest extends PostWebhookRequest {
-  maxResponseBytes: number;
-  maxReadBytes: number;
-  now: () => number;
-}
+export type ResolvedPostWebhookRequest = PostWebhookRequest &
+  Required<Pick<PostWebhookRequest, 'maxResponseBytes' | 'maxReadBytes' | 'now'>>;
 
 const WHERE = 'postWebhook';
 

@@ -13,12 +13,7 @@ export interface RetryPolicyOptions {
 }
 
 /** {@link RetryPolicyOptions} checked, with defaults. @internal */
-export interface ResolvedRetryPolicyOptions {
-  maxRetries: number;
-  baseMs: number;
-  capMs: number;
-  random: () => number;
-}
+export type ResolvedRetryPolicyOptions = Required<RetryPolicyOptions>;
 
 const WHERE = 'createRetryPolicy';
 

@@ -32,15 +32,7 @@ export const DEFAULT_REDELIVER_COOLDOWN_MS = 10_000;
 export const DEFAULT_MAX_REDELIVERIES = 20;
 
 /** {@link JobServiceOptions} checked, with defaults. @internal */
-export interface ResolvedJobServiceOptions {
-  jobs: JobStore;
-  queue: WorkQueue;
-  deliverer: AttemptMaker;
-  now: () => Date;
-  logger: Logger;
-  redeliverCooldownMs: number;
-  maxRedeliveries: number;
-}
+export type ResolvedJobServiceOptions = Required<JobServiceOptions>;
 
 const WHERE = 'createJobService';
 
@@ -51,16 +43,13 @@ const WHERE = 'createJobService';
  * @internal
  */
 export function resolveJobServiceOptions(options: JobServiceOptions): ResolvedJobServiceOptions {
-  const {
-    jobs,
-    queue,
-    deliverer,
-    now = () => new Date(),
-    logger = silentLogger,
-    redeliverCooldownMs = DEFAULT_REDELIVER_COOLDOWN_MS,
-    maxRedeliveries = DEFAULT_MAX_REDELIVERIES,
-  } = options;
-  checkInteger(WHERE, 'redeliverCooldownMs', redeliverCooldownMs, { min: 0 });
-  checkInteger(WHERE, 'maxRedeliveries', maxRedeliveries, { min: 0 });
-  return { jobs, queue, deliverer, now, logger, redeliverCooldownMs, maxRedeliveries };
+  const redeliverCooldownMs = options.redeliverCooldownMs ?? DEFAULT_REDELIVER_COOLDOWN_MS;
+  const maxRedeliveries = options.maxRedeliveries ?? DEFAULT_MAX_REDELIVERIES;
+  return {
+    ...options,
+    now: options.now ?? (() => new Date()),
+    logger: options.logger ?? silentLogger,
+    redeliverCooldownMs: checkInteger(WHERE, 'redeliverCooldownMs', redeliverCooldownMs, { min: 0 }),
+    maxRedeliveries: checkInteger(WHERE, 'maxRedeliveries', maxRedeliveries, { min: 0 }),
+  };
 }

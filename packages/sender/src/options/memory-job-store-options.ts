@@ -20,12 +20,7 @@ export const DEFAULT_MAX_STORED_JOB_BYTES = 256 * 1024 * 1024;
 export const DEFAULT_STORED_JOB_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** {@link MemoryJobStoreOptions} checked, with defaults. @internal */
-export interface ResolvedMemoryJobStoreOptions {
-  maxJobs: number;
-  maxBytes: number;
-  settledTtlMs: number;
-  now: () => number;
-}
+export type ResolvedMemoryJobStoreOptions = Required<MemoryJobStoreOptions>;
 
 const WHERE = 'createMemoryJobStore';
 
