@@ -1,8 +1,8 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
-import { FloatConversions, bytesEqual } from './float-format.js';
+import { FloatConversions } from './float-format.js';
 import { ordersFor, type KeyOrderTable, type SharedKeyOrders } from './shared-key-orders.js';
-import { decodeString } from './strings.js';
+import { bytesEqual, decodeString } from './strings.js';
 import type { WorkBudget } from './work-budget.js';
 import {
   F_DOC_NONFINITE,

@@ -1,6 +1,6 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import { hash } from 'node:crypto';
-import { pythonFloatRepr } from './float-format.js';
+import { pythonFloatRepr } from './float-digits.js';
 import type { JsonObject } from './to-value.js';
 
 /**

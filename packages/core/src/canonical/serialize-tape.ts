@@ -1,21 +1,13 @@
 import { JobhookError } from '../errors.js';
 import { ByteWriter } from './byte-writer.js';
-import {
-  FloatPass,
-  RepeatedFloat,
-  lastLexemeConverted,
-  latin1,
-  pythonLayout,
-  ryuLayout,
-  writeFloatLexeme,
-  type FloatLayout,
-  type FloatMode,
-} from './float-format.js';
+import { lastLexemeConverted, pythonLayout, ryuLayout, writeFloatLexeme } from './float-digits.js';
+import { FloatPass, type FloatLayout, type FloatMode } from './float-format.js';
+import { RepeatedFloat } from './repeated-float.js';
 import { sharedKeyCache } from './ascii-key-cache.js';
 import { codePointOrder, compareKeys, type SortKey } from './key-order.js';
 import { ordersFor, type KeyOrderTable, type SharedKeyOrders } from './shared-key-orders.js';
 import type { WorkBudget } from './work-budget.js';
-import { decodeCodePoints, decodeString } from './strings.js';
+import { decodeCodePoints, decodeString, latin1 } from './strings.js';
 import { writePythonString } from './string-writer.js';
 import {
   F_DEL,

@@ -1,12 +1,6 @@
-import {
-  FloatPass,
-  REPR_EXPONENT_AS_JS,
-  REPR_FIXED_FRACTION,
-  REPR_FIXED_INTEGRAL,
-  bytesEqual,
-  pythonReprShape,
-  type FloatConversions,
-} from './float-format.js';
+import { REPR_EXPONENT_AS_JS, REPR_FIXED_FRACTION, REPR_FIXED_INTEGRAL, pythonReprShape } from './float-digits.js';
+import { FloatPass, type FloatConversions } from './float-format.js';
+import { bytesEqual } from './strings.js';
 import {
   F_DOC_BIGINT,
   F_DOC_NONFINITE,
