@@ -4,6 +4,18 @@ import { ParseState } from './parse-state.js';
 import { scanString } from './parse-strings.js';
 import * as Tape from './tape.js';
 
+/** Each literal by its first byte, with its tape kind (`-Infinity` is read with the numbers). */
+const LITERALS: (readonly [word: string, kind: number] | undefined)[] = [];
+for (const [word, kind] of [
+  ['true', Tape.T_TRUE],
+  ['false', Tape.T_FALSE],
+  ['null', Tape.T_NULL],
+  ['NaN', Tape.T_NAN],
+  ['Infinity', Tape.T_INF],
+] as const) {
+  LITERALS[word.charCodeAt(0)] = [word, kind];
+}
+
 /**
  * The parser: a body's structure (values, containers, depth, the canonical bound) onto the tape,
  * the strings and numbers in it scanned by `parse-strings.ts` and `parse-numbers.ts`.
@@ -45,60 +57,69 @@ export class Parser extends ParseState {
       case 0x22: // "
         scanString(this);
         return;
-      case 0x74: // t
-        this.literal('true', Tape.T_TRUE);
-        return;
-      case 0x66: // f
-        this.literal('false', Tape.T_FALSE);
-        return;
-      case 0x6e: // n
-        this.literal('null', Tape.T_NULL);
-        return;
-      case 0x4e: // N
-        this.literal('NaN', Tape.T_NAN);
-        return;
-      case 0x49: // I
-        this.literal('Infinity', Tape.T_INF);
-        return;
       default:
         if (c === 0x2d || (c !== undefined && c >= 0x30 && c <= 0x39)) {
           scanNumber(this);
-          return;
+        } else {
+          const literal = c === undefined ? undefined : LITERALS[c];
+          if (literal === undefined) this.fail(c === undefined ? 'Expecting value: unexpected end of body' : 'Expecting value');
+          this.literal(literal[0], literal[1]);
         }
-        this.fail(c === undefined ? 'Expecting value: unexpected end of body' : 'Expecting value');
     }
   }
 
-  private enter(depth: number): void {
+  /**
+   * Opens the container `kind` whose bracket is at `pos`, at `depth`: refuses a body nested too
+   * deep, or whose bound is already too large (checked at every container, so a body built to blow
+   * up stops the parse early); returns the container's tape index.
+   */
+  private open(kind: number, depth: number): number {
     if (depth > this.maxDepth) {
       throw new JobhookError('ERR_BODY_TOO_DEEP', `the body nests deeper than ${this.maxDepth} levels`, {
         detail: { offset: this.pos, limit: this.maxDepth },
       });
     }
     if (depth > this.deepest) this.deepest = depth;
-    // Checked at every container, so a body built to blow up stops the parse early.
     this.checkBound();
+    const at = this.push(kind, 0, 0);
+    this.pos++;
+    this.skipWs();
+    return at;
+  }
+
+  /** After a member: past the comma before another (true), or past the closing bracket `close` (false). */
+  private another(close: number): boolean {
+    this.skipWs();
+    const c = this.b[this.pos];
+    if (c === 0x2c) {
+      this.pos++;
+      this.skipWs();
+      return true;
+    }
+    if (c !== close) this.fail("Expecting ',' delimiter");
+    this.pos++;
+    return false;
   }
 
   /**
-   * A container at `depth` with `count` members: brackets, and per member a separator, a line
-   * break and 2 × depth spaces, plus the line break and indentation before the closing bracket.
+   * Closes the container at tape index `at` with `count` members. Its share of the bound: brackets,
+   * and per member a separator, a line break and 2 × depth spaces, plus the line break and
+   * indentation before the closing bracket.
    */
-  private containerBound(depth: number, count: number): void {
+  private close(at: number, depth: number, count: number): void {
+    this.tape[at + 1] = count;
+    this.tape[at + 2] = this.len;
     this.bound += count === 0 ? 2 : 2 + count * (2 + 2 * depth) + 1 + 2 * (depth - 1);
   }
 
   private object(depth: number): void {
-    this.enter(depth);
-    const at = this.push(Tape.T_OBJ, 0, 0);
+    const at = this.open(Tape.T_OBJ, depth);
     const b = this.b;
-    this.pos++;
-    this.skipWs();
     let count = 0;
     if (b[this.pos] === 0x7d) {
       this.pos++;
     } else {
-      for (;;) {
+      do {
         if (b[this.pos] !== 0x22) this.fail('Expecting property name enclosed in double quotes');
         scanString(this);
         this.skipWs();
@@ -108,52 +129,22 @@ export class Parser extends ParseState {
         this.skipWs();
         this.value(depth);
         count++;
-        this.skipWs();
-        const c = b[this.pos];
-        if (c === 0x2c) {
-          this.pos++;
-          this.skipWs();
-        } else if (c === 0x7d) {
-          this.pos++;
-          break;
-        } else {
-          this.fail("Expecting ',' delimiter");
-        }
-      }
+      } while (this.another(0x7d));
     }
-    this.tape[at + 1] = count;
-    this.tape[at + 2] = this.len;
-    this.containerBound(depth, count);
+    this.close(at, depth, count);
   }
 
   private array(depth: number): void {
-    this.enter(depth);
-    const at = this.push(Tape.T_ARR, 0, 0);
-    const b = this.b;
-    this.pos++;
-    this.skipWs();
+    const at = this.open(Tape.T_ARR, depth);
     let count = 0;
-    if (b[this.pos] === 0x5d) {
+    if (this.b[this.pos] === 0x5d) {
       this.pos++;
     } else {
-      for (;;) {
+      do {
         this.value(depth);
         count++;
-        this.skipWs();
-        const c = b[this.pos];
-        if (c === 0x2c) {
-          this.pos++;
-          this.skipWs();
-        } else if (c === 0x5d) {
-          this.pos++;
-          break;
-        } else {
-          this.fail("Expecting ',' delimiter");
-        }
-      }
+      } while (this.another(0x5d));
     }
-    this.tape[at + 1] = count;
-    this.tape[at + 2] = this.len;
-    this.containerBound(depth, count);
+    this.close(at, depth, count);
   }
 }
