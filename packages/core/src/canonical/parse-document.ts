@@ -2,6 +2,7 @@ import { JobhookError } from '../errors.js';
 import { scanNumber } from './parse-numbers.js';
 import { ParseState } from './parse-state.js';
 import { scanString } from './parse-strings.js';
+import type { ParsedBody } from './tape.js';
 import * as Tape from './tape.js';
 
 /** Each literal by its first byte, with its tape kind (`-Infinity` is read with the numbers). */
@@ -23,7 +24,7 @@ for (const [word, kind] of [
  */
 export class Parser extends ParseState {
   /** Parses the whole body: one value with whitespace around it, an object when `requireObject`. */
-  parseDocument(requireObject: boolean): Tape.ParsedBody {
+  parseDocument(requireObject: boolean): ParsedBody {
     const b = this.b;
     if (this.n >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf) this.pos = 3;
     this.skipWs();

@@ -1,4 +1,4 @@
-import { F_ESC, F_NONASCII, F_RAWSURR } from './tape.js';
+import * as Tape from './tape.js';
 
 /**
  * Reading tape strings: decoding them to code points or JavaScript strings, and reading byte ranges
@@ -81,8 +81,8 @@ let units = new Uint16Array(1024);
  * @internal
  */
 export function decodeString(buf: Buffer, kind: number, start: number, end: number): string {
-  if ((kind & (F_ESC | F_RAWSURR)) === 0) {
-    return (kind & F_NONASCII) === 0 ? buf.toString('latin1', start, end) : buf.toString('utf8', start, end);
+  if ((kind & (Tape.F_ESC | Tape.F_RAWSURR)) === 0) {
+    return (kind & Tape.F_NONASCII) === 0 ? buf.toString('latin1', start, end) : buf.toString('utf8', start, end);
   }
   // A string never has more UTF-16 units than bytes.
   if (units.length < end - start) units = new Uint16Array(Math.max(end - start, units.length * 2));
@@ -143,6 +143,10 @@ const latin1Slice = (Buffer.prototype as unknown as { latin1Slice(this: Buffer, 
 
 /** The bytes `b[start, end)` as a Latin-1 string (the native slice, without Buffer#toString's argument checks). @internal */
 export function latin1(b: Uint8Array, start: number, end: number): string {
-  const buf = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
-  return latin1Slice.call(buf, start, end);
+  return latin1Slice.call(asBuffer(b), start, end);
+}
+
+/** `bytes` as a Buffer, for its native slices (a view of the same memory, not a copy). @internal */
+export function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
