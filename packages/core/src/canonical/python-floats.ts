@@ -4,7 +4,6 @@ import type { FloatMode, FloatPass } from './float-format.js';
 import { RepeatedFloat } from './repeated-float.js';
 import { latin1 } from './strings.js';
 import type { TapeProfile } from './tape-profiles.js';
-import * as Tape from './tape.js';
 
 /** The last float of the pass being written. Process-wide: serialization is synchronous, so one serves every pass. */
 const REPEATED = new RepeatedFloat();
@@ -14,7 +13,7 @@ const REPEATED_ROOM = 32;
 
 /**
  * Writes the floats of one pass in a Python-family profile whose lexeme is not already `repr`'s form
- * (the parse flags those, {@link Tape.F_FLT_REPR}, and the walker copies them): in `floatMode`,
+ * (the parse flags those, `F_FLT_REPR`, and the walker copies them): in `floatMode`,
  * converting a lexeme only where its digits do not settle its form, each lexeme once per body when
  * the pass's conversions are shared, and a run of one lexeme once per pass.
  * @internal
@@ -33,17 +32,11 @@ export class PythonFloats {
     REPEATED.reset();
   }
 
-  /** Writes the float `kind` at `b[start, end)`. */
-  write(kind: number, start: number, end: number): void {
-    if ((kind & Tape.F_FLT_LAYOUT) !== 0) this.layoutFloat(start, end);
-    else this.float(start, end);
-  }
-
   /**
    * A 16–17-digit float already in Python's fixed layout: as written, or kept when it is the shortest
    * form (a run of one lexeme is decided once, {@link RepeatedFloat}).
    */
-  private layoutFloat(start: number, end: number): void {
+  layoutFloat(start: number, end: number): void {
     const w = this.w;
     const b = this.b;
     if (this.repeated.writeRepeat(b, start, end, w)) return;
@@ -68,7 +61,7 @@ export class PythonFloats {
    * ({@link RepeatedFloat}); in exact mode, a lexeme another form of this body converted is written as
    * that form's layout left it (the exact form is the same in every pass of one layout).
    */
-  private float(start: number, end: number, floatMode: FloatMode = this.floatMode): void {
+  float(start: number, end: number, floatMode: FloatMode = this.floatMode): void {
     const w = this.w;
     const b = this.b;
     if (this.repeated.writeRepeat(b, start, end, w)) return;

@@ -143,7 +143,9 @@ const latin1Slice = (Buffer.prototype as unknown as { latin1Slice(this: Buffer, 
 
 /** The bytes `b[start, end)` as a Latin-1 string (the native slice, without Buffer#toString's argument checks). @internal */
 export function latin1(b: Uint8Array, start: number, end: number): string {
-  return latin1Slice.call(asBuffer(b), start, end);
+  // The view made here rather than by asBuffer(): one call fewer on the path of every float converted.
+  const buf = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  return latin1Slice.call(buf, start, end);
 }
 
 /** `bytes` as a Buffer, for its native slices (a view of the same memory, not a copy). @internal */

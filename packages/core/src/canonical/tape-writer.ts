@@ -114,8 +114,10 @@ class TapeWriter {
           writeJavaScriptNumber(this.w, this.b, tape[i + 1]!, tape[i + 2]!, this.pass.conversions);
         } else if ((kind & Tape.F_FLT_REPR) !== 0) {
           this.w.copy(this.b, tape[i + 1]!, tape[i + 2]!);
+        } else if ((kind & Tape.F_FLT_LAYOUT) !== 0) {
+          this.floats.layoutFloat(tape[i + 1]!, tape[i + 2]!);
         } else {
-          this.floats.write(kind, tape[i + 1]!, tape[i + 2]!);
+          this.floats.float(tape[i + 1]!, tape[i + 2]!);
         }
         return i + 3;
       case Tape.T_TRUE:
