@@ -11,7 +11,7 @@ export {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_DEPTH,
   MAX_MAX_DEPTH,
-  PYTHON_MAX_INT_DIGITS,
   type ParseOptions,
 } from './parse.js';
+export { PYTHON_MAX_INT_DIGITS } from './parse-numbers.js';
 export type { ParsedBody } from './tape.js';

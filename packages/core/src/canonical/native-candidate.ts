@@ -1,6 +1,7 @@
 import { isAscii, isUtf8 } from 'node:buffer';
 import { hash } from 'node:crypto';
-import { pythonFloatRepr } from './float-format.js';
+import { pythonFloatRepr } from './float-digits.js';
+import { asBuffer } from './strings.js';
 import type { JsonObject } from './to-value.js';
 
 /**
@@ -28,7 +29,7 @@ import type { JsonObject } from './to-value.js';
  * @internal
  */
 export function nativePythonCandidate(body: Uint8Array, maxDepth: number, maxCanonicalBytes: number): NativeCandidate | undefined {
-  const buf = Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const buf = asBuffer(body);
   if (!isUtf8(buf)) return undefined;
   const bom = buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
   const text = buf.toString('utf8', bom);

@@ -1,7 +1,7 @@
 import { JobhookError } from '../errors.js';
 import type { FloatMode, FloatPass } from './float-format.js';
-import { digestJavaScript, serializeJavaScript } from './javascript-profile.js';
-import { ORJSON_PROFILE, PYTHON_ASCII_PROFILE, PYTHON_PROFILE, digestTape, serializeTape } from './serialize-tape.js';
+import { digestTape, serializeTape } from './serialize-tape.js';
+import { JAVASCRIPT_PROFILE, ORJSON_PROFILE, PYTHON_ASCII_PROFILE, PYTHON_PROFILE } from './tape-profiles.js';
 import type { SharedKeyOrders } from './shared-key-orders.js';
 import type { ParsedBody } from './tape.js';
 import type { WorkBudget } from './work-budget.js';
@@ -25,6 +25,7 @@ const TAPE_PROFILES = {
   python: PYTHON_PROFILE,
   'python-ascii': PYTHON_ASCII_PROFILE,
   orjson: ORJSON_PROFILE,
+  javascript: JAVASCRIPT_PROFILE,
 } as const;
 
 /** True when `name` is a {@link CanonicalProfile}. */
@@ -68,7 +69,6 @@ export function serializeCanonical(doc: ParsedBody, profile: CanonicalProfile): 
  * earlier forms of `doc` when given. @internal
  */
 export function serializeCanonicalAs(doc: ParsedBody, profile: CanonicalProfile, floatMode: FloatMode, orders?: SharedKeyOrders): Buffer {
-  if (profile === 'javascript') return serializeJavaScript(doc, orders);
   return serializeTape(doc, tapeProfile(profile), floatMode, orders);
 }
 
@@ -90,11 +90,10 @@ export function digestCanonical(
   budget?: WorkBudget,
   pass?: FloatPass,
 ): string {
-  if (profile === 'javascript') return digestJavaScript(doc, orders, budget, pass?.conversions);
   return digestTape(doc, tapeProfile(profile), floatMode, orders, budget, pass);
 }
 
-function tapeProfile(profile: Exclude<CanonicalProfile, 'javascript'>) {
+function tapeProfile(profile: CanonicalProfile) {
   const found = TAPE_PROFILES[profile];
   if (found === undefined) {
     throw new JobhookError('ERR_OPTION_INVALID', `unknown canonical profile ${JSON.stringify(profile)}`);

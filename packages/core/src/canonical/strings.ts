@@ -1,7 +1,8 @@
-import { F_ESC, F_NONASCII, F_RAWSURR } from './tape.js';
+import * as Tape from './tape.js';
 
 /**
- * Decoding of tape strings and Python's string escaping.
+ * Reading tape strings: decoding them to code points or JavaScript strings, and reading byte ranges
+ * of the body (as Latin-1 text, or against an ASCII word) without making a string first.
  * Strings were validated by the parser, so decoding here never meets bad input.
  */
 
@@ -80,8 +81,8 @@ let units = new Uint16Array(1024);
  * @internal
  */
 export function decodeString(buf: Buffer, kind: number, start: number, end: number): string {
-  if ((kind & (F_ESC | F_RAWSURR)) === 0) {
-    return (kind & F_NONASCII) === 0 ? buf.toString('latin1', start, end) : buf.toString('utf8', start, end);
+  if ((kind & (Tape.F_ESC | Tape.F_RAWSURR)) === 0) {
+    return (kind & Tape.F_NONASCII) === 0 ? buf.toString('latin1', start, end) : buf.toString('utf8', start, end);
   }
   // A string never has more UTF-16 units than bytes.
   if (units.length < end - start) units = new Uint16Array(Math.max(end - start, units.length * 2));
@@ -127,4 +128,27 @@ function unitsToString(u: Uint16Array, n: number): string {
     s += String.fromCharCode.apply(null, u.subarray(i, Math.min(n, i + 8192)) as unknown as number[]);
   }
   return s;
+}
+
+/** True when the bytes `b[start, end)` are the ASCII string `s`. @internal */
+export function bytesEqual(b: Uint8Array, start: number, end: number, s: string): boolean {
+  if (end - start !== s.length) return false;
+  for (let k = 0; k < s.length; k++) if (b[start + k] !== s.charCodeAt(k)) return false;
+  return true;
+}
+
+// Buffer#toString(enc, start, end) checks its arguments in JavaScript; the native slice is several
+// times faster on the short lexemes of a float-heavy body.
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice(this: Buffer, start: number, end: number): string }).latin1Slice;
+
+/** The bytes `b[start, end)` as a Latin-1 string (the native slice, without Buffer#toString's argument checks). @internal */
+export function latin1(b: Uint8Array, start: number, end: number): string {
+  // The view made here rather than by asBuffer(): one call fewer on the path of every float converted.
+  const buf = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  return latin1Slice.call(buf, start, end);
+}
+
+/** `bytes` as a Buffer, for its native slices (a view of the same memory, not a copy). @internal */
+export function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -69,3 +69,9 @@ export interface ParsedBody {
   /** Upper bound of the canonical size in bytes, in any profile. */
   readonly canonicalBound: number;
 }
+
+/** Tape index after the value at `i`: a container's entry holds it, any other value is one entry. @internal */
+export function indexAfter(tape: Int32Array, i: number): number {
+  const type = tape[i]! & TYPE_MASK;
+  return type === T_OBJ || type === T_ARR ? tape[i + 2]! : i + 3;
+}

@@ -1,28 +1,9 @@
 import { JobhookError } from '../errors.js';
 import { sharedKeyCache } from './ascii-key-cache.js';
-import { decodeString } from './strings.js';
+import { asBuffer, decodeString } from './strings.js';
 import { RawJson } from './value-json.js';
-import {
-  F_DOC_BIGINT,
-  F_DOC_NEG_ZERO_INT,
-  F_DOC_NONFINITE,
-  F_ESC,
-  F_NONASCII,
-  F_RAWSURR,
-  T_ARR,
-  T_FALSE,
-  T_FLT,
-  T_INF,
-  T_INT,
-  T_NAN,
-  T_NINF,
-  T_NULL,
-  T_OBJ,
-  T_STR,
-  T_TRUE,
-  TYPE_MASK,
-  type ParsedBody,
-} from './tape.js';
+import type { ParsedBody } from './tape.js';
+import * as Tape from './tape.js';
 
 /**
  * A JSON value as jobhook hands it to your code: integers beyond ±`Number.MAX_SAFE_INTEGER` are
@@ -61,8 +42,7 @@ export type LosslessJsonValue =
  * ```
  */
 export function toLosslessValue(doc: ParsedBody): LosslessJsonValue {
-  const bytes = doc.bytes;
-  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buf = asBuffer(doc.bytes);
   return new ValueBuilder(buf, doc.tape, true).build(0) as LosslessJsonValue;
 }
 
@@ -92,8 +72,7 @@ export interface ToValueOptions {
  */
 export function toValue(doc: ParsedBody, options: ToValueOptions = {}): JsonValue {
   const bigAsString = resolveBigIntegers(options.bigIntegers, 'toValue', 'bigint') === 'string';
-  const bytes = doc.bytes;
-  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const buf = asBuffer(doc.bytes);
   if ((doc.features & NATIVE_DIFFERS) === 0) {
     // JSON.parse builds the same value here (native, about twice as fast as building it from the
     // tape): every integer fits a double, no NaN/Infinity, no UTF-8-encoded surrogates (which a
@@ -120,7 +99,7 @@ export function resolveBigIntegers(value: unknown, owner: string, fallback: BigI
 }
 
 /** Where JSON.parse reads the body differently from Python's json.loads. */
-const NATIVE_DIFFERS = F_DOC_BIGINT | F_DOC_NONFINITE | F_DOC_NEG_ZERO_INT | F_RAWSURR;
+const NATIVE_DIFFERS = Tape.F_DOC_BIGINT | Tape.F_DOC_NONFINITE | Tape.F_DOC_NEG_ZERO_INT | Tape.F_RAWSURR;
 
 class ValueBuilder {
   /** Index after the last built value. */
@@ -139,15 +118,15 @@ class ValueBuilder {
     const tape = this.tape;
     const kind = tape[i]!;
     this.next = i + 3;
-    switch (kind & TYPE_MASK) {
-      case T_OBJ: {
+    switch (kind & Tape.TYPE_MASK) {
+      case Tape.T_OBJ: {
         const count = tape[i + 1]!;
         const obj: JsonObject = {};
         let j = i + 3;
         for (let m = 0; m < count; m++) {
           const keyKind = tape[j]!;
           const key =
-            (keyKind & (F_ESC | F_NONASCII)) === 0
+            (keyKind & (Tape.F_ESC | Tape.F_NONASCII)) === 0
               ? sharedKeyCache.get(this.b, tape[j + 1]!, tape[j + 2]!)
               : decodeString(this.b, keyKind, tape[j + 1]!, tape[j + 2]!);
           const value = this.build(j + 3);
@@ -161,7 +140,7 @@ class ValueBuilder {
         this.next = tape[i + 2]!;
         return obj;
       }
-      case T_ARR: {
+      case Tape.T_ARR: {
         const count = tape[i + 1]!;
         const arr: JsonValue[] = new Array<JsonValue>(count);
         let j = i + 3;
@@ -172,9 +151,9 @@ class ValueBuilder {
         this.next = tape[i + 2]!;
         return arr;
       }
-      case T_STR:
+      case Tape.T_STR:
         return decodeString(this.b, kind, tape[i + 1]!, tape[i + 2]!);
-      case T_INT: {
+      case Tape.T_INT: {
         const start = tape[i + 1]!;
         const end = tape[i + 2]!;
         const text = this.b.toString('latin1', start, end);
@@ -184,21 +163,21 @@ class ValueBuilder {
         // A JSON integer's lexeme is already its exact decimal digits (no '+', no leading zeros).
         return this.bigAsString ? text : big;
       }
-      case T_FLT: {
+      case Tape.T_FLT: {
         const text = this.b.toString('latin1', tape[i + 1]!, tape[i + 2]!);
         return this.rawFloats ? (new RawJson(text) as unknown as JsonValue) : Number(text);
       }
-      case T_TRUE:
+      case Tape.T_TRUE:
         return true;
-      case T_FALSE:
+      case Tape.T_FALSE:
         return false;
-      case T_NULL:
+      case Tape.T_NULL:
         return null;
-      case T_NAN:
+      case Tape.T_NAN:
         return Number.NaN;
-      case T_INF:
+      case Tape.T_INF:
         return Number.POSITIVE_INFINITY;
-      case T_NINF:
+      case Tape.T_NINF:
         return Number.NEGATIVE_INFINITY;
       default:
         throw new Error(`jobhook: corrupt tape kind ${kind} at ${i}`);

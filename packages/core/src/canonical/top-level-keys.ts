@@ -1,5 +1,6 @@
-import { decodeString } from './strings.js';
-import { T_ARR, T_OBJ, TYPE_MASK, type ParsedBody } from './tape.js';
+import { asBuffer, decodeString } from './strings.js';
+import type { ParsedBody } from './tape.js';
+import * as Tape from './tape.js';
 
 /**
  * How many members of a parsed body's top-level object are named `key` (however the body spells
@@ -16,17 +17,14 @@ import { T_ARR, T_OBJ, TYPE_MASK, type ParsedBody } from './tape.js';
  */
 export function countTopLevelKey(doc: ParsedBody, key: string): number {
   const { tape } = doc;
-  if ((tape[0]! & TYPE_MASK) !== T_OBJ) return 0;
-  const bytes = Buffer.isBuffer(doc.bytes) ? doc.bytes : Buffer.from(doc.bytes.buffer, doc.bytes.byteOffset, doc.bytes.byteLength);
+  if ((tape[0]! & Tape.TYPE_MASK) !== Tape.T_OBJ) return 0;
+  const bytes = asBuffer(doc.bytes);
   const members = tape[1]!;
   let count = 0;
   let at = 3;
   for (let m = 0; m < members; m++) {
     if (decodeString(bytes, tape[at]!, tape[at + 1]!, tape[at + 2]!) === key) count++;
-    const value = at + 3;
-    const type = tape[value]! & TYPE_MASK;
-    // A container's entry holds the index after it; any other value is one entry.
-    at = type === T_OBJ || type === T_ARR ? tape[value + 2]! : value + 3;
+    at = Tape.indexAfter(tape, at + 3);
   }
   return count;
 }

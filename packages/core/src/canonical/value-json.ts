@@ -1,5 +1,5 @@
 import { JobhookError } from '../errors.js';
-import { pythonFloatRepr } from './float-format.js';
+import { pythonFloatRepr } from './float-digits.js';
 import { DEFAULT_MAX_DEPTH, TRUSTED_INPUT, parseBodyUnchecked } from './parse.js';
 
 /**

@@ -1,25 +1,8 @@
-import {
-  FloatPass,
-  REPR_EXPONENT_AS_JS,
-  REPR_FIXED_FRACTION,
-  REPR_FIXED_INTEGRAL,
-  bytesEqual,
-  pythonReprShape,
-  type FloatConversions,
-} from './float-format.js';
-import {
-  F_DOC_BIGINT,
-  F_DOC_NONFINITE,
-  F_ESC,
-  F_LONE,
-  F_NONASCII,
-  F_RAWSURR,
-  T_ARR,
-  T_FLT,
-  T_OBJ,
-  TYPE_MASK,
-  type ParsedBody,
-} from './tape.js';
+import { REPR_EXPONENT_AS_JS, REPR_FIXED_FRACTION, REPR_FIXED_INTEGRAL, pythonReprShape } from './float-digits.js';
+import { FloatPass, type FloatConversions } from './float-format.js';
+import { isPlainKey } from './javascript-profile.js';
+import type { ParsedBody } from './tape.js';
+import * as Tape from './tape.js';
 
 /**
  * Whether the javascript profile writes `doc` to the same bytes as the python profile (floats
@@ -40,35 +23,31 @@ import {
  * @internal
  */
 export function javascriptWritesAsPython(doc: ParsedBody, conversions: FloatConversions): boolean {
-  if ((doc.features & (F_DOC_BIGINT | F_DOC_NONFINITE | F_LONE | F_RAWSURR)) !== 0) return false;
+  if ((doc.features & (Tape.F_DOC_BIGINT | Tape.F_DOC_NONFINITE | Tape.F_LONE | Tape.F_RAWSURR)) !== 0) return false;
   const bytes = doc.bytes;
   const tape = doc.tape;
   const shapes = new ReprShapes(bytes, conversions);
   /** Index after the value at `i`, or -1 at the first difference. */
   const walk = (i: number): number => {
     const kind = tape[i]!;
-    switch (kind & TYPE_MASK) {
-      case T_OBJ: {
+    switch (kind & Tape.TYPE_MASK) {
+      case Tape.T_OBJ: {
         const count = tape[i + 1]!;
         let j = i + 3;
         for (let m = 0; m < count; m++) {
-          if ((tape[j]! & (F_ESC | F_NONASCII)) !== 0) return -1;
-          const start = tape[j + 1]!;
-          const end = tape[j + 2]!;
-          const c = bytes[start];
-          if ((c !== undefined && c >= 0x30 && c <= 0x39) || bytesEqual(bytes, start, end, '__proto__')) return -1;
+          if (!isPlainKey(bytes, tape, j)) return -1;
           j = walk(j + 3);
           if (j < 0) return -1;
         }
         return j;
       }
-      case T_ARR: {
+      case Tape.T_ARR: {
         const count = tape[i + 1]!;
         let j = i + 3;
         for (let m = 0; m < count && j >= 0; m++) j = walk(j);
         return j;
       }
-      case T_FLT: {
+      case Tape.T_FLT: {
         const shape = shapes.of(tape[i + 1]!, tape[i + 2]!);
         return shape === REPR_FIXED_FRACTION || shape === REPR_EXPONENT_AS_JS ? i + 3 : -1;
       }
@@ -88,13 +67,13 @@ export function javascriptWritesAsPython(doc: ParsedBody, conversions: FloatConv
  * @internal
  */
 export function orjsonWritesAsPython(doc: ParsedBody, conversions: FloatConversions): boolean {
-  if ((doc.features & (F_DOC_BIGINT | F_DOC_NONFINITE)) !== 0 || doc.depth > 255) return false;
+  if ((doc.features & (Tape.F_DOC_BIGINT | Tape.F_DOC_NONFINITE)) !== 0 || doc.depth > 255) return false;
   const bytes = doc.bytes;
   const tape = doc.tape;
   const shapes = new ReprShapes(bytes, conversions);
   // Entries are three ints in document order, containers included: floats need no walk.
   for (let i = 0; i < doc.tapeLength; i += 3) {
-    if ((tape[i]! & TYPE_MASK) !== T_FLT) continue;
+    if ((tape[i]! & Tape.TYPE_MASK) !== Tape.T_FLT) continue;
     const shape = shapes.of(tape[i + 1]!, tape[i + 2]!);
     if (shape !== REPR_FIXED_FRACTION && shape !== REPR_FIXED_INTEGRAL) return false;
   }
