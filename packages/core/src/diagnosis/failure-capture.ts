@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
+import { REFUSAL_CAUSES, type RefusalCause } from '../causes.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { Logger } from '../log/logger.js';
 import { keySizedSignatureIn } from '../signature/classify-signature-header.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
 import { recoverDigests } from '../signature/recover-digest.js';
-import { REFUSAL_CAUSES, type RefusalCause, type RefusalCauseFields } from './refusal-cause.js';
+import type { RefusalCauseFields } from './refusal-cause.js';
 import {
   fileErrorReporter,
   fileTime,

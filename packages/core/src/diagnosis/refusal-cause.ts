@@ -1,37 +1,9 @@
+import type { HeaderCause, RefusalCause } from '../causes.js';
 import type { JobhookError } from '../errors.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { RequestHeaders } from '../http/request-headers.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
-import { checkSignatureHeaders, type HeaderCause } from '../signature/classify-signature-header.js';
-
-/**
- * The causes a receiver can tell while refusing a request within its verify-path bounds: the header
- * causes, `unknown-key`, `body-malformed`, `body-mismatch` (a configured key signed, the body
- * differs), and `work-budget` (a configured key signed, and the body's candidate forms outgrew the
- * verification's work budget before one matched: answered as a mismatch). Telling a mismatch apart (transcoded, re-serialized, modified) takes candidate bodies,
- * which only the offline diagnosis tries.
- */
-export type RefusalCause =
-  | 'hash-algorithm'
-  | 'signature-missing'
-  | 'signature-elsewhere'
-  | 'signature-malformed'
-  | 'unknown-key'
-  | 'body-malformed'
-  | 'body-mismatch'
-  | 'work-budget';
-
-/** Every {@link RefusalCause}, in the order the receiver decides them. @internal */
-export const REFUSAL_CAUSES: readonly RefusalCause[] = Object.freeze([
-  'hash-algorithm',
-  'signature-missing',
-  'signature-elsewhere',
-  'signature-malformed',
-  'unknown-key',
-  'body-malformed',
-  'body-mismatch',
-  'work-budget',
-]);
+import { checkSignatureHeaders } from '../signature/classify-signature-header.js';
 
 /** The log fields of a refusal's cause: `cause` and what names it (`header`, `shape`, `keyIdsTried`, `keyId`). @internal */
 export interface RefusalCauseFields {

@@ -1,11 +1,9 @@
+import type { HeaderCause, SignatureShape } from '../causes.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import { firstValue, readHeaders, type HeaderValue, type RequestHeaders } from '../http/request-headers.js';
 import { listHeaders } from '../http/header-list.js';
 import type { ErrorCode } from '../errors.js';
 import { HASH_ALGORITHM, type WebhookHeaderNames } from './headers.js';
-
-/** The refusal causes the headers alone can tell. @internal */
-export type HeaderCause = 'hash-algorithm' | 'signature-missing' | 'signature-elsewhere' | 'signature-malformed' | 'unknown-key';
 
 /**
  * The error code the receiver and `constructEvent` refuse each header cause with (all 401). They
@@ -33,19 +31,6 @@ export type HeaderFinding =
       /** The signature as hex, when the value is one in another place or dress (renamed header, prefix, base64, ...). */
       readonly recovered?: string;
     };
-
-/** How a present but unusable signature header value is wrong. */
-export type SignatureShape =
-  | 'repeated'
-  | 'prefixed'
-  | 'quoted'
-  | 'base64'
-  | 'separators'
-  | 'digest'
-  | 'odd-length'
-  | 'truncated'
-  | 'too-long'
-  | 'not-hex';
 
 /** RSA modulus sizes in use (2048 to 8192 bits), in bytes: a hex value of one of these is a signature by a key of that size. */
 const RSA_SIGNATURE_BYTES: ReadonlySet<number> = new Set([256, 384, 512, 768, 1024]);
