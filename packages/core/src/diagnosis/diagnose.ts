@@ -7,10 +7,11 @@ import type { RequestHeaders } from '../http/request-headers.js';
 import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
 import { recoverDigests } from '../signature/recover-digest.js';
 import { verifyBody } from '../signature/verifier.js';
-import { CAUSE_FIX, type DIAGNOSIS_CAUSES, type DiagnosisCause } from './causes.js';
+import type { DIAGNOSIS_CAUSES, DiagnosisCause } from '../causes.js';
+import { CAUSE_FIX } from './cause-fix.js';
 import { pythonFloatForm, reserializationSigns } from './reserialized.js';
 import { listHeaders } from '../http/header-list.js';
-import { checkSignatureHeaders } from '../signature/classify-signature-header.js';
+import { findSignature } from './signature-findings.js';
 import { undoCharacterChanges, undoTextChanges } from './transcoding.js';
 import { valueToJson } from '../canonical/value-json.js';
 
@@ -93,7 +94,7 @@ export function diagnoseDelivery(request: DiagnosisRequest, options: DiagnoseOpt
   const kept = request.body;
   const body = kept === undefined ? Buffer.alloc(0) : typeof kept === 'string' ? Buffer.from(kept, 'utf8') : kept;
 
-  const head = checkSignatureHeaders(request.headers, names, keyRing);
+  const head = findSignature(request.headers, names, keyRing);
   if (!head.ok) {
     if (head.recovered === undefined) return failure(head.cause, head.message, { detail: { ...head.detail } });
     // The signature is there in another place or dress: say what the delivery would be once it is read right.

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
+import { REFUSAL_CAUSES, type RefusalCause } from '../causes.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { Logger } from '../log/logger.js';
-import { keySizedSignatureIn } from '../signature/classify-signature-header.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
 import { recoverDigests } from '../signature/recover-digest.js';
-import { REFUSAL_CAUSES, type RefusalCause, type RefusalCauseFields } from './refusal-cause.js';
+import type { RefusalCauseFields } from './explain-refusal.js';
+import { keySizedSignatureIn } from './signature-findings.js';
 import {
   fileErrorReporter,
   fileTime,
@@ -103,9 +104,8 @@ export function keptHeaderValues(
   keyRing: KeyRing,
 ): (name: string, value: string | string[]) => string | string[] {
   const kept = new Set(keptNames(names));
-  const keyBytes = new Set(keyRing.keys.map((k) => (k.bits + 7) >> 3));
   const isSignature = (value: string): boolean => {
-    const hex = keySizedSignatureIn(value, keyBytes);
+    const hex = keySizedSignatureIn(value, keyRing);
     return hex !== undefined && recoverDigests(Buffer.from(hex, 'hex'), keyRing).length > 0;
   };
   const one = (value: string): string => (isSignature(value) ? capValue(value) : DROPPED);

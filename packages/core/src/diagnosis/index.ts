@@ -3,11 +3,10 @@
  * investigates a refused delivery; and the causes the receiver logs.
  * @packageDocumentation
  */
-export { DIAGNOSIS_CAUSES, isDiagnosisCause, type DiagnosisCause } from './causes.js';
+export { DIAGNOSIS_CAUSES, isDiagnosisCause, type DiagnosisCause, type RefusalCause } from '../causes.js';
 export { diagnoseDelivery, type DiagnoseOptions, type Diagnosis, type DiagnosisRequest } from './diagnose.js';
 export type { CaptureFailuresOptions } from './failure-capture.js';
 export type { RecordOptions } from './delivery-recording.js';
-export type { RefusalCause } from './refusal-cause.js';
 export {
   parseRecording,
   sendRecording,

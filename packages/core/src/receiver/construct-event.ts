@@ -7,7 +7,7 @@ import { validateEvent, type AsyncJobCompletedEvent } from '../events/async-job-
 import { isKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
 import type { RequestHeaders } from '../http/request-headers.js';
 import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
-import { readSignatureHeader } from '../signature/read-signature-header.js';
+import { readSignatureHeader } from '../diagnosis/explain-refusal.js';
 import { createVerifier, VERIFY_DECODED, type DecodedVerifier, type Verifier } from '../signature/verifier.js';
 import { createRecipientCheck, type RecipientOptions } from '../recipient/recipient-check.js';
 import type { Logger } from '../log/logger.js';

@@ -1,9 +1,8 @@
 import { JobhookError } from '../errors.js';
 import { contentLength, firstValue, isJsonContentType, quoteHeader, readHeaders } from '../http/request-headers.js';
 import type { KeyRing } from '../keys/key-ring.js';
-import { classifySignature } from '../signature/classify-signature-header.js';
+import { readHeadSignature } from '../signature/decode-signature.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
-import { signatureOf } from '../signature/read-signature-header.js';
 import { recoverSignature, type RecoveredDigest } from '../signature/recover-digest.js';
 import type { ReceiverAnswers } from './receiver-answers.js';
 import type { ReceiverResponse, RequestHead } from './receiver-types.js';
@@ -59,7 +58,7 @@ export function createHeadChecks(
     }
     try {
       // One RSA public operation per key, whatever the body: a signature no key decodes ends here.
-      const decoded = signatureOf(classifySignature(firstValue(hashAlgorithm), signature, keyRing, headerNames, headers));
+      const decoded = readHeadSignature(signature, keyRing, firstValue(hashAlgorithm));
       return { recovered: recoverSignature(decoded, keyRing), declared };
     } catch (err) {
       if (err instanceof JobhookError) return answers.verifyRefusal(started, err, { method, headers, body });

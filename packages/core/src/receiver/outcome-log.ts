@@ -1,5 +1,5 @@
 import type { JobhookError } from '../errors.js';
-import type { RefusalCauseFields } from '../diagnosis/refusal-cause.js';
+import type { RefusalCauseFields } from '../diagnosis/explain-refusal.js';
 import type { Logger } from '../log/logger.js';
 import { createRejectionLogLimit } from '../log/rejection-log-limit.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';

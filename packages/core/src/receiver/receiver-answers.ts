@@ -1,7 +1,7 @@
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import { JobhookError, type ErrorCode } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
-import { refusalCause, type RefusalCauseFields } from '../diagnosis/refusal-cause.js';
+import { explainRefusal, type RefusalCauseFields } from '../diagnosis/explain-refusal.js';
 import type { FailedRequest } from '../diagnosis/failure-capture.js';
 import { jsonHeaders } from '../http/json-answer.js';
 import type { KeyRing } from '../keys/key-ring.js';
@@ -67,11 +67,17 @@ export class ReceiverAnswers {
     return this.error(started, 'rejected', new JobhookError(code, message), undefined, extraHeaders);
   }
 
-  /** A refusal of the verify path: its log line carries the cheap cause, and `captureFailures` may save the request. */
-  verifyRefusal(started: number, error: JobhookError, request: FailedRequest): ReceiverResponse {
+  /**
+   * A refusal of the verify path, explained by the diagnosis (its one hook, called only here): the
+   * answer's message says why, the log line carries the cheap cause, and `captureFailures` may save
+   * the request. The explanation keeps the refusal's code.
+   */
+  verifyRefusal(started: number, refusal: JobhookError, request: FailedRequest): ReceiverResponse {
     const { headerNames, keyRing, captureFailure } = this.setup;
-    this.countRejected(error.code);
-    const cause = refusalCause(error, request.headers, headerNames, keyRing);
+    this.countRejected(refusal.code);
+    const explained = explainRefusal(refusal, request, headerNames, keyRing);
+    const error = explained?.error ?? refusal;
+    const cause = explained?.cause;
     if (cause !== undefined && captureFailure !== undefined) captureFailure(request, { status: error.status, code: error.code, cause });
     return this.answer(started, 'rejected', error.status, JSON.stringify(error.toJSON()), error.code, undefined, undefined, error, cause);
   }

@@ -4,6 +4,7 @@ import { optionError } from '../internal/option-checks.js';
 import { TRUSTED_INPUT, parseBodyUnchecked } from '../canonical/parse.js';
 import { toLosslessValue } from '../canonical/to-value.js';
 import { RawJson } from '../canonical/value-json.js';
+import type { RecipientTagCause } from '../causes.js';
 
 /**
  * The reserved member of `user_webhook_parameters` that carries the recipient tag. The service echoes
@@ -199,12 +200,8 @@ export function createRecipientTag(options: CreateRecipientTagOptions): Recipien
   return { key: RECIPIENT_TAG_KEY, value: `${signed}.${mac(secret, signed).toString('base64url')}`, nonce, issuedAt };
 }
 
-/**
- * Why a tag was refused: `missing`; `malformed`; `mac` (another secret, or altered); `url` (made for
- * another URL); `future`; `expired`; `reused` (valid, but its nonce is bound to another job: the
- * receiver's binding, never {@link checkRecipientTag}'s answer).
- */
-export type RecipientTagCause = 'missing' | 'malformed' | 'mac' | 'url' | 'future' | 'expired' | 'reused';
+// Listed with every other cause in ../causes.ts; exported here, beside the tag it is about.
+export type { RecipientTagCause };
 
 /** What {@link checkRecipientTag} checks against. */
 export interface RecipientTagCheck {

@@ -25,7 +25,7 @@ import {
 } from '../canonical/to-value.js';
 import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
 import { matchDigest, recoverSignature, type RecoveredDigest } from './recover-digest.js';
-import { readSignatureValue } from './read-signature-header.js';
+import { readSignature } from './decode-signature.js';
 
 /** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
 type PublicKeys = PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
@@ -147,7 +147,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
       return verifyBody(body, signature, keyRing, profiles, run, bigIntegers);
     },
     verify(input: VerifyInput): VerifyResult {
-      const signature = readSignatureValue(input.signature, keyRing);
+      const signature = readSignature(input.signature, keyRing);
       // 'bigint', unlike the receiver and constructEvent: this low-level call keeps every value exactly as parsed.
       const bigIntegers = resolveBigIntegers(input.bigIntegers, 'verify', 'bigint');
       const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;

@@ -4,7 +4,7 @@ import { TRUSTED_INPUT, parseBodyUnchecked } from '../canonical/parse.js';
 import { PYTHON_DEFAULT_DUMPS, serializeTape } from '../canonical/serialize-tape.js';
 import { toLosslessValue, type LosslessJsonValue } from '../canonical/to-value.js';
 import { rawJson, valueToJson } from '../canonical/value-json.js';
-import type { DiagnosisCause } from '../diagnosis/causes.js';
+import type { DiagnosisCause } from '../causes.js';
 import { decodeSingle, singleBytes } from '../diagnosis/transcoding.js';
 import { DEFAULT_HEADER_NAMES, type WebhookHeaderNames } from '../signature/headers.js';
 import { loadPrivateKey, signPayload, type BodyStyle, type PrivateKeyInput } from '../signature/sign.js';

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { constructEvent, createFetchHandler, createJsonLogger, createReceiver, JobhookError, type Logger } from '../../src/index.js';
 import { diagnoseDelivery } from '../../src/diagnosis/index.js';
-import { HEADER_CAUSE_CODE } from '../../src/signature/classify-signature-header.js';
+import { HEADER_CAUSE_CODE } from '../../src/signature/decode-signature.js';
 import { BREAK_VARIANTS, breakDelivery, buildTestEvent, createTestKeyPair, type BreakCause } from '../../src/testing/index.js';
 
 const keys = createTestKeyPair();

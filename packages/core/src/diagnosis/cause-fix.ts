@@ -1,39 +1,4 @@
-/**
- * Why a webhook signature fails, in the order the diagnosis decides: the header causes, then
- * `unknown-key`, `body-malformed`, `verified`, and the body changes last (the most specific
- * explanation that holds wins). Whitespace, newlines, key order and `\u` escapes are not causes:
- * the canonical form ignores them.
- */
-export type DiagnosisCause =
-  | 'verified'
-  | 'signature-missing'
-  | 'signature-elsewhere'
-  | 'signature-malformed'
-  | 'hash-algorithm'
-  | 'unknown-key'
-  | 'body-malformed'
-  | 'body-reserialized'
-  | 'body-transcoded'
-  | 'body-modified';
-
-/** Every {@link DiagnosisCause}, `verified` first, then the failures in the order they are decided. */
-export const DIAGNOSIS_CAUSES: readonly DiagnosisCause[] = Object.freeze([
-  'verified',
-  'hash-algorithm',
-  'signature-missing',
-  'signature-elsewhere',
-  'signature-malformed',
-  'unknown-key',
-  'body-malformed',
-  'body-transcoded',
-  'body-reserialized',
-  'body-modified',
-]);
-
-/** True when `value` names a {@link DiagnosisCause}. */
-export function isDiagnosisCause(value: unknown): value is DiagnosisCause {
-  return (DIAGNOSIS_CAUSES as readonly unknown[]).includes(value);
-}
+import type { DiagnosisCause } from '../causes.js';
 
 /** What to change for each cause: the advice printed under the specific message. @internal */
 export const CAUSE_FIX: Readonly<Record<DiagnosisCause, string>> = Object.freeze({
