@@ -49,6 +49,25 @@ function declarationText(declaration) {
   return printer.printNode(ts.EmitHint.Unspecified, declaration, file);
 }
 
+/**
+ * A type alias written through other types (`(typeof CAUSES)['body'][number]`) reads the same when a
+ * member of what it points at changes: its members are printed too, so such a change shows here.
+ */
+function resolvedAlias(checker, declaration) {
+  if (!ts.isTypeAliasDeclaration(declaration) || declaration.typeParameters !== undefined) return undefined;
+  if (!refersThrough(declaration.type)) return undefined;
+  const written = printer.printNode(ts.EmitHint.Unspecified, declaration.type, declaration.getSourceFile());
+  const flags = ts.TypeFormatFlags.NoTruncation | ts.TypeFormatFlags.InTypeAlias | ts.TypeFormatFlags.UseSingleQuotesForStringLiteralType;
+  const resolved = checker.typeToString(checker.getTypeAtLocation(declaration), undefined, flags);
+  return resolved === written ? undefined : resolved;
+}
+
+/** Whether a type is written through a value (`typeof X`) or an index (`T['k']`), which hide its members. */
+function refersThrough(node) {
+  if (ts.isTypeQueryNode(node) || ts.isIndexedAccessTypeNode(node)) return true;
+  return ts.forEachChild(node, refersThrough) === true;
+}
+
 function report(program, checker, item) {
   const file = program.getSourceFile(item.types);
   if (file === undefined) throw new Error(`api-report: ${relative(root, item.types)} is missing: run the build first (npx tsc -b)`);
@@ -62,7 +81,11 @@ function report(program, checker, item) {
     const declarations = target.declarations ?? [];
     // Names and shapes only: where a declaration lives is not the API (a moved file changes no report).
     lines.push(`// ${symbol.name}${target.name !== symbol.name && target.name !== 'default' ? ` (declared as ${target.name})` : ''}`);
-    for (const declaration of declarations) lines.push(declarationText(declaration));
+    for (const declaration of declarations) {
+      lines.push(declarationText(declaration));
+      const resolved = resolvedAlias(checker, declaration);
+      if (resolved !== undefined) lines.push(`// resolves to: ${resolved}`);
+    }
     lines.push('');
   }
   lines.push('```', '');
