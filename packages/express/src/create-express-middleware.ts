@@ -1,7 +1,6 @@
-import type { ServerResponse } from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AdapterOptions, Receiver, ReceiverOrOptions, ReceiverResponse } from '@jobhook/core';
-import { adapterPath, receiveNodeRequest, resolveReceiver } from '@jobhook/core/adapter';
+import { adapterPath, createReceiveFlow, nodeBodyIo, resolveReceiver, type ReceiveIo } from '@jobhook/core/adapter';
 import { keptRequestBody } from './kept-request-body.js';
 import './jobhook-locals.js'; // the `res.locals.jobhook` declaration
 
@@ -13,10 +12,20 @@ export type ExpressWebhookMiddleware = RequestHandler & { readonly receiver: Rec
 /** Options of {@link createExpressMiddleware}: `path` (exact `req.path`; other paths go on to `next()`). */
 export type ExpressMiddlewareOptions = AdapterOptions;
 
-function writeAnswer(res: ServerResponse, { status, headers, body }: ReceiverResponse): void {
-  // Node's own writeHead/end: no ETag or charset rewriting by res.send; headers set earlier are kept.
-  res.writeHead(status, headers).end(body);
-}
+/** Express's side of the receive flow: the request's head and body, the answer written on `res`. */
+const EXPRESS_IO: ReceiveIo<Request, Response, void> = {
+  // `req.ip` honours Express's `trust proxy`; connect-style servers have only the socket's address.
+  head: (req) => ({ method: req.method, headers: req.headers, clientAddress: req.ip ?? req.socket?.remoteAddress }),
+  ...nodeBodyIo<Request, Response>((req) => req, keptRequestBody),
+  respond(answer: ReceiverResponse, _req: Request, res: Response): void {
+    // `locals` is Express's; connect-style servers calling (req, res, next) may not have it.
+    if (answer.event !== undefined && typeof res.locals === 'object') {
+      res.locals.jobhook = { event: answer.event, outcome: answer.outcome };
+    }
+    // Node's own writeHead/end: no ETag or charset rewriting by res.send; headers set earlier are kept.
+    res.writeHead(answer.status, answer.headers).end(answer.body);
+  },
+};
 
 /**
  * Creates Express middleware (Express 5 and 4) that receives the service's signed webhooks: it runs
@@ -49,20 +58,7 @@ export function createExpressMiddleware(
   const receiver = resolveReceiver(receiverOrOptions, ADAPTER);
   const path = adapterPath(options, ADAPTER);
 
-  async function receive(req: Request): Promise<ReceiverResponse> {
-    // `req.ip` honours Express's `trust proxy`; connect-style servers have only the socket's address.
-    const clientAddress = req.ip ?? req.socket?.remoteAddress;
-    return receiveNodeRequest(receiver, req, { method: req.method, headers: req.headers, clientAddress }, () => keptRequestBody(req));
-  }
-
-  async function respond(req: Request, res: Response): Promise<void> {
-    const answer = await receive(req);
-    // `locals` is Express's; connect-style servers calling (req, res, next) may not have it.
-    if (answer.event !== undefined && typeof res.locals === 'object') {
-      res.locals.jobhook = { event: answer.event, outcome: answer.outcome };
-    }
-    writeAnswer(res, answer);
-  }
+  const flow = createReceiveFlow(receiver, EXPRESS_IO);
 
   function jobhookExpressMiddleware(req: Request, res: Response, next: NextFunction): void {
     // `req.path` is Express's; fall back to the URL for connect-style servers.
@@ -70,7 +66,7 @@ export function createExpressMiddleware(
       next();
       return;
     }
-    respond(req, res).catch(() => {
+    flow.run(req, res).catch(() => {
       // Only writing the answer can fail here (headers already sent, socket gone): end the exchange.
       res.destroy();
     });

@@ -1,6 +1,14 @@
 import type { Middleware, ParameterizedContext } from 'koa';
-import type { AdapterOptions, Receiver, ReceiverOrOptions, VerifiedWebhook } from '@jobhook/core';
-import { adapterPath, bodyAlreadyParsedError, receiveNodeRequest, resolveReceiver, type KeptBody } from '@jobhook/core/adapter';
+import type { AdapterOptions, Receiver, ReceiverOrOptions, ReceiverResponse, VerifiedWebhook } from '@jobhook/core';
+import {
+  adapterPath,
+  bodyAlreadyParsedError,
+  createReceiveFlow,
+  nodeBodyIo,
+  resolveReceiver,
+  type KeptBody,
+  type ReceiveIo,
+} from '@jobhook/core/adapter';
 
 const ADAPTER = '@jobhook/koa';
 
@@ -26,6 +34,21 @@ export type KoaWebhookMiddleware = Middleware<JobhookState> & { readonly receive
  * webhook request (mount it with `@koa/router` or koa-mount).
  */
 export type KoaMiddlewareOptions = AdapterOptions;
+
+type KoaContext = ParameterizedContext<JobhookState>;
+
+/** Koa's side of the receive flow: the context's head and body, the answer set on the context. */
+const KOA_IO: ReceiveIo<KoaContext, void, void> = {
+  // `ctx.ip` honours Koa's `app.proxy` (and `app.proxyIpHeader`).
+  head: (ctx) => ({ method: ctx.method, headers: ctx.headers, clientAddress: ctx.ip }),
+  ...nodeBodyIo<KoaContext, void>((ctx) => ctx.req, keptBody),
+  respond(answer: ReceiverResponse, ctx: KoaContext): void {
+    ctx.status = answer.status;
+    ctx.set(answer.headers);
+    ctx.body = answer.body; // after the headers, so Koa keeps our Content-Type
+    if (answer.event !== undefined) ctx.state.jobhook = { event: answer.event, outcome: answer.outcome };
+  },
+};
 
 /**
  * Creates the Koa middleware that receives the signed `async_job_completed` webhooks: it runs the
@@ -53,25 +76,16 @@ export type KoaMiddlewareOptions = AdapterOptions;
 export function createKoaMiddleware(receiverOrOptions: ReceiverOrOptions, options?: KoaMiddlewareOptions): KoaWebhookMiddleware {
   const receiver = resolveReceiver(receiverOrOptions, ADAPTER);
   const path = adapterPath(options, ADAPTER);
+  const flow = createReceiveFlow(receiver, KOA_IO);
   const jobhookKoaMiddleware: Middleware<JobhookState> = async function jobhookKoaMiddleware(ctx, next) {
     if (path !== undefined && ctx.path !== path) return next();
-    const answer = await receiveNodeRequest(
-      receiver,
-      ctx.req,
-      // `ctx.ip` honours Koa's `app.proxy` (and `app.proxyIpHeader`).
-      { method: ctx.method, headers: ctx.headers, clientAddress: ctx.ip },
-      () => keptBody(ctx),
-    );
-    ctx.status = answer.status;
-    ctx.set(answer.headers);
-    ctx.body = answer.body; // after the headers, so Koa keeps our Content-Type
-    if (answer.event !== undefined) ctx.state.jobhook = { event: answer.event, outcome: answer.outcome };
+    await flow.run(ctx);
   };
   return Object.assign(jobhookKoaMiddleware, { receiver });
 }
 
 /** What a body parser mounted before left: the text it kept on `ctx.request.rawBody`, or the error when it kept none. */
-function keptBody(ctx: ParameterizedContext<JobhookState>): KeptBody {
+function keptBody(ctx: KoaContext): KeptBody {
   const kept = (ctx.request as { rawBody?: unknown }).rawBody;
   // A body parser kept the text: its UTF-8 bytes are the body for any valid UTF-8 body.
   if (typeof kept === 'string' || kept instanceof Uint8Array) return kept;

@@ -11,6 +11,10 @@ export interface BodyLimit {
   readonly signal?: AbortSignal;
   /** Preferred to `signal` when given: the same deadline without an AbortSignal (see `Admission.onDeadline`). */
   onDeadline?(listener: (reason: unknown) => void): () => void;
+  /**
+   * The `Content-Length` the precheck read: `readNodeBody` holds the stream to it (400 for more or
+   * fewer bytes). `readCappedBody` needs none: an admission's `maxBytes` is that length already.
+   */
   readonly declaredBytes?: number | undefined;
   /** Charges a chunk just read (see `Admission.charge`): an error stops the read and is thrown. */
   charge?(bytes: number): JobhookError | undefined;

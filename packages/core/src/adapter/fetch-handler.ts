@@ -1,9 +1,9 @@
-import type { Receiver, ReceiverResponse } from '../receiver/receiver-types.js';
+import type { Receiver } from '../receiver/receiver-types.js';
 import { optionError } from '../internal/option-checks.js';
 import { adapterPath, type AdapterOptions } from './adapter-options.js';
 import { bodyReadError } from './body-read-error.js';
-import { internalAnswer } from './internal-answer.js';
 import { readCappedBody } from './read-capped-body.js';
+import { createReceiveFlow } from './receive-flow.js';
 import { resolveReceiver, type ReceiverOrOptions } from './resolve-receiver.js';
 
 /**
@@ -58,13 +58,15 @@ export function createFetchHandler(receiverOrOptions: ReceiverOrOptions, options
     throw optionError('createFetchHandler', `clientAddress must be a function (request, ...platform) => string, got ${typeof addressOf}`);
   }
 
+  const flow = createReceiveFlow<Request, unknown[], Response>(receiver, {
+    head: (request, platform) => ({ method: request.method, headers: request.headers, clientAddress: clientAddressOf(request, platform) }),
+    readBody: (request, admission) => readCappedBody(request, admission, () => bodyReadError({ status: 413 }, admission.maxBytes)),
+    respond: ({ body, status, headers }) => new Response(body, { status, headers }),
+  });
+
   async function jobhookFetchHandler(request: Request, ...platform: unknown[]): Promise<Response> {
     if (path !== undefined && new URL(request.url).pathname !== path) return new Response(null, { status: 404 });
-    try {
-      return await receive(request, clientAddressOf(request, platform));
-    } catch (err) {
-      return toResponse(internalAnswer(err));
-    }
+    return flow.run(request, platform);
   }
 
   /** The client's address, or none when there is no rule or it throws (an unknown client, not a failed request). */
@@ -76,22 +78,5 @@ export function createFetchHandler(receiverOrOptions: ReceiverOrOptions, options
       return undefined;
     }
   }
-
-  async function receive(request: Request, clientAddress: string | undefined): Promise<Response> {
-    const { refusal, admission } = receiver.precheck({ method: request.method, headers: request.headers, clientAddress });
-    if (refusal !== undefined) return toResponse(refusal);
-    const { maxBytes } = admission;
-    let rawBody: Uint8Array;
-    try {
-      rawBody = await readCappedBody(request, admission, () => bodyReadError({ status: 413 }, maxBytes));
-    } catch (err) {
-      return toResponse(admission.refuse(bodyReadError(err, maxBytes)));
-    }
-    return toResponse(await admission.receive(rawBody));
-  }
   return Object.assign(jobhookFetchHandler, { receiver });
-}
-
-function toResponse({ body, status, headers }: ReceiverResponse): Response {
-  return new Response(body, { status, headers });
 }

@@ -2,14 +2,16 @@ import { contentLength } from '../http/request-headers.js';
 import { onLimitDeadline, type BodyLimit } from './body-limit.js';
 
 /**
- * The body of a Fetch-API `Request` or `Response`, at most `maxBytes`: a larger `Content-Length` is
- * refused before reading, and a body that grows past `maxBytes` while streaming is cancelled there,
- * so a misbehaving peer cannot make this process buffer without bound. `tooLarge` makes the error
- * thrown in both cases; errors of the stream itself are passed on. Given an admission, each chunk is
- * charged as it arrives (`charge`), and a refused charge cancels the body and is thrown. When the deadline passes first
- * (an admission's `onDeadline`, else `signal`), the body is cancelled and the reason thrown. `limit`
- * is `maxBytes`, or an admission (any {@link BodyLimit}): its `maxBytes`, deadline and
- * `declaredBytes`, so the header is not read again.
+ * The body of a Fetch-API `Request` or `Response`, at most `maxBytes`: a body that grows past
+ * `maxBytes` while streaming is cancelled there, so a misbehaving peer cannot make this process
+ * buffer without bound. `tooLarge` makes the error thrown; errors of the stream itself are passed
+ * on. When the deadline passes first (an admission's `onDeadline`, else `signal`), the body is
+ * cancelled and the reason thrown.
+ *
+ * `limit` is `maxBytes`, the message's own larger `Content-Length` then refused before reading; or
+ * an admission (any {@link BodyLimit}): its `maxBytes` (the declared length, which the precheck
+ * held to the limit already, so the header is not read again) and deadline, each chunk charged as
+ * it arrives (`charge`), a refused charge cancelling the body and thrown.
  *
  * @example
  * ```ts
@@ -33,8 +35,9 @@ export async function readCappedBody(
   });
   try {
     if (expired !== undefined) throw expired.reason;
-    const declared = given === undefined ? contentLength(message.headers.get('content-length') ?? undefined) : given.declaredBytes;
-    if (declared !== undefined && declared > maxBytes) {
+    // Only for a bare `maxBytes`: an admission's `maxBytes` is the declared length itself, the head
+    // stage (`receiver.precheck`) having refused a larger one, so the check would never trigger.
+    if (given === undefined && (contentLength(message.headers.get('content-length') ?? undefined) ?? 0) > maxBytes) {
       await message.body?.cancel().catch(() => {});
       throw tooLarge();
     }
