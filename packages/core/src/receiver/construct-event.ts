@@ -8,7 +8,7 @@ import { isKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.j
 import type { RequestHeaders } from '../http/request-headers.js';
 import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
 import { readSignatureHeader } from '../diagnosis/explain-refusal.js';
-import { createVerifier, VERIFY_DECODED, type DecodedVerifier, type Verifier } from '../signature/verifier.js';
+import { bodyBytes, createVerifier, verifyDecodedOf, type Verifier } from '../signature/verifier.js';
 import { createRecipientCheck, type RecipientOptions } from '../recipient/recipient-check.js';
 import type { Logger } from '../log/logger.js';
 
@@ -81,11 +81,11 @@ export function constructEvent(
   // takes it decoded; one of another making gets it as hex.
   const signature = readSignatureHeader(headers, headerNames, verifier.keyRing);
   const recipientCheck = createRecipientCheck(options, 'constructEvent', options.logger);
-  const verifyDecoded = (verifier as Partial<DecodedVerifier>)[VERIFY_DECODED];
+  const verifyDecoded = verifyDecodedOf(verifier);
   const { payload } =
     verifyDecoded === undefined
       ? verifier.verify({ body: bytes, signature: signature.toString('hex'), bigIntegers })
-      : verifyDecoded.call(verifier, typeof bytes === 'string' ? Buffer.from(bytes, 'utf8') : bytes, signature, bigIntegers);
+      : verifyDecoded(bodyBytes(bytes), signature, bigIntegers);
   const event = validateEvent(payload);
   if (recipientCheck === undefined) return event;
   // The check deletes the tag from the event in place: from a verifier of another making, whose

@@ -1,9 +1,11 @@
 import { resolveProfiles } from '../canonical/profiles.js';
 import { createDeliveryRecorder } from '../diagnosis/delivery-recording.js';
 import { createFailureCapture } from '../diagnosis/failure-capture.js';
+import { afterTurn, type SameTurn } from '../internal/same-turn.js';
 import { createKeyRing } from '../keys/key-ring.js';
 import { createRecipientCheck } from '../recipient/recipient-check.js';
 import type { RecoveredDigest } from '../signature/recover-digest.js';
+import { bodyBytes } from '../signature/verifier.js';
 import { createMemoryStore } from '../store/memory-store.js';
 import { createAdmissionGate } from './admission-gate.js';
 import { createDeliveryChecks } from './delivery-checks.js';
@@ -11,7 +13,6 @@ import { createDeliveryTracing } from './delivery-tracing.js';
 import { createPolledHandler } from './handle-polled.js';
 import { createHandlerSlots } from './handler-slots.js';
 import { createHeadChecks } from './head-checks.js';
-import { isThenable } from './is-thenable.js';
 import { createJobAnswers } from './job-answers.js';
 import { createJobRunner } from './job-runner.js';
 import { createNonceBinder } from './nonce-binder.js';
@@ -94,6 +95,8 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   // `record`: every delivery whose signature verified, written after its answer.
   const recordDelivery = resolved.record === undefined ? undefined : createDeliveryRecorder(resolved.record, headerNames, keyRing, log);
   const retryAfter = Object.freeze({ 'retry-after': String(retryAfterSeconds) });
+  const asIs = (response: ReceiverResponse): ReceiverResponse => response;
+  const internal = (err: unknown): ReceiverResponse => answers.internal(err);
 
   const checkHead = createHeadChecks({ answers, keyRing, headerNames, maxBodyBytes: limits.maxBodyBytes });
   const runJob = createJobRunner<Db>({ ...resolved, handlers: options, store, ledger: options.ledger, slots, tracing, log });
@@ -115,7 +118,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     budget,
     answers,
     maxBodyBytes: limits.maxBodyBytes,
-    receive: (started, head, recovered, rawBody) => receiveSafely(started, head, recovered, bytesOf(rawBody)),
+    receive: (started, head, recovered, rawBody) => receiveSafely(started, head, recovered, bodyBytes(rawBody)),
     refuse: (started, error) => answers.error(started, 'rejected', error, undefined, error.status === 503 ? retryAfter : undefined),
   });
 
@@ -128,24 +131,24 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
   ): Promise<ReceiverResponse> {
     const verifiedBefore = stats.verified;
     const arrivedAt = recordDelivery === undefined ? 0 : Date.now();
-    let answer: ReceiverResponse | Promise<ReceiverResponse>;
+    let answer: SameTurn<ReceiverResponse>;
     try {
       answer = receiveBody(started, head, recovered, body);
     } catch (err) {
-      answer = answers.internal(err);
+      answer = internal(err);
     }
-    const safe = isThenable(answer) ? answer.then(undefined, (err: unknown) => answers.internal(err)) : answer;
+    const safe = afterTurn(answer, asIs, internal);
     // `record`: the body stage counts a verified signature in its first turn (verification is synchronous).
     if (recordDelivery !== undefined && stats.verified !== verifiedBefore)
       return recordedAnswer(recordDelivery, head, body, arrivedAt, safe);
-    return isThenable(safe) ? safe : Promise.resolve(safe);
+    return Promise.resolve(safe);
   }
 
   function handle(request: ReceiverRequest): Promise<ReceiverResponse> {
     try {
       const started = performance.now();
       stats.received++;
-      const body = bytesOf(request.rawBody);
+      const body = bodyBytes(request.rawBody);
       const head = checkHead(started, request, body);
       if (!('recovered' in head)) return Promise.resolve(head);
       return receiveSafely(started, request, head.recovered, body);
@@ -180,9 +183,4 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
       if (ownsStore) await store.close();
     },
   });
-}
-
-/** A body as bytes: a string is taken as its UTF-8 bytes. */
-function bytesOf(rawBody: Uint8Array | string): Uint8Array {
-  return typeof rawBody === 'string' ? Buffer.from(rawBody, 'utf8') : rawBody;
 }

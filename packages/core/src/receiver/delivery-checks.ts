@@ -3,12 +3,12 @@ import type { CanonicalProfile } from '../canonical/profiles.js';
 import type { ParseRun } from '../canonical/parse.js';
 import { JobhookError } from '../errors.js';
 import { checkEventShape, type AsyncJobCompletedEvent } from '../events/async-job-event.js';
+import { afterTurn, type SameTurn } from '../internal/same-turn.js';
 import type { Logger } from '../log/logger.js';
 import type { RecipientBinding } from '../recipient/recipient-check.js';
 import type { RecoveredDigest } from '../signature/recover-digest.js';
 import { verifyRecovered, type VerifyResult } from '../signature/verifier.js';
 import { checkEventAge, type EventAgeLimit } from './event-age.js';
-import { isThenable } from './is-thenable.js';
 import type { JobAnswers } from './job-answers.js';
 import { JobContext } from './job-context.js';
 import type { AnswerStats, ReceiverAnswers, VerifiedDetail } from './receiver-answers.js';
@@ -36,7 +36,7 @@ export type ReceiveBody = (
   head: RequestHead,
   recovered: readonly RecoveredDigest[],
   body: Uint8Array,
-) => ReceiverResponse | Promise<ReceiverResponse>;
+) => SameTurn<ReceiverResponse>;
 
 /**
  * The body stage, in its order: verification against the digests the head stage recovered
@@ -56,7 +56,7 @@ export function createDeliveryChecks(setup: DeliveryCheckSetup): ReceiveBody {
     checked: AsyncJobCompletedEvent | JobhookError,
     jobId: string,
     finishedMs: number,
-  ): ReceiverResponse | Promise<ReceiverResponse> {
+  ): SameTurn<ReceiverResponse> {
     if (!(checked instanceof JobhookError)) return checkAge(started, head, verified, checked, jobId, finishedMs);
     return answers.error(started, 'rejected', checked, detailOf(verified, verified.payload as AsyncJobCompletedEvent, jobId));
   }
@@ -69,18 +69,15 @@ export function createDeliveryChecks(setup: DeliveryCheckSetup): ReceiveBody {
     event: AsyncJobCompletedEvent,
     jobId: string,
     finishedMs: number,
-  ): ReceiverResponse | Promise<ReceiverResponse> {
+  ): SameTurn<ReceiverResponse> {
     const { profile, keyId } = verified;
     const detail = detailOf(verified, event, jobId);
     const context = new JobContext(jobId, 'webhook', profile, keyId, head.headers, log, verified);
     if (eventAge !== undefined) {
       const age = checkEventAge(event, { jobId, profile, keyId, headers: head.headers, log }, Date.now(), eventAge, finishedMs);
-      if (isThenable(age)) {
-        return age.then((tooOld) =>
-          tooOld === undefined ? jobs.run(started, event, context, detail) : answers.error(started, 'rejected', tooOld, detail),
-        );
-      }
-      if (age !== undefined) return answers.error(started, 'rejected', age, detail);
+      return afterTurn(age, (tooOld) =>
+        tooOld === undefined ? jobs.run(started, event, context, detail) : answers.error(started, 'rejected', tooOld, detail),
+      );
     }
     return jobs.run(started, event, context, detail);
   }
@@ -107,14 +104,11 @@ export function createDeliveryChecks(setup: DeliveryCheckSetup): ReceiveBody {
     if (recipient === undefined) return checkAge(started, head, verified, event, jobId, finishedMs);
     // Signed, but is the job ours, and the tag's first job? Before the replay window and the claim, and
     // outside any transaction: a refusal never runs the handler, and a binding outlives a failed one.
-    const checked = recipient.check(event, Date.now(), jobId);
-    if (isThenable(checked)) {
-      return checked.then(
-        (ended) => afterRecipient(started, head, verified, ended, jobId, finishedMs),
-        (err: unknown) => jobs.storeFailed(started, err, detailOf(verified, event, jobId)),
-      );
-    }
-    return afterRecipient(started, head, verified, checked, jobId, finishedMs);
+    return afterTurn(
+      recipient.check(event, Date.now(), jobId),
+      (checked) => afterRecipient(started, head, verified, checked, jobId, finishedMs),
+      (err: unknown) => jobs.storeFailed(started, err, detailOf(verified, event, jobId)),
+    );
   };
 }
 

@@ -1,6 +1,6 @@
 import { JobhookError } from '../errors.js';
+import { afterTurn, type SameTurn } from '../internal/same-turn.js';
 import type { ReceiverOutcome } from './receiver-outcome.js';
-import { isThenable } from './is-thenable.js';
 import type { Precheck, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 import { SPAN_ATTRIBUTES as ATTR, SPAN_NAMES } from '../tracing/span-names.js';
 import type { SpanAttributeValueLike, SpanLike, TracerLike } from '../tracing/tracer-like.js';
@@ -38,7 +38,7 @@ export interface PolledOutcomeLike {
 }
 
 /** A handler run: the receiver's `onSuccess` / `onFail` then `onEvent` of one job. @internal */
-type HandlerRun<E, C> = (event: E, context: C) => void | Promise<void>;
+type HandlerRun<E, C> = (event: E, context: C) => SameTurn<void>;
 
 /**
  * Wrappers that put the receiver's entry points and its handler run inside spans: identities when
@@ -135,11 +135,8 @@ export function createDeliveryTracing(tracer: TracerLike | undefined): DeliveryT
         failed(error);
         throw error;
       }
-      if (!isThenable(result)) {
-        span.end();
-        return result;
-      }
-      return Promise.resolve(result).then(
+      return afterTurn(
+        result,
         (value) => {
           span.end();
           return value;

@@ -2,6 +2,7 @@ import type { CanonicalProfile } from '../canonical/profiles.js';
 import { JobhookError } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import { parseIsoInstant } from '../events/iso-instant.js';
+import { afterTurn, type SameTurn } from '../internal/same-turn.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestHeaders } from '../http/request-headers.js';
 
@@ -76,7 +77,7 @@ export function checkEventAge(
   now: number,
   limit: EventAgeLimit,
   finishedMs: number | undefined = parseIsoInstant(event.finished_at),
-): JobhookError | undefined | Promise<JobhookError | undefined> {
+): SameTurn<JobhookError | undefined> {
   const finishedAt = event.finished_at;
   const finished = finishedMs;
   if (finished === undefined) throw new JobhookError('ERR_INTERNAL', 'checkEventAge: finished_at was not checked by validateEvent');
@@ -103,7 +104,5 @@ export function checkEventAge(
   } catch (err) {
     return ruleFailed(err);
   }
-  const then = typeof verdict === 'object' && verdict !== null ? (verdict as { then?: unknown }).then : undefined;
-  if (typeof then !== 'function') return decide(verdict);
-  return Promise.resolve(verdict).then(decide, ruleFailed);
+  return afterTurn(verdict, decide, ruleFailed);
 }

@@ -1,4 +1,4 @@
-import { isThenable } from './is-thenable.js';
+import { afterTurn, type SameTurn } from '../internal/same-turn.js';
 
 /**
  * The receiver's bound on handlers running at once (`maxConcurrentHandlers`). A delivery takes a
@@ -21,7 +21,7 @@ export interface HandlerSlots {
 /** One taken slot. Call {@link HandlerSlot.done} exactly once, whatever the pipeline's end. @internal */
 export interface HandlerSlot {
   /** `run`, wrapped so that the slot stays taken while a call of it runs, past `done` if need be. */
-  track<A extends unknown[]>(run: (...args: A) => void | Promise<void>): (...args: A) => void | Promise<void>;
+  track<A extends unknown[]>(run: (...args: A) => SameTurn<void>): (...args: A) => SameTurn<void>;
   /** The pipeline has answered: the slot comes back now, or when the tracked handler settles. */
   done(): void;
 }
@@ -41,28 +41,27 @@ export function createHandlerSlots(capacity: number): HandlerSlots {
         freed = true;
         running--;
       };
+      // The tracked handler's end: in this turn when it returned no promise (the slot free at once, no promise made).
+      const ended = (): undefined => {
+        handlers--;
+        free();
+        return undefined;
+      };
+      const failed = (err: unknown): never => {
+        ended();
+        throw err;
+      };
       return {
         track: (run) =>
           function runInSlot(...args) {
             handlers++;
-            let pending: void | Promise<void>;
+            let pending: SameTurn<void>;
             try {
               pending = run(...args);
             } catch (err) {
-              handlers--;
-              free();
-              throw err;
+              return failed(err);
             }
-            // A handler that returned no promise has ended: the slot is free at once, no promise made.
-            if (!isThenable(pending)) {
-              handlers--;
-              free();
-              return undefined;
-            }
-            return Promise.resolve(pending).finally(() => {
-              handlers--;
-              free();
-            });
+            return afterTurn(pending, ended, failed);
           },
         done() {
           answered = true;

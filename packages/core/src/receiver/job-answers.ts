@@ -1,7 +1,7 @@
 import { JobhookError } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
+import { afterTurn, type SameTurn } from '../internal/same-turn.js';
 import type { HandlerSlots } from './handler-slots.js';
-import { isThenable } from './is-thenable.js';
 import type { JobContext } from './job-context.js';
 import type { JobEnd } from './job-end.js';
 import type { RunJob } from './job-runner.js';
@@ -22,12 +22,7 @@ export interface JobAnswerSetup {
 /** The run-and-answer stage of a verified webhook: the job's end as the answer the sender reads. @internal */
 export interface JobAnswers {
   /** Claim, handler, answer: in this turn when the job ran in it. */
-  run(
-    started: number,
-    event: AsyncJobCompletedEvent,
-    context: JobContext,
-    detail: VerifiedDetail,
-  ): ReceiverResponse | Promise<ReceiverResponse>;
+  run(started: number, event: AsyncJobCompletedEvent, context: JobContext, detail: VerifiedDetail): SameTurn<ReceiverResponse>;
   /** 503 `ERR_STORE_UNAVAILABLE` + `Retry-After` for a store (or binding) that failed. */
   storeFailed(started: number, err: unknown, detail: VerifiedDetail): ReceiverResponse;
 }
@@ -100,19 +95,17 @@ export function createJobAnswers(setup: JobAnswerSetup): JobAnswers {
   return {
     storeFailed,
     run(started, event, context, detail) {
-      let end: JobEnd | Promise<JobEnd>;
+      let end: SameTurn<JobEnd>;
       try {
         end = runJob(event, context);
       } catch (err) {
         return storeFailed(started, err, detail);
       }
-      if (isThenable(end)) {
-        return end.then(
-          (ended) => answerEnd(started, ended, detail),
-          (err: unknown) => storeFailed(started, err, detail),
-        );
-      }
-      return answerEnd(started, end, detail);
+      return afterTurn(
+        end,
+        (ended) => answerEnd(started, ended, detail),
+        (err: unknown) => storeFailed(started, err, detail),
+      );
     },
   };
 }

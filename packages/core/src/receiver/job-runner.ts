@@ -1,10 +1,11 @@
 import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/async-job-event.js';
 import type { JobLedger } from '../ledger/job-ledger.js';
 import type { Logger } from '../log/logger.js';
-import { isTransactionalStore, syncClaimsOf, type ClaimResult, type IdempotencyStore } from '../store/idempotency-store.js';
+import { afterTurn, type SameTurn } from '../internal/same-turn.js';
+import { isTransactionalStore, type ClaimResult, type IdempotencyStore } from '../store/idempotency-store.js';
+import { storeClaimsOf } from '../store/store-claims.js';
 import type { DeliveryTracing } from './delivery-tracing.js';
 import type { HandlerSlots } from './handler-slots.js';
-import { isThenable } from './is-thenable.js';
 import type { JobContext } from './job-context.js';
 import { DUPLICATE, HANDLERS_BUSY, type JobEnd } from './job-end.js';
 import type { HandlerContext, ReceiverOptions } from './receiver-options.js';
@@ -25,7 +26,7 @@ export interface JobRunnerSetup<Db> {
 }
 
 /** Runs one verified job: `(event, context) => JobEnd`, in this turn when the store and the handler allow. @internal */
-export type RunJob = (event: AsyncJobCompletedEvent, context: JobContext) => JobEnd | Promise<JobEnd>;
+export type RunJob = (event: AsyncJobCompletedEvent, context: JobContext) => SameTurn<JobEnd>;
 
 /**
  * The job stage, as a webhook and a poll share it: a handler slot (or busy at once), then the claim
@@ -38,44 +39,33 @@ export type RunJob = (event: AsyncJobCompletedEvent, context: JobContext) => Job
 export function createJobRunner<Db>(setup: JobRunnerSetup<Db>): RunJob {
   const { store, ledger, slots, tracing, leaseMs, doneTtlMs, handlerTimeoutMs, log } = setup;
   const { onSuccess, onFail, onEvent } = setup.handlers;
-  const claims = syncClaimsOf(store);
+  const claims = storeClaimsOf(store);
   // The store's own transaction when it has one (PostgreSQL): the handler's writes and the done mark commit together.
   const transactional = isTransactionalStore(store) ? store : undefined;
 
   /**
-   * onSuccess / onFail, then onEvent. Nothing is returned when every handler returned without a
-   * promise; otherwise the promise of their end. `db` is the store's transaction (a
-   * TransactionalStore<Db>), or undefined otherwise.
+   * onSuccess / onFail, then onEvent: in this turn when every handler returned without a promise,
+   * else the promise of their end. `db` is the store's transaction (a TransactionalStore<Db>), or
+   * undefined otherwise.
    */
-  function runHandlers(event: AsyncJobCompletedEvent, context: JobContext): void | Promise<void> {
+  function runHandlers(event: AsyncJobCompletedEvent, context: JobContext): SameTurn<void> {
     const typed = context as unknown as HandlerContext<Db>;
-    const first =
-      event.status === 'success'
-        ? onSuccess === undefined
-          ? undefined
-          : onSuccess(event as SuccessEvent, typed)
-        : onFail === undefined
-          ? undefined
-          : onFail(event as FailEvent, typed);
-    if (isThenable(first)) return Promise.resolve(first).then(() => (onEvent === undefined ? undefined : settled(onEvent(event, typed))));
-    if (onEvent === undefined) return undefined;
-    const last = onEvent(event, typed);
-    return isThenable(last) ? settled(last) : undefined;
+    const first = event.status === 'success' ? onSuccess?.(event as SuccessEvent, typed) : onFail?.(event as FailEvent, typed);
+    return afterTurn(first, () => (onEvent === undefined ? undefined : afterTurn(onEvent(event, typed), nothing)));
   }
 
   /** claim → handler → complete | release (stores without transactions). */
-  function claimAndRun(event: AsyncJobCompletedEvent, context: JobContext, run: RunHandlers): JobEnd | Promise<JobEnd> {
-    if (claims !== undefined) return afterClaim(event, context, run, claims.claim(context.jobId, leaseMs));
-    return Promise.resolve(store.claim(context.jobId, { leaseMs })).then((claim) => afterClaim(event, context, run, claim));
+  function claimAndRun(event: AsyncJobCompletedEvent, context: JobContext, run: RunHandlers): SameTurn<JobEnd> {
+    return afterTurn(claims.claim(context.jobId, leaseMs), (claim) => afterClaim(event, context, run, claim));
   }
 
-  function afterClaim(event: AsyncJobCompletedEvent, context: JobContext, run: RunHandlers, claim: ClaimResult): JobEnd | Promise<JobEnd> {
+  function afterClaim(event: AsyncJobCompletedEvent, context: JobContext, run: RunHandlers, claim: ClaimResult): SameTurn<JobEnd> {
     if (claim.state === 'done') return DUPLICATE;
     if (claim.state === 'in-flight') return { kind: 'in-flight', retryAfterMs: claim.retryAfterMs };
     return runClaimedJob({ event, token: claim.token, store, claims, run, context, leaseMs, doneTtlMs, handlerTimeoutMs, log });
   }
 
-  function settleInLedger(end: JobEnd, jobId: string): JobEnd | Promise<JobEnd> {
+  function settleInLedger(end: JobEnd, jobId: string): SameTurn<JobEnd> {
     if (ledger === undefined || (end.kind !== 'done' && end.kind !== 'duplicate')) return end;
     return Promise.resolve()
       .then(() => ledger.settle(jobId))
@@ -93,7 +83,7 @@ export function createJobRunner<Db>(setup: JobRunnerSetup<Db>): RunJob {
     const slot = slots.tryAcquire();
     if (slot === undefined) return HANDLERS_BUSY;
     const run = slot.track(tracing.handler(runHandlers));
-    let end: JobEnd | Promise<JobEnd>;
+    let end: SameTurn<JobEnd>;
     try {
       end =
         transactional === undefined
@@ -103,27 +93,21 @@ export function createJobRunner<Db>(setup: JobRunnerSetup<Db>): RunJob {
       slot.done();
       throw err;
     }
-    // The slot comes back once the pipeline has its end, or when a handler still running past its timeout settles.
-    if (isThenable(end)) {
-      end = end.then(
-        (ended) => {
-          slot.done();
-          return ended;
-        },
-        (err: unknown) => {
-          slot.done();
-          throw err;
-        },
-      );
-    } else {
-      slot.done();
-    }
-    if (ledger === undefined) return end;
-    return isThenable(end) ? end.then((ended) => settleInLedger(ended, context.jobId)) : settleInLedger(end, context.jobId);
+    // The slot comes back once the pipeline has its end (or when a handler still running past its
+    // timeout settles), then the job is settled in the ledger.
+    return afterTurn(
+      end,
+      (ended) => {
+        slot.done();
+        return settleInLedger(ended, context.jobId);
+      },
+      (err: unknown) => {
+        slot.done();
+        throw err;
+      },
+    );
   };
 }
 
-/** A handler's promise, its value dropped. */
-function settled(value: unknown): Promise<void> | undefined {
-  return isThenable(value) ? Promise.resolve(value).then(() => undefined) : undefined;
-}
+/** A handler's end, its value dropped. */
+const nothing = (): undefined => undefined;

@@ -1,5 +1,5 @@
 import type { RecordDelivery } from '../diagnosis/delivery-recording.js';
-import { isThenable } from './is-thenable.js';
+import { afterTurn, type SameTurn } from '../internal/same-turn.js';
 import type { ReceiverResponse, RequestHead } from './receiver-types.js';
 
 /**
@@ -12,12 +12,12 @@ export function recordedAnswer(
   head: RequestHead,
   body: Uint8Array,
   arrivedAt: number,
-  answer: ReceiverResponse | Promise<ReceiverResponse>,
+  answer: SameTurn<ReceiverResponse>,
 ): Promise<ReceiverResponse> {
   const keep = (response: ReceiverResponse): ReceiverResponse => {
     const { status, kind, code, jobId } = response.outcome;
     record({ method: head.method, headers: head.headers, body }, arrivedAt, { status, kind, code, jobId });
     return response;
   };
-  return isThenable(answer) ? answer.then(keep) : Promise.resolve(keep(answer));
+  return Promise.resolve(afterTurn(answer, keep));
 }

@@ -1,21 +1,23 @@
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
-import type { IdempotencyStore, SyncClaims } from '../store/idempotency-store.js';
+import { afterTurn, isPending, type SameTurn } from '../internal/same-turn.js';
+import type { IdempotencyStore } from '../store/idempotency-store.js';
+import type { StoreClaims } from '../store/store-claims.js';
 import type { Logger } from '../log/logger.js';
-import { isThenable } from './is-thenable.js';
 import { JobContext, timeoutReason } from './job-context.js';
 import { backgroundTimeout } from './background-timeout.js';
 import { DONE, type JobEnd } from './job-end.js';
 
-/** The handlers of a receiver: `undefined` when they all returned without a promise, else the promise of their end. @internal */
-export type RunHandlers = (event: AsyncJobCompletedEvent, context: JobContext) => void | Promise<void>;
+/** The handlers of a receiver: in this turn when they all returned without a promise, else the promise of their end. @internal */
+export type RunHandlers = (event: AsyncJobCompletedEvent, context: JobContext) => SameTurn<void>;
 
 /** What running a claimed job needs. @internal */
 export interface ClaimedJob {
   event: AsyncJobCompletedEvent;
   token: string;
+  /** The store, for the lease's renewals. */
   store: IdempotencyStore;
-  /** The store's same-turn claims, when it has them (the memory store): complete and release without a promise. */
-  claims: SyncClaims | undefined;
+  /** The store's claims, for complete and release: in this turn on the memory store. */
+  claims: StoreClaims;
   run: RunHandlers;
   context: JobContext;
   leaseMs: number;
@@ -35,14 +37,14 @@ export interface ClaimedJob {
  * after a timeout the claim is settled later, when the handler finally settles.
  * @internal
  */
-export function runClaimedJob(job: ClaimedJob): JobEnd | Promise<JobEnd> {
-  let pending: void | Promise<void>;
+export function runClaimedJob(job: ClaimedJob): SameTurn<JobEnd> {
+  let pending: SameTurn<void>;
   try {
     pending = job.run(job.event, job.context);
   } catch (error) {
     return settle(job, 'release', { kind: 'failed', error });
   }
-  if (!isThenable(pending)) return settle(job, 'complete', DONE);
+  if (!isPending(pending)) return settle(job, 'complete', DONE);
   return watch(job, pending);
 }
 
@@ -116,31 +118,21 @@ function watch(job: ClaimedJob, pending: Promise<void>): Promise<JobEnd> {
 /**
  * Completing or releasing can fail (store down, lease lost). The handler's work is done either way,
  * so this is logged, not answered: on complete the job was handled (a later duplicate may run it
- * again), on release the lease simply runs out. With same-turn claims, `end` comes back at once.
+ * again), on release the lease simply runs out. On the memory store, `end` comes back in this turn.
  */
-function settle(job: ClaimedJob, what: 'complete' | 'release', end: JobEnd): JobEnd | Promise<JobEnd> {
+function settle(job: ClaimedJob, what: 'complete' | 'release', end: JobEnd): SameTurn<JobEnd> {
   const { claims, token, log } = job;
   const { jobId } = job.context;
-  if (claims !== undefined) {
-    try {
-      const kept = what === 'complete' ? claims.complete(jobId, token, job.doneTtlMs) : claims.release(jobId, token);
-      if (!kept) unkept(log, jobId, what);
-    } catch (err) {
-      unavailable(log, jobId, what, err);
-    }
-    return end;
-  }
-  let settled: Promise<boolean>;
+  let settled: SameTurn<boolean>;
   try {
-    // A store of your own making may throw rather than reject, or answer without a promise.
-    settled = Promise.resolve(
-      what === 'complete' ? job.store.complete(jobId, token, { ttlMs: job.doneTtlMs }) : job.store.release(jobId, token),
-    );
+    // A store of your own making may throw rather than reject.
+    settled = what === 'complete' ? claims.complete(jobId, token, job.doneTtlMs) : claims.release(jobId, token);
   } catch (err) {
     unavailable(log, jobId, what, err);
     return end;
   }
-  return settled.then(
+  return afterTurn(
+    settled,
     (kept) => {
       if (!kept) unkept(log, jobId, what);
       return end;

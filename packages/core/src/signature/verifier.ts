@@ -1,5 +1,6 @@
 import { JobhookError } from '../errors.js';
 import { optionError } from '../internal/option-checks.js';
+import { SameTurnSides } from '../internal/same-turn.js';
 import { FloatConversions, FloatPass, type FloatMode } from '../canonical/float-format.js';
 import {
   MAX_MAX_DEPTH,
@@ -104,15 +105,19 @@ export interface Verifier {
 }
 
 /**
- * The verify step of a {@link createVerifier} verifier once the signature is decoded: for
- * `constructEvent`, which decodes it from the request's headers and must not decode it twice.
+ * The verification of a {@link createVerifier} verifier for a signature its caller decoded already:
+ * `constructEvent` decodes it from the request's headers, by the receiver's rules, and does not
+ * decode it twice.
  * @internal
  */
-export const VERIFY_DECODED: unique symbol = Symbol('jobhook.verifyDecoded');
+export type VerifyDecoded = (body: Uint8Array, signature: Buffer, bigIntegers: BigIntegers) => VerifyResult;
 
-/** A verifier made by {@link createVerifier}, seen from inside core. @internal */
-export interface DecodedVerifier extends Verifier {
-  [VERIFY_DECODED](body: Uint8Array, signature: Buffer, bigIntegers: BigIntegers): VerifyResult;
+/** The {@link VerifyDecoded} of each verifier {@link createVerifier} made (see internal/same-turn.ts). */
+const decodedVerify = new SameTurnSides<Verifier, VerifyDecoded>();
+
+/** `verifier`'s {@link VerifyDecoded}, or undefined for a verifier `createVerifier` did not make. @internal */
+export function verifyDecodedOf(verifier: Verifier): VerifyDecoded | undefined {
+  return decodedVerify.of(verifier);
 }
 
 /**
@@ -140,20 +145,23 @@ export function createVerifier(options: VerifierOptions): Verifier {
   // verifyBody builds the payload before returning, so its parse may use the scratch tape.
   const run: ParseRun = { ...resolveParseOptions(options, 'createVerifier'), scratch: true };
 
-  return Object.freeze({
+  const verifier: Verifier = Object.freeze({
     keyRing,
     profiles,
-    [VERIFY_DECODED](body: Uint8Array, signature: Buffer, bigIntegers: BigIntegers): VerifyResult {
-      return verifyBody(body, signature, keyRing, profiles, run, bigIntegers);
-    },
     verify(input: VerifyInput): VerifyResult {
       const signature = readSignature(input.signature, keyRing);
       // 'bigint', unlike the receiver and constructEvent: this low-level call keeps every value exactly as parsed.
       const bigIntegers = resolveBigIntegers(input.bigIntegers, 'verify', 'bigint');
-      const body = typeof input.body === 'string' ? Buffer.from(input.body, 'utf8') : input.body;
-      return verifyBody(body, signature, keyRing, profiles, run, bigIntegers);
+      return verifyBody(bodyBytes(input.body), signature, keyRing, profiles, run, bigIntegers);
     },
   });
+  decodedVerify.offer(verifier, (body, signature, bigIntegers) => verifyBody(body, signature, keyRing, profiles, run, bigIntegers));
+  return verifier;
+}
+
+/** A body as bytes: a string is taken as its UTF-8 bytes. @internal */
+export function bodyBytes(body: Uint8Array | string): Uint8Array {
+  return typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
 }
 
 /** Limits for re-reading bytes already parsed under the caller's limits (the body, its canonical form). */

@@ -122,27 +122,3 @@ export interface TagNonceStore {
 export function isTagNonceStore<S extends object>(store: S): store is S & TagNonceStore {
   return typeof (store as Partial<TagNonceStore>).bindTagNonce === 'function';
 }
-
-/**
- * The claims of a store that answers in the same turn (the memory store), without the public
- * methods' argument checks: the receiver checked its options once at construction and hands over
- * job ids it validated, so its hot path skips both the checks and the promises. Kept under a
- * non-enumerable symbol, so a store built by spreading another (`{ ...store, claim }`) does not
- * inherit it and is called through its public methods.
- * @internal
- */
-export const SYNC_CLAIMS: unique symbol = Symbol('jobhook.syncClaims');
-
-/** What {@link SYNC_CLAIMS} holds. Each throws `ERR_STORE_UNAVAILABLE` once the store is closed. @internal */
-export interface SyncClaims {
-  claim(jobId: string, leaseMs: number): ClaimResult;
-  complete(jobId: string, token: string, ttlMs: number): boolean;
-  release(jobId: string, token: string): boolean;
-  /** {@link TagNonceStore.bindTagNonce}, in this turn. */
-  bindTagNonce(nonce: string, jobId: string, ttlMs: number): TagNonceBinding;
-}
-
-/** The {@link SyncClaims} of a store that has them. @internal */
-export function syncClaimsOf(store: IdempotencyStore): SyncClaims | undefined {
-  return (store as { [SYNC_CLAIMS]?: SyncClaims })[SYNC_CLAIMS];
-}

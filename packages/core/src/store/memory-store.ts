@@ -1,15 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { JobhookError } from '../errors.js';
-import {
-  SYNC_CLAIMS,
-  type ClaimResult,
-  type Clock,
-  type IdempotencyStore,
-  type SyncClaims,
-  type TagNonceBinding,
-  type TagNonceStore,
-} from './idempotency-store.js';
+import type { ClaimResult, Clock, IdempotencyStore, TagNonceBinding, TagNonceStore } from './idempotency-store.js';
+import { sameTurnClaims, type StoreClaims } from './store-claims.js';
 import {
   checkInteger,
   checkJobId,
@@ -151,9 +144,9 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
   }
 
   // The claims themselves, arguments taken as checked: the public methods check them first, the
-  // receiver (through SYNC_CLAIMS) checked its options once and validated each job id.
-  const claims: SyncClaims = {
-    claim(jobId, leaseMs) {
+  // receiver (through sameTurnClaims) checked its options once and validated each job id.
+  const claims = {
+    claim(jobId: string, leaseMs: number): ClaimResult {
       checkOpen('claim');
       const at = now();
       if (isDone(jobId, at)) return DONE;
@@ -164,7 +157,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
       leases.set(jobId, { token, expiresAt: at + leaseMs });
       return { state: 'claimed', token };
     },
-    complete(jobId, token, ttlMs) {
+    complete(jobId: string, token: string, ttlMs: number): boolean {
       checkOpen('complete');
       const at = now();
       if (heldLease(jobId, token, at) === undefined) return false;
@@ -172,13 +165,13 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
       done.set(jobId, at + ttlMs);
       return true;
     },
-    release(jobId, token) {
+    release(jobId: string, token: string): boolean {
       checkOpen('release');
       if (heldLease(jobId, token, now()) === undefined) return false;
       leases.delete(jobId);
       return true;
     },
-    bindTagNonce(nonce, jobId, ttlMs) {
+    bindTagNonce(nonce: string, jobId: string, ttlMs: number): TagNonceBinding {
       checkOpen('bindTagNonce');
       const at = now();
       const bound = nonces.get(nonce);
@@ -186,7 +179,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
       nonces.set(nonce, { jobId, until: at + ttlMs });
       return 'bound';
     },
-  };
+  } satisfies StoreClaims;
 
   const store: IdempotencyStore & TagNonceStore = {
     async claim(jobId: string, claimOptions: { leaseMs: number }): Promise<ClaimResult> {
@@ -237,6 +230,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
       nonces.clear();
     },
   };
-  Object.defineProperty(store, SYNC_CLAIMS, { value: Object.freeze(claims), enumerable: false });
-  return Object.freeze(store);
+  Object.freeze(store);
+  sameTurnClaims.offer(store, Object.freeze(claims));
+  return store;
 }

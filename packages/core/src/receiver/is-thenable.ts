@@ -1,6 +1,0 @@
-/** True for a promise or any other thenable: what a handler returns when it has work pending. @internal */
-export function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return (
-    value !== null && (typeof value === 'object' || typeof value === 'function') && typeof (value as { then?: unknown }).then === 'function'
-  );
-}
