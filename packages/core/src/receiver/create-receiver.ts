@@ -118,7 +118,7 @@ export function createReceiver<Db = undefined>(options: ReceiverOptions<Db>): Re
     budget,
     answers,
     maxBodyBytes: limits.maxBodyBytes,
-    receive: (started, head, recovered, rawBody) => receiveSafely(started, head, recovered, bodyBytes(rawBody)),
+    receive: receiveSafely,
     refuse: (started, error) => answers.error(started, 'rejected', error, undefined, error.status === 503 ? retryAfter : undefined),
   });
 

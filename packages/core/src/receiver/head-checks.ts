@@ -4,6 +4,7 @@ import type { KeyRing } from '../keys/key-ring.js';
 import { readHeadSignature } from '../signature/decode-signature.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
 import { recoverSignature, type RecoveredDigest } from '../signature/recover-digest.js';
+import { bodyTooLarge } from '../signature/verifier.js';
 import type { ReceiverAnswers } from './receiver-answers.js';
 import type { ReceiverResponse, RequestHead } from './receiver-types.js';
 
@@ -25,7 +26,8 @@ export interface HeadCheckSetup {
  * The head stage: the checks that need no body, cheapest first, each header read once, then the RSA
  * recovery of what a configured key signed. Answers a refusal, or what the body stage verifies
  * against. `body`, when the caller read it already (`handle`): its length is checked before the RSA
- * operation (the only length check of that path), and a refusal may capture it.
+ * operation (the only length check of that path; a body read under an admission has its length
+ * checked by the admission stage), and a refusal may capture it.
  * @internal
  */
 export function createHeadChecks(
@@ -53,9 +55,8 @@ export function createHeadChecks(
     if (declared !== undefined && declared > maxBodyBytes) {
       return answers.reject(started, 'ERR_BODY_TOO_LARGE', `Content-Length is ${declared} bytes; the limit is ${maxBodyBytes}`);
     }
-    if (body !== undefined && body.length > maxBodyBytes) {
-      return answers.reject(started, 'ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${maxBodyBytes}`);
-    }
+    const tooLarge = body === undefined ? undefined : bodyTooLarge(body, maxBodyBytes);
+    if (tooLarge !== undefined) return answers.error(started, 'rejected', tooLarge);
     try {
       // One RSA public operation per key, whatever the body: a signature no key decodes ends here.
       const decoded = readHeadSignature(signature, keyRing, firstValue(hashAlgorithm));

@@ -188,33 +188,39 @@ export function verifyBody(
   run: ParseRun,
   bigIntegers: BigIntegers = 'bigint',
 ): VerifyResult {
-  checkBodyLength(body, run.maxBodyBytes);
+  const tooLarge = bodyTooLarge(body, run.maxBodyBytes);
+  if (tooLarge !== undefined) throw tooLarge;
   return verifyRecovered(body, recoverSignature(signature, keyRing), profiles, run, bigIntegers);
 }
 
-/** @throws JobhookError `ERR_BODY_TOO_LARGE` for a body over `maxBodyBytes`. */
-function checkBodyLength(body: Uint8Array, maxBodyBytes: number): void {
-  if (body.length > maxBodyBytes) {
-    throw new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${maxBodyBytes}`, {
-      detail: { bytes: body.length, limit: maxBodyBytes },
-    });
-  }
+/**
+ * The refusal (413) of a body over `maxBodyBytes`, or undefined: checked once per path, by
+ * {@link verifyBody} and the receiver's head stage (`handle`) before the RSA operation, by the
+ * receiver's admission stage when a body comes to `admission.receive`.
+ * @internal
+ */
+export function bodyTooLarge(body: Uint8Array, maxBodyBytes: number): JobhookError | undefined {
+  if (body.length <= maxBodyBytes) return undefined;
+  return new JobhookError('ERR_BODY_TOO_LARGE', `body has ${body.length} bytes; the limit is ${maxBodyBytes}`, {
+    detail: { bytes: body.length, limit: maxBodyBytes },
+  });
 }
 
 /**
  * The verify path once the signature is decoded (`recovered`: what each key signed, from
- * {@link recoverSignature}; the receiver's precheck recovers it before reading the body):
- * 1. body length against `maxBodyBytes`;
- * 2. when the python profile comes first and the body is one where it pays ({@link nativeFirstPays}:
+ * {@link recoverSignature}; the receiver's precheck recovers it before reading the body), for a body
+ * whose length its caller checked ({@link bodyTooLarge}: {@link verifyBody}, the receiver's head or
+ * admission stage):
+ * 1. when the python profile comes first and the body is one where it pays ({@link nativeFirstPays}:
  *    8 KB or more, with `\u` escapes), its form written by the engine's JSON where that is certain
  *    to be Python's ({@link nativePythonCandidate}): one parse, which is also the payload; anything
  *    doubtful, or no match, goes on to the exact path, which alone refuses;
- * 3. the parse, which bounds every profile's canonical size and refuses a body over `maxCanonicalBytes`;
- * 4. candidate canonical forms, cheapest first, each hashed as it is written and compared with the
+ * 2. the parse, which bounds every profile's canonical size and refuses a body over `maxCanonicalBytes`;
+ * 3. candidate canonical forms, cheapest first, each hashed as it is written and compared with the
  *    recovered hashes: the python profile with numbers as written, then only what can differ; each
  *    object's keys sorted once per sort rule, every byte written charged to a work budget
  *    ({@link verifyWorkBudget}; exhausted, it answers as a mismatch, cause `work-budget`).
- * @throws JobhookError `ERR_BODY_TOO_LARGE`, `ERR_SIGNATURE_INVALID`, `ERR_CANONICAL_TOO_LARGE`, `ERR_BODY_*`.
+ * @throws JobhookError `ERR_SIGNATURE_INVALID`, `ERR_CANONICAL_TOO_LARGE`, `ERR_BODY_*`.
  * @internal
  */
 export function verifyRecovered(
@@ -224,7 +230,6 @@ export function verifyRecovered(
   run: ParseRun,
   bigIntegers: BigIntegers = 'bigint',
 ): VerifyResult {
-  checkBodyLength(body, run.maxBodyBytes);
   if (profiles[0] === 'python' && (run.nativeFirst ?? nativeFirstPays(body))) {
     const native = nativePythonCandidate(body, run.maxDepth, run.maxCanonicalBytes);
     const match = native === undefined ? undefined : matchDigest(native.digest, recovered);

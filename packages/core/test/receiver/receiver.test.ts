@@ -450,6 +450,17 @@ describe('receive pipeline: details', () => {
     expect(r.stats()).toMatchObject({ received: 1, rejected: { ERR_BODY_TOO_LARGE: 1 }, bodyBytesInFlight: 0 });
   });
 
+  it('refuses a body over maxBodyBytes handed to admission.receive by a reader that did not stop at maxBytes', async () => {
+    const { r, handled } = receiver({ maxBodyBytes: 4096 });
+    const request = buildSignedRequest();
+    const { admission } = r.precheck(request);
+    const res = await admission!.receive(Buffer.alloc(4097, 0x20));
+    expect(res.status).toBe(413);
+    expect(json(res.body)).toMatchObject({ error: { code: 'ERR_BODY_TOO_LARGE', message: 'body has 4097 bytes; the limit is 4096' } });
+    expect(handled).toHaveLength(0);
+    expect(r.stats()).toMatchObject({ received: 1, verified: 0, rejected: { ERR_BODY_TOO_LARGE: 1 }, bodyBytesInFlight: 0 });
+  });
+
   it('never rejects, even on a broken request object', async () => {
     const { r } = receiver();
     const res = await r.handle({ method: 'POST', headers: null as never, rawBody: Buffer.from('{}') });
