@@ -1,6 +1,9 @@
 /**
  * How a job's run ended, whichever way it ran (claim → handler → complete | release, or the store's
- * transaction) and whichever path brought it (webhook or poll): the one type the answers read.
+ * transaction) and whichever path brought it (webhook or poll): the one type the answers read. The
+ * store's own answers (`ClaimResult`, `TransactionResult`) are mapped to it by the job
+ * stage (job-runner.ts, run-in-transaction.ts), and it to what the caller sees: a response's
+ * `ReceiverOutcome` (job-answers.ts) or a `PolledOutcome` (handle-polled.ts).
  * @internal
  */
 export type JobEnd =

@@ -47,7 +47,7 @@ export class ReceiverAnswers {
   ok(started: number, kind: 'handled' | 'duplicate', detail: VerifiedDetail): ReceiverResponse {
     // A job id that passed validateEvent (a UUID, in lower case) needs no escaping.
     const body = `{"ok":true,"job_id":"${detail.jobId}","duplicate":${kind === 'duplicate'}}`;
-    return this.answer(started, kind, 200, body, undefined, detail, undefined, undefined, undefined);
+    return this.answer({ started, kind, body, detail });
   }
 
   /** The answer carrying `error` (its status, `{"error":{code,message}}`), counted as a refusal when `kind` is `rejected`. */
@@ -59,7 +59,7 @@ export class ReceiverAnswers {
     extraHeaders?: Readonly<Record<string, string>>,
   ): ReceiverResponse {
     if (kind === 'rejected') this.countRejected(error.code);
-    return this.answer(started, kind, error.status, JSON.stringify(error.toJSON()), error.code, detail, extraHeaders, error, undefined);
+    return this.answer({ started, kind, error, detail, extraHeaders });
   }
 
   /** A refusal of its own making, before anything is verified. */
@@ -79,7 +79,7 @@ export class ReceiverAnswers {
     const error = explained?.error ?? refusal;
     const cause = explained?.cause;
     if (cause !== undefined && captureFailure !== undefined) captureFailure(request, { status: error.status, code: error.code, cause });
-    return this.answer(started, 'rejected', error.status, JSON.stringify(error.toJSON()), error.code, undefined, undefined, error, cause);
+    return this.answer({ started, kind: 'rejected', error, cause });
   }
 
   /** A bug or a non-jobhook throw (a bad headers object, ...): answered 500 rather than crashing the server. */
@@ -96,17 +96,11 @@ export class ReceiverAnswers {
     rejected[code] = (rejected[code] ?? 0) + 1;
   }
 
-  private answer(
-    started: number,
-    kind: OutcomeKind,
-    status: number,
-    body: string,
-    code: ErrorCode | undefined,
-    detail: VerifiedDetail | undefined,
-    extraHeaders: Readonly<Record<string, string>> | undefined,
-    error: JobhookError | undefined,
-    cause: RefusalCauseFields | undefined,
-  ): ReceiverResponse {
+  private answer(parts: AnswerParts): ReceiverResponse {
+    const { started, kind, detail, error } = parts;
+    const status = error === undefined ? 200 : error.status;
+    const code = error?.code;
+    const body = parts.error === undefined ? parts.body : JSON.stringify(parts.error.toJSON());
     const { logOutcome, onOutcome, log } = this.setup;
     const durationMs = performance.now() - started;
     let outcome: ReceiverOutcome;
@@ -119,7 +113,7 @@ export class ReceiverAnswers {
           ? { kind, status, jobId, eventStatus, profile, keyId, durationMs }
           : { kind, status, code, jobId, eventStatus, profile, keyId, durationMs };
     }
-    logOutcome(outcome, error, cause);
+    logOutcome(outcome, error, parts.cause);
     if (onOutcome !== undefined) {
       try {
         onOutcome(outcome);
@@ -127,8 +121,29 @@ export class ReceiverAnswers {
         log.error({ err }, 'jobhook: onOutcome threw');
       }
     }
-    const response: ReceiverResponse = { status, headers: jsonHeaders(extraHeaders), body, outcome };
+    const response: ReceiverResponse = { status, headers: jsonHeaders(parts.extraHeaders), body, outcome };
     if (detail !== undefined) response.event = detail.event;
     return response;
   }
 }
+
+/**
+ * One answer, as {@link ReceiverAnswers} builds it: a 200 with its body, or an error (its status and
+ * `{"error":{code,message}}`); what is absent is left out.
+ */
+type AnswerParts = {
+  /** When the request came (`performance.now()`), for the outcome's `durationMs`. */
+  readonly started: number;
+  readonly kind: OutcomeKind;
+  /** What the answer says about a verified event. */
+  readonly detail?: VerifiedDetail | undefined;
+  /** Headers besides `Content-Type` (`Retry-After`, `Allow`). */
+  readonly extraHeaders?: Readonly<Record<string, string>> | undefined;
+} & (
+  | { readonly body: string; readonly error?: undefined; readonly cause?: undefined }
+  | {
+      readonly error: JobhookError;
+      /** A verify-path refusal's cheap cause, for the log line. */
+      readonly cause?: RefusalCauseFields | undefined;
+    }
+);
