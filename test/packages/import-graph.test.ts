@@ -29,8 +29,8 @@ const CORE_RANKS: Readonly<Record<string, number>> = {
   http: 1,
   tracing: 1,
   events: 2,
-  // internal/ is the option kit every room checks options with: it imports only errors.ts.
-  internal: 1,
+  // internal/ is the option kit every room checks options with (canonical/ too): it imports only errors.ts.
+  internal: 0.5,
   log: 2,
   store: 3,
   recipient: 3,

@@ -53,7 +53,7 @@ export type {
 export type { ReceiverOrOptions } from './adapter/resolve-receiver.js';
 export type { AdapterOptions } from './adapter/adapter-options.js';
 export type { CanonicalProfile } from './canonical/profiles.js';
-export type { ParseOptions } from './canonical/parse.js';
+export type { ParseOptions } from './canonical/canonical-option-checks.js';
 export type { BigIntegers, JsonObject, JsonValue, LosslessJsonValue } from './canonical/to-value.js';
 export type { WebhookHeaderNames } from './signature/headers.js';
 export type { CaptureFailuresOptions, RecordOptions, RefusalCause } from './diagnosis/index.js';

@@ -7,7 +7,7 @@
  * @packageDocumentation
  * @internal
  */
-export { isLogger } from './log/logger.js';
+export { checkLogger, resolveLogger } from './log/log-option-checks.js';
 export { isHeaderName } from './signature/headers.js';
 export { BODY_STYLES, isBodyStyle } from './signature/sign.js';
 export {
@@ -16,7 +16,9 @@ export {
   checkFunction,
   checkInteger,
   checkJobId,
+  checkMethods,
   checkMs,
+  checkOneOf,
   checkNumber,
   checkObject,
   checkRedisUrl,

@@ -1,9 +1,8 @@
 import type { Clock, Logger, Receiver } from '@jobhook/core';
-import { checkInteger, checkMs, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
+import { checkInteger, checkMs, MAX_TIMER_MS, optionError, resolveLogger } from '@jobhook/core/internal';
 import type { JobLedger, LedgerCounts, ReconcileOutcome } from '@jobhook/core/ledger';
 import type { Client } from '../create-client.js';
 import { checkLedger } from './ledger-option.js';
-import { resolveLogger } from './logger-option.js';
 
 /** Default of {@link ReconcilerOptions.intervalMs}. */
 export const DEFAULT_RECONCILE_INTERVAL_MS = 5_000;

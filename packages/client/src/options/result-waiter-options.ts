@@ -1,8 +1,7 @@
 import { createMemoryStore, RECEIVER_DEFAULTS, type IdempotencyStore, type Logger } from '@jobhook/core';
-import { checkMs, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
+import { checkMs, MAX_TIMER_MS, optionError, resolveLogger } from '@jobhook/core/internal';
 import type { Client } from '../create-client.js';
 import type { JobResult } from '../job-result.js';
-import { resolveLogger } from './logger-option.js';
 import { DEFAULT_MAX_POLL_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS, resolvePollOptions } from './poll-options.js';
 
 /** Options of `createResultWaiter`. */

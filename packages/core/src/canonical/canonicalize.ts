@@ -1,5 +1,6 @@
 import { JobhookError } from '../errors.js';
-import { parseBodyUnchecked, resolveParseOptions, type ParseOptions } from './parse.js';
+import { parseBodyUnchecked } from './parse.js';
+import { resolveParseOptions, type ParseOptions } from './canonical-option-checks.js';
 import { isCanonicalProfile, serializeCanonical, type CanonicalProfile } from './profiles.js';
 
 /** Options of {@link canonicalize}. */

@@ -12,6 +12,6 @@ export {
   DEFAULT_MAX_DEPTH,
   MAX_MAX_DEPTH,
   type ParseOptions,
-} from './parse.js';
+} from './canonical-option-checks.js';
 export { PYTHON_MAX_INT_DIGITS } from './parse-numbers.js';
 export type { ParsedBody } from './tape.js';

@@ -1,41 +1,7 @@
 import { JobhookError } from '../errors.js';
 import { Parser } from './parse-document.js';
 import type { ParsedBody } from './tape.js';
-
-/** Default for `maxDepth`: far above any real payload, far below what overflows a stack. */
-export const DEFAULT_MAX_DEPTH = 512;
-/** Largest `maxDepth` accepted: parsing and serializing recurse once per level. */
-export const MAX_MAX_DEPTH = 2000;
-/** Default for `maxBodyBytes`: 1 MiB. */
-export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
-/**
- * Default ratio of `maxCanonicalBytes` to `maxBodyBytes`. Real payloads measure 1.2–2.3× (the
- * service's own bodies), 3.2× (a compact object-detection body), 6.5× (a compact vector of small
- * integers); 16× leaves room above all of them, since the service never retries a refusal.
- */
-export const CANONICAL_BYTES_PER_BODY_BYTE = 16;
-
-/** Options of {@link parseBody}. */
-export interface ParseOptions {
-  /** Bodies longer than this fail with `ERR_BODY_TOO_LARGE`. Default 1 MiB. */
-  maxBodyBytes?: number;
-  /** Containers nested deeper than this fail with `ERR_BODY_TOO_DEEP` (top-level object = 1). Default 512. */
-  maxDepth?: number;
-  /**
-   * Bodies whose canonical form may exceed this many bytes fail with `ERR_CANONICAL_TOO_LARGE`
-   * (413) before anything is serialized: indentation grows with depth, so a small body can have a
-   * huge canonical form (1 MB of nested `[]` → 500 MB). The parse computes an upper bound of every
-   * profile's size. Default 16 × `maxBodyBytes` (16 MiB).
-   */
-  maxCanonicalBytes?: number;
-}
-
-/** {@link ParseOptions} checked and filled in. @internal */
-export interface ResolvedParseOptions {
-  readonly maxBodyBytes: number;
-  readonly maxDepth: number;
-  readonly maxCanonicalBytes: number;
-}
+import { DEFAULT_MAX_DEPTH, resolveParseOptions, type ParseOptions, type ResolvedParseOptions } from './canonical-option-checks.js';
 
 /** How {@link parseBodyUnchecked} runs. @internal */
 export interface ParseRun extends ResolvedParseOptions {
@@ -58,28 +24,6 @@ export const TRUSTED_INPUT: ResolvedParseOptions = Object.freeze({
   maxDepth: DEFAULT_MAX_DEPTH,
   maxCanonicalBytes: Number.MAX_SAFE_INTEGER,
 });
-
-/**
- * Validates options shared by everything that parses a body; throws `ERR_OPTION_INVALID`.
- * @internal
- */
-export function resolveParseOptions(options: ParseOptions, owner: string): ResolvedParseOptions {
-  const { maxBodyBytes = DEFAULT_MAX_BODY_BYTES, maxDepth = DEFAULT_MAX_DEPTH } = options;
-  const maxCanonicalBytes = options.maxCanonicalBytes ?? Math.min(Number.MAX_SAFE_INTEGER, maxBodyBytes * CANONICAL_BYTES_PER_BODY_BYTE);
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 2) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: maxBodyBytes must be an integer >= 2, got ${String(maxBodyBytes)}`);
-  }
-  if (!Number.isSafeInteger(maxDepth) || maxDepth < 1 || maxDepth > MAX_MAX_DEPTH) {
-    throw new JobhookError(
-      'ERR_OPTION_INVALID',
-      `${owner}: maxDepth must be an integer from 1 to ${MAX_MAX_DEPTH}, got ${String(maxDepth)}`,
-    );
-  }
-  if (!Number.isSafeInteger(maxCanonicalBytes) || maxCanonicalBytes < 2) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: maxCanonicalBytes must be an integer >= 2, got ${String(maxCanonicalBytes)}`);
-  }
-  return { maxBodyBytes, maxDepth, maxCanonicalBytes };
-}
 
 /**
  * Parses body bytes exactly as Python's `json.loads(body)` accepts them, without decoding anything:

@@ -1,4 +1,4 @@
-import { JobhookError } from '../errors.js';
+import { optionError } from '../internal/option-checks.js';
 import type { FloatMode, FloatPass } from './float-format.js';
 import { digestTape, serializeTape } from './serialize-tape.js';
 import { JAVASCRIPT_PROFILE, ORJSON_PROFILE, PYTHON_ASCII_PROFILE, PYTHON_PROFILE } from './tape-profiles.js';
@@ -31,29 +31,6 @@ const TAPE_PROFILES = {
 /** True when `name` is a {@link CanonicalProfile}. */
 export function isCanonicalProfile(name: unknown): name is CanonicalProfile {
   return typeof name === 'string' && (CANONICAL_PROFILES as readonly string[]).includes(name);
-}
-
-/**
- * Validates a list of profile names (non-empty, known, no repeats); throws `ERR_OPTION_INVALID`.
- * @internal
- */
-export function resolveProfiles(profiles: readonly string[] | undefined, owner: string): readonly CanonicalProfile[] {
-  if (profiles === undefined) return CANONICAL_PROFILES;
-  if (!Array.isArray(profiles) || profiles.length === 0) {
-    throw new JobhookError('ERR_OPTION_INVALID', `${owner}: profiles must be a non-empty array of ${CANONICAL_PROFILES.join(', ')}`);
-  }
-  const seen = new Set<string>();
-  for (const p of profiles) {
-    if (!isCanonicalProfile(p)) {
-      throw new JobhookError(
-        'ERR_OPTION_INVALID',
-        `${owner}: unknown profile ${JSON.stringify(p)}; expected one of ${CANONICAL_PROFILES.join(', ')}`,
-      );
-    }
-    if (seen.has(p)) throw new JobhookError('ERR_OPTION_INVALID', `${owner}: profile ${p} is listed twice`);
-    seen.add(p);
-  }
-  return profiles as readonly CanonicalProfile[];
 }
 
 /**
@@ -96,7 +73,7 @@ export function digestCanonical(
 function tapeProfile(profile: CanonicalProfile) {
   const found = TAPE_PROFILES[profile];
   if (found === undefined) {
-    throw new JobhookError('ERR_OPTION_INVALID', `unknown canonical profile ${JSON.stringify(profile)}`);
+    throw optionError('canonicalize', `unknown profile ${JSON.stringify(profile)}; expected one of ${CANONICAL_PROFILES.join(', ')}`);
   }
   return found;
 }

@@ -1,5 +1,5 @@
-import { JobhookError } from '../errors.js';
 import { sharedKeyCache } from './ascii-key-cache.js';
+import { resolveBigIntegers } from './canonical-option-checks.js';
 import { asBuffer, decodeString } from './strings.js';
 import { RawJson } from './value-json.js';
 import type { ParsedBody } from './tape.js';
@@ -82,20 +82,6 @@ export function toValue(doc: ParsedBody, options: ToValueOptions = {}): JsonValu
     return JSON.parse(buf.toString('utf8', bom)) as JsonValue;
   }
   return new ValueBuilder(buf, doc.tape, false, bigAsString).build(0);
-}
-
-/**
- * Checks a `bigIntegers` option (a typo must not silently give the other form).
- * @throws JobhookError `ERR_OPTION_INVALID`
- * @internal
- */
-export function resolveBigIntegers(value: unknown, owner: string, fallback: BigIntegers): BigIntegers {
-  if (value === undefined) return fallback;
-  if (value === 'bigint' || value === 'string') return value;
-  throw new JobhookError(
-    'ERR_OPTION_INVALID',
-    `${owner}: bigIntegers must be 'string' or 'bigint', got ${JSON.stringify(value) ?? String(value)}`,
-  );
 }
 
 /** Where JSON.parse reads the body differently from Python's json.loads. */

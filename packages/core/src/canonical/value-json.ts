@@ -1,6 +1,7 @@
 import { JobhookError } from '../errors.js';
 import { pythonFloatRepr } from './float-digits.js';
-import { DEFAULT_MAX_DEPTH, TRUSTED_INPUT, parseBodyUnchecked } from './parse.js';
+import { TRUSTED_INPUT, parseBodyUnchecked } from './parse.js';
+import { DEFAULT_MAX_DEPTH } from './canonical-option-checks.js';
 
 /**
  * A JSON text spliced verbatim into a payload, so a value received as JSON (say a submission's

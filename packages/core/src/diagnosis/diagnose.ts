@@ -1,7 +1,8 @@
 import { JobhookError } from '../errors.js';
 import { optionError } from '../internal/option-checks.js';
-import { parseBodyUnchecked, resolveParseOptions, type ParseOptions, type ParseRun } from '../canonical/parse.js';
-import { resolveProfiles, type CanonicalProfile } from '../canonical/profiles.js';
+import { parseBodyUnchecked, type ParseRun } from '../canonical/parse.js';
+import { resolveParseOptions, resolveProfiles, type ParseOptions } from '../canonical/canonical-option-checks.js';
+import type { CanonicalProfile } from '../canonical/profiles.js';
 import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
 import type { RequestHeaders } from '../http/request-headers.js';
 import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';

@@ -166,6 +166,40 @@ export function checkFunction<F extends (...args: never[]) => unknown>(
   return value as F;
 }
 
+/**
+ * Returns `value` when it is one of `allowed`, else throws naming `name` and listing them, so a
+ * typo is refused rather than silently taken as the default.
+ *
+ * @example
+ * ```ts
+ * checkOneOf('createReceiver', 'bigIntegers', 'bigint', ['string', 'bigint'] as const) // 'bigint'
+ * ```
+ */
+export function checkOneOf<T extends string>(where: string, name: string, value: unknown, allowed: readonly T[]): T {
+  if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+    throw optionError(where, `${name} must be ${allowed.map((a) => `'${a}'`).join(' or ')}, got ${describeValue(value)}`);
+  }
+  return value as T;
+}
+
+/**
+ * Returns `value` when it is an object with every one of `methods`, else throws naming `name`;
+ * `what` describes the object expected (`a JobLedger`, `pino-compatible`).
+ */
+export function checkMethods<T extends object>(where: string, name: string, value: unknown, methods: readonly string[], what: string): T {
+  const object = value as Record<string, unknown> | null | undefined;
+  const missing = typeof value === 'object' && value !== null ? methods.filter((m) => typeof object?.[m] !== 'function') : methods;
+  if (missing.length > 0) {
+    throw optionError(where, `${name} must have ${listMethods(methods)} (${what}), got ${describeValue(value)}`);
+  }
+  return value as T;
+}
+
+function listMethods(methods: readonly string[]): string {
+  if (methods.length === 1) return `a ${methods[0]} method`;
+  return `${methods.slice(0, -1).join(', ')} and ${methods.at(-1)} methods`;
+}
+
 /** The parsed URL when `value` is a `redis://` or `rediss://` URL, else `undefined`. */
 export function parseRedisUrl(value: unknown): URL | undefined {
   if (typeof value !== 'string') return undefined;

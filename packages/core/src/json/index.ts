@@ -4,7 +4,8 @@
  * any size, `1.0` kept as written, values spliced in verbatim.
  * @packageDocumentation
  */
-export { parseBody, type ParseOptions } from '../canonical/parse.js';
+export { parseBody } from '../canonical/parse.js';
+export type { ParseOptions } from '../canonical/canonical-option-checks.js';
 export type { ParsedBody } from '../canonical/tape.js';
 export {
   toLosslessValue,

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import { optionError } from '../internal/option-checks.js';
+import { checkFunction, checkOneOf } from '../internal/option-checks.js';
 
 /**
  * The logger jobhook writes to: the pino method signature (`logger.info(obj, msg)`), so a pino
@@ -16,19 +16,6 @@ const noop = (): void => {};
 
 /** Logs nothing. Pass it as `logger` to silence jobhook entirely. */
 export const silentLogger: Logger = Object.freeze({ debug: noop, info: noop, warn: noop, error: noop });
-
-/** True when `value` has the four pino-style methods. @internal */
-export function isLogger(value: unknown): value is Logger {
-  const v = value as Partial<Logger> | null;
-  return (
-    typeof v === 'object' &&
-    v !== null &&
-    typeof v.debug === 'function' &&
-    typeof v.info === 'function' &&
-    typeof v.warn === 'function' &&
-    typeof v.error === 'function'
-  );
-}
 
 /** A level of {@link createJsonLogger}, as pino names them. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
@@ -58,14 +45,9 @@ export interface JsonLoggerOptions {
  */
 export function createJsonLogger(options: JsonLoggerOptions = {}): Logger {
   const { level = 'warn', write = (line: string) => void process.stderr.write(line) } = options;
-  const threshold = level === 'silent' ? Infinity : Object.hasOwn(LEVEL_NUMBER, level) ? LEVEL_NUMBER[level] : undefined;
-  if (threshold === undefined) {
-    throw optionError(
-      'createJsonLogger',
-      `level must be one of ${[...Object.keys(LEVEL_NUMBER), 'silent'].join(', ')}, got ${JSON.stringify(level)}`,
-    );
-  }
-  if (typeof write !== 'function') throw optionError('createJsonLogger', `write must be a function (line) => void, got ${typeof write}`);
+  checkOneOf('createJsonLogger', 'level', level, [...(Object.keys(LEVEL_NUMBER) as (keyof typeof LEVEL_NUMBER)[]), 'silent']);
+  checkFunction('createJsonLogger', 'write', write, 'a function (line) => void');
+  const threshold = level === 'silent' ? Infinity : LEVEL_NUMBER[level];
   const base = `"pid":${process.pid},"hostname":${JSON.stringify(hostname())}`;
   const method =
     (name: keyof typeof LEVEL_NUMBER) =>

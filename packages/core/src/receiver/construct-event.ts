@@ -1,15 +1,16 @@
 import { JobhookError } from '../errors.js';
 import { optionError } from '../internal/option-checks.js';
-import type { ParseOptions } from '../canonical/parse.js';
+import { resolveBigIntegers, type ParseOptions } from '../canonical/canonical-option-checks.js';
 import type { CanonicalProfile } from '../canonical/profiles.js';
-import { resolveBigIntegers, type BigIntegers } from '../canonical/to-value.js';
+import type { BigIntegers } from '../canonical/to-value.js';
 import { validateEvent, type AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import { isKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
 import type { RequestHeaders } from '../http/request-headers.js';
 import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
 import { readSignatureHeader } from '../diagnosis/explain-refusal.js';
 import { bodyBytes, createVerifier, verifyDecodedOf, type Verifier } from '../signature/verifier.js';
-import { createRecipientCheck, type RecipientOptions } from '../recipient/recipient-check.js';
+import { createRecipientCheck } from '../recipient/recipient-check.js';
+import type { RecipientOptions } from '../recipient/recipient-option-checks.js';
 import type { Logger } from '../log/logger.js';
 
 /** Options of {@link constructEvent}. */

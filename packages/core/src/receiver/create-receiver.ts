@@ -1,4 +1,4 @@
-import { resolveProfiles } from '../canonical/profiles.js';
+import { resolveProfiles } from '../canonical/canonical-option-checks.js';
 import { createDeliveryRecorder } from '../diagnosis/delivery-recording.js';
 import { createFailureCapture } from '../diagnosis/failure-capture.js';
 import { afterTurn, type SameTurn } from '../internal/same-turn.js';
@@ -19,7 +19,8 @@ import { createNonceBinder } from './nonce-binder.js';
 import { createOutcomeLog } from './outcome-log.js';
 import { recordedAnswer } from './recorded-answer.js';
 import { ReceiverAnswers, type AnswerStats } from './receiver-answers.js';
-import { resolveReceiverOptions, type ReceiverOptions } from './receiver-options.js';
+import type { ReceiverOptions } from './receiver-options.js';
+import { resolveReceiverOptions } from './receiver-option-checks.js';
 import type { ReceiverStats } from './receiver-outcome.js';
 import type { Precheck, Receiver, ReceiverRequest, ReceiverResponse, RequestHead } from './receiver-types.js';
 

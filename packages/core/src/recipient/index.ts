@@ -16,5 +16,5 @@ export {
   type RecipientTag,
   type RecipientTagCause,
 } from './recipient-tag.js';
-export type { RecipientCheckMode, RecipientOptions } from './recipient-check.js';
+export type { RecipientCheckMode, RecipientOptions } from './recipient-option-checks.js';
 export { RECIPIENT_REFUSED_ANSWER } from '../errors.js';

@@ -1,61 +1,10 @@
 import { JobhookError, type ErrorCode } from '../errors.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
-import {
-  DEFAULT_RECIPIENT_TAG_MAX_AGE_MS,
-  RECIPIENT_TAG_KEY,
-  checkRecipientTag,
-  recipientUrlHash,
-  resolveRecipientSecrets,
-  TagMacKey,
-  type RecipientTagCause,
-  type RecipientTagCheck,
-} from './recipient-tag.js';
+import { RECIPIENT_TAG_KEY, checkRecipientTag, TagMacKey, type RecipientTagCause, type RecipientTagCheck } from './recipient-tag.js';
 import { DEFAULT_CLOCK_SKEW_MS } from '../events/clock-skew.js';
-import { createJsonLogger, isLogger, type Logger } from '../log/logger.js';
-import { optionError } from '../internal/option-checks.js';
+import { createJsonLogger, type Logger } from '../log/logger.js';
+import { resolveRecipientOptions, type RecipientOptions } from './recipient-option-checks.js';
 import { createRejectionLogLimit } from '../log/rejection-log-limit.js';
-
-/** What a receiver does with a delivery whose recipient tag is missing or wrong. */
-export type RecipientCheckMode = 'enforce' | 'log';
-
-/**
- * Recipient binding, shared by `createReceiver` (so every adapter) and `constructEvent`. A valid
- * signature proves the service sent a delivery, not that the job is yours: any organization can
- * submit a job with your URL as its `webhook_receiver`. With `recipientSecret`, only jobs whose
- * `user_webhook_parameters` carried a tag made with that secret (`@jobhook/client`'s
- * `createClient({ recipientSecret })`, or `createRecipientTag` from `@jobhook/core/recipient`)
- * reach the handler.
- */
-export interface RecipientOptions {
-  /**
-   * The secret(s) recipient tags are made with: one string, or a list during a rotation (the new
-   * secret first; each is tried, in constant time). At least 16 bytes each. Default none: no check,
-   * `user_parameters` handed on as it came. Use one secret per receiver.
-   */
-  recipientSecret?: string | readonly string[];
-  /**
-   * `'enforce'` (default): a verified delivery without a valid tag, or whose tag's nonce is bound
-   * to another job (`createReceiver` binds each nonce to the first job that carried it), is refused,
-   * 403, before the replay window and the claim, so the handler never runs. The response body says
-   * only `ERR_RECIPIENT_REFUSED`; the error, the outcome and the log keep the cause
-   * (`ERR_RECIPIENT_TAG_MISSING` / `_INVALID` / `_EXPIRED` / `_REUSED`). `'log'`: the same check,
-   * logged (one warning per cause per minute) and handled anyway: the rollout mode, while jobs
-   * submitted before the tag existed still come.
-   */
-  recipientCheck?: RecipientCheckMode;
-  /**
-   * This receiver's public URL(s), as the submitter sends them in `webhook_receiver`: a tag made for
-   * another URL is refused (`ERR_RECIPIENT_TAG_INVALID`, cause `url`). Default none: the tag's URL is
-   * not checked, and a copied tag is bounded by `recipientTagMaxAgeMs` only.
-   */
-  recipientUrl?: string | readonly string[];
-  /**
-   * Longest age of a tag (from its issue at submission to the delivery's arrival), ms. Default
-   * {@link DEFAULT_RECIPIENT_TAG_MAX_AGE_MS} (6 hours): the job's run time plus the service's
-   * delivery span, with a margin. `clockSkewMs` is added, and bounds tags from the future.
-   */
-  recipientTagMaxAgeMs?: number;
-}
 
 /** The event to hand on (the tag deleted from it in place: it must be this call's own parse), or the refusal. @internal */
 export type RecipientChecker = (event: AsyncJobCompletedEvent, now: number) => AsyncJobCompletedEvent | JobhookError;
@@ -148,27 +97,9 @@ export function createRecipientCheck(
   clockSkewMs: number = DEFAULT_CLOCK_SKEW_MS,
   makeBinder?: () => NonceBinder,
 ): RecipientBindingCheck | RecipientBinding | undefined {
-  const { recipientSecret, recipientCheck, recipientUrl, recipientTagMaxAgeMs } = options;
-  if (recipientSecret === undefined) {
-    const stray = (['recipientCheck', 'recipientUrl', 'recipientTagMaxAgeMs'] as const).filter((name) => options[name] !== undefined);
-    if (stray.length > 0) throw optionError(owner, `${stray.join(', ')} ${stray.length > 1 ? 'need' : 'needs'} recipientSecret`);
-    return undefined;
-  }
-  const secrets = resolveRecipientSecrets(recipientSecret, owner);
-  const mode = recipientCheck ?? 'enforce';
-  if (mode !== 'enforce' && mode !== 'log')
-    throw optionError(owner, `recipientCheck must be 'enforce' or 'log', got ${JSON.stringify(mode)}`);
-  const maxAgeMs = recipientTagMaxAgeMs ?? DEFAULT_RECIPIENT_TAG_MAX_AGE_MS;
-  if (!Number.isSafeInteger(maxAgeMs) || maxAgeMs < 1) {
-    throw optionError(owner, `recipientTagMaxAgeMs must be a positive whole number of milliseconds, got ${String(maxAgeMs)}`);
-  }
-  let urlHashes: ReadonlySet<string> | undefined;
-  if (recipientUrl !== undefined) {
-    const urls: readonly unknown[] = Array.isArray(recipientUrl) ? recipientUrl : [recipientUrl];
-    if (urls.length === 0 || urls.some((url) => typeof url !== 'string'))
-      throw optionError(owner, 'recipientUrl must be a URL string or a non-empty list of them');
-    urlHashes = new Set(urls.map((url) => recipientUrlHash(url as string, `${owner}: recipientUrl`)));
-  }
+  const resolved = resolveRecipientOptions(options, owner, logger);
+  if (resolved === undefined) return undefined;
+  const { secrets, maxAgeMs, urlHashes, log } = resolved;
   // Reused by each call (they run to the end in one turn), `now` set first.
   const check: RecipientTagCheck = {
     secrets,
@@ -178,12 +109,8 @@ export function createRecipientCheck(
     now: 0,
     ...(urlHashes === undefined ? {} : { urlHashes }),
   };
-  let log: Logger | undefined;
   let allowed: ((cause: string) => number | undefined) | undefined;
-  if (mode === 'log') {
-    if (logger !== undefined && !isLogger(logger))
-      throw optionError(owner, 'logger must have debug, info, warn and error methods (pino-compatible)');
-    log = logger ?? (defaultLogger ??= createJsonLogger());
+  if (log !== undefined) {
     allowed = logLimits.get(log);
     if (allowed === undefined) logLimits.set(log, (allowed = createRejectionLogLimit()));
   }

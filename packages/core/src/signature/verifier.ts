@@ -2,28 +2,21 @@ import { JobhookError } from '../errors.js';
 import { optionError } from '../internal/option-checks.js';
 import { SameTurnSides } from '../internal/same-turn.js';
 import { FloatConversions, FloatPass, type FloatMode } from '../canonical/float-format.js';
+import { TRUSTED_INPUT, parseBodyUnchecked, type ParseRun } from '../canonical/parse.js';
+import { digestCanonical, serializeCanonicalAs, type CanonicalProfile } from '../canonical/profiles.js';
 import {
   MAX_MAX_DEPTH,
-  TRUSTED_INPUT,
-  parseBodyUnchecked,
+  resolveBigIntegers,
   resolveParseOptions,
+  resolveProfiles,
   type ParseOptions,
-  type ParseRun,
-} from '../canonical/parse.js';
-import { digestCanonical, resolveProfiles, serializeCanonicalAs, type CanonicalProfile } from '../canonical/profiles.js';
+} from '../canonical/canonical-option-checks.js';
 import { F_DEL, F_DOC_BIGINT, F_DOC_FLOAT, F_DOC_NONFINITE, F_ESC, F_NONASCII, F_RAWSURR, type ParsedBody } from '../canonical/tape.js';
 import { createSharedKeyOrders, type SharedKeyOrders } from '../canonical/shared-key-orders.js';
 import { javascriptWritesAsPython, orjsonWritesAsPython } from '../canonical/writes-as-python.js';
 import { nativeFirstPays, nativePythonCandidate } from '../canonical/native-candidate.js';
 import { WorkBudget, WorkBudgetExhausted } from '../canonical/work-budget.js';
-import {
-  resolveBigIntegers,
-  toLosslessValue,
-  toValue,
-  type BigIntegers,
-  type JsonObject,
-  type LosslessJsonValue,
-} from '../canonical/to-value.js';
+import { toLosslessValue, toValue, type BigIntegers, type JsonObject, type LosslessJsonValue } from '../canonical/to-value.js';
 import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
 import { matchDigest, recoverSignature, type RecoveredDigest } from './recover-digest.js';
 import { readSignature } from './decode-signature.js';

@@ -210,7 +210,7 @@ describe('receiver.handlePolled', () => {
 
   it('refuses a ledger without settle()', () => {
     expect(() => createReceiver({ publicKeys: keys.publicKeyPem, onEvent: () => {}, ledger: {} as never })).toThrow(
-      /ledger must have settle/,
+      /ledger must have a settle method/,
     );
   });
 });

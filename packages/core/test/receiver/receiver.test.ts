@@ -480,13 +480,13 @@ describe('receive pipeline: details', () => {
     expect(() => createReceiver({ ...base, handlerTimeoutMs: 1.5 })).toThrow(/handlerTimeoutMs/);
     // Timers past 2^31-1 ms fire after 1 ms in Node: every delivery would time out, the lease renew in a loop.
     expect(() => createReceiver({ ...base, handlerTimeoutMs: 3e9 })).toThrow(/handlerTimeoutMs must be an integer from 1 to 2147483647/);
-    expect(() => createReceiver({ ...base, leaseMs: 7e9, doneTtlMs: 8e9 })).toThrow(/leaseMs must be an integer from 1 to 2147483647/);
+    expect(() => createReceiver({ ...base, leaseMs: 7e9, doneTtlMs: 8e9 })).toThrow(/leaseMs must be an integer from 30 to 2147483647/);
     expect(() => createReceiver({ ...base, doneTtlMs: 30 * 24 * 3600 * 1000 })).not.toThrow(); // an expiry, not a timer
     expect(() => createReceiver({ ...base, doneTtlMs: 1000, leaseMs: 5000 })).toThrow(/doneTtlMs/);
     expect(() => createReceiver({ ...base, logger: console as never })).not.toThrow();
     expect(() => createReceiver({ ...base, logger: {} as never })).toThrow(/logger/);
     expect(() => createReceiver({ ...base, headerNames: { signature: 'bad header' } })).toThrow(/headerNames.signature/);
-    expect(() => createReceiver({ ...base, store: {} as never })).toThrow(/store must implement claim/);
+    expect(() => createReceiver({ ...base, store: {} as never })).toThrow(/store must have claim, complete, release and extend methods/);
     expect(() => createReceiver({ ...base, publicKeys: 'nope' })).toThrow(JobhookError);
   });
 

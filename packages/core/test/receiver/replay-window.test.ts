@@ -11,7 +11,7 @@ import {
   type ReceiverOptions,
 } from '../../src/index.js';
 import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_EVENT_AGE_MS } from '../../src/receiver/event-age.js';
-import { DEFAULT_DONE_TTL_MS } from '../../src/receiver/receiver-options.js';
+import { DEFAULT_DONE_TTL_MS } from '../../src/receiver/receiver-defaults.js';
 import { parseIsoInstant } from '../../src/events/iso-instant.js';
 import { buildSignedRequest, createFakeClock, createTestKeyPair } from '../../src/testing/index.js';
 

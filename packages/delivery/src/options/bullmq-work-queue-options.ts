@@ -1,6 +1,6 @@
 import { silentLogger, type Logger } from '@jobhook/core';
 import { checkInteger, checkObject, checkRedisUrl, describeValue, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
-import { checkLogger } from './logger-option.js';
+import { checkLogger } from '@jobhook/core/internal';
 import { checkConcurrency } from './work-queue-arguments.js';
 
 /** Options of `createBullmqWorkQueue`. */

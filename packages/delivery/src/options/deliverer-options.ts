@@ -6,7 +6,7 @@ import type { DeliveryLog, DeliverySubject } from '../delivery-log.js';
 import type { RetryPolicy } from '../retry-policy.js';
 import type { SsrfGuard } from '../ssrf-guard.js';
 import { DEFAULT_USER_AGENT } from '../user-agent.js';
-import { checkLogger } from './logger-option.js';
+import { checkLogger } from '@jobhook/core/internal';
 
 /** How the deliverer signs a payload: core's `signPayloadAsync` (canonical bytes here, RSA on the thread pool). */
 export type PayloadSigner = (payload: Buffer, privateKey: KeyObject, options: SignOptions) => Promise<SignedPayload>;

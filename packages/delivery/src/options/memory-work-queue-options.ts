@@ -1,5 +1,5 @@
 import { silentLogger, type Logger } from '@jobhook/core';
-import { checkLogger } from './logger-option.js';
+import { checkLogger } from '@jobhook/core/internal';
 import { checkConcurrency } from './work-queue-arguments.js';
 
 /** Options of `createMemoryWorkQueue`. */

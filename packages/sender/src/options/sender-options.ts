@@ -8,7 +8,7 @@ import {
   checkRedisUrl,
   isBodyStyle,
   isHeaderName,
-  isLogger,
+  checkLogger,
   MAX_TIMER_MS,
   optionError,
 } from '@jobhook/core/internal';
@@ -353,10 +353,7 @@ export function resolveSenderOptions(options: SenderOptions | undefined): Resolv
   const resolveHost = optionalFunction<HostResolver>('resolveHost', o.resolveHost);
   const random = optionalFunction<() => number>('random', o.random);
   const now = optionalFunction<() => Date>('now', o.now) ?? (() => new Date());
-  const logger = o.logger ?? silentLogger;
-  if (!isLogger(logger)) {
-    fail('logger must have debug, info, warn and error methods (pino-compatible)');
-  }
+  const logger = checkLogger(WHERE, o.logger ?? silentLogger);
 
   return {
     accounts: o.accounts,
