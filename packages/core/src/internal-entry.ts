@@ -9,7 +9,7 @@
  */
 export { checkLogger, resolveLogger } from './log/log-option-checks.js';
 export { isHeaderName } from './signature/headers.js';
-export { BODY_STYLES, isBodyStyle } from './signature/sign.js';
+export { BODY_STYLES, isBodyStyle } from './signature/signature-option-checks.js';
 export {
   type Bounds,
   checkBoolean,

@@ -5,7 +5,8 @@ import { resolveParseOptions, resolveProfiles, type ParseOptions } from '../cano
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
 import type { RequestHeaders } from '../http/request-headers.js';
-import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
+import type { WebhookHeaderNames } from '../signature/headers.js';
+import { resolveHeaderNames } from '../signature/signature-option-checks.js';
 import { recoverDigests } from '../signature/recover-digest.js';
 import { verifyBody } from '../signature/verifier.js';
 import type { DIAGNOSIS_CAUSES, DiagnosisCause } from '../causes.js';

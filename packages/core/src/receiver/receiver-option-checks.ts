@@ -1,7 +1,8 @@
 import { checkFunction, checkInteger, checkMethods, checkObject, MAX_TIMER_MS, optionError } from '../internal/option-checks.js';
 import { resolveBigIntegers, resolveParseOptions, type ResolvedParseOptions } from '../canonical/canonical-option-checks.js';
 import type { BigIntegers } from '../canonical/to-value.js';
-import { resolveHeaderNames, type WebhookHeaderNames } from '../signature/headers.js';
+import type { WebhookHeaderNames } from '../signature/headers.js';
+import { resolveHeaderNames } from '../signature/signature-option-checks.js';
 import { resolveCaptureFailures, type ResolvedCaptureFailures } from '../diagnosis/failure-capture.js';
 import { resolveRecord, type ResolvedRecord } from '../diagnosis/delivery-recording.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';

@@ -7,10 +7,10 @@ export {
   loadPrivateKey,
   signPayload,
   signPayloadAsync,
-  type BodyStyle,
   type PrivateKeyInput,
   type SignOptions,
   type SignedPayload,
 } from '../signature/sign.js';
+export type { BodyStyle } from '../signature/signature-option-checks.js';
 export { MIN_RSA_BITS, loadPublicKey, type PublicKeyInput, type RingKey } from '../keys/key-ring.js';
 export { DEFAULT_HEADER_NAMES, type WebhookHeaderNames } from '../signature/headers.js';

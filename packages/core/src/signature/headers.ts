@@ -1,5 +1,3 @@
-import { optionError } from '../internal/option-checks.js';
-
 /** Header names of the service's webhook requests (spec §6.1). */
 export interface WebhookHeaderNames {
   /** Hex RSA signature. Default `X-Service-Signature`. */
@@ -26,22 +24,4 @@ const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** True when `value` is a string that can name an HTTP header. @internal (`@jobhook/core/internal`) */
 export function isHeaderName(value: unknown): value is string {
   return typeof value === 'string' && HEADER_NAME.test(value);
-}
-
-/**
- * The spec's header names with `given` over them, each checked to be an HTTP header name.
- * @throws JobhookError `ERR_OPTION_INVALID`, the message prefixed with `owner` and naming the field.
- * @internal
- */
-export function resolveHeaderNames(given: Partial<WebhookHeaderNames> | undefined, owner: string): WebhookHeaderNames {
-  if (given !== undefined && (typeof given !== 'object' || given === null)) {
-    throw optionError(owner, 'headerNames must be an object');
-  }
-  const names = { ...DEFAULT_HEADER_NAMES, ...given };
-  for (const [key, value] of Object.entries(names)) {
-    if (!isHeaderName(value)) {
-      throw optionError(owner, `headerNames.${key} must be an HTTP header name, got ${JSON.stringify(value)}`);
-    }
-  }
-  return names;
 }

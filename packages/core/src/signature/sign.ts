@@ -1,28 +1,12 @@
 import { constants, createHash, createPrivateKey, KeyObject, sign } from 'node:crypto';
 import { JobhookError } from '../errors.js';
-import { optionError } from '../internal/option-checks.js';
 import { TRUSTED_INPUT, parseBodyUnchecked } from '../canonical/parse.js';
-import { isCanonicalProfile, serializeCanonical, type CanonicalProfile } from '../canonical/profiles.js';
+import { serializeCanonical, type CanonicalProfile } from '../canonical/profiles.js';
 import { PYTHON_COMPACT_DUMPS, PYTHON_DEFAULT_DUMPS, serializeTape } from '../canonical/serialize-tape.js';
 import { valueToJson } from '../canonical/value-json.js';
 import { MIN_RSA_BITS, PRIVATE_PEM, PUBLIC_PEM, notPemMessage } from '../keys/key-ring.js';
-import { DEFAULT_HEADER_NAMES, HASH_ALGORITHM, type WebhookHeaderNames } from './headers.js';
-
-/**
- * How the body bytes are laid out. The signature covers the canonical form whatever the body style.
- * - `python`: `json.dumps(payload)` defaults, as Python's HTTP clients send JSON (`", "`, `": "`, ASCII escapes);
- * - `canonical`: the canonical bytes themselves;
- * - `compact`: `json.dumps(payload, separators=(",", ":"), ensure_ascii=False)`.
- */
-export type BodyStyle = 'python' | 'canonical' | 'compact';
-
-/** The body layouts, in the order the docs list them. @internal (`@jobhook/core/internal`) */
-export const BODY_STYLES: readonly BodyStyle[] = Object.freeze(['python', 'canonical', 'compact']);
-
-/** True for `python`, `canonical` or `compact`. @internal (`@jobhook/core/internal`) */
-export function isBodyStyle(value: unknown): value is BodyStyle {
-  return value === 'python' || value === 'canonical' || value === 'compact';
-}
+import { HASH_ALGORITHM, type WebhookHeaderNames } from './headers.js';
+import { resolveSignOptions, type BodyStyle } from './signature-option-checks.js';
 
 /** A private key: PEM (PKCS#1 or PKCS#8) or a `KeyObject`. */
 export type PrivateKeyInput = string | Uint8Array | KeyObject;
@@ -134,16 +118,7 @@ function rsaSign(key: KeyObject, digest: string): Buffer {
 
 /** Everything of a signature but the RSA operation: options checked, canonical bytes, digest, body. */
 function prepareSignature(payload: unknown, privateKey: PrivateKeyInput, options: SignOptions, caller: string) {
-  const { profile = 'python', bodyStyle = 'python', headerNames = {}, maxCanonicalBytes = Number.MAX_SAFE_INTEGER } = options;
-  if (!Number.isSafeInteger(maxCanonicalBytes) || maxCanonicalBytes < 2) {
-    throw optionError(caller, `maxCanonicalBytes must be an integer >= 2, got ${String(maxCanonicalBytes)}`);
-  }
-  if (!isCanonicalProfile(profile)) {
-    throw optionError(caller, `unknown profile ${JSON.stringify(profile)}`);
-  }
-  if (!isBodyStyle(bodyStyle)) {
-    throw optionError(caller, `bodyStyle must be python, canonical or compact, got ${JSON.stringify(bodyStyle)}`);
-  }
+  const { profile, bodyStyle, headerNames: names, maxCanonicalBytes } = resolveSignOptions(options, caller);
   const key = loadPrivateKey(privateKey);
   const bytes = payload instanceof Uint8Array ? payload : Buffer.from(valueToJson(payload), 'utf8');
   const doc = parseBodyUnchecked(bytes, { ...TRUSTED_INPUT, maxCanonicalBytes });
@@ -163,7 +138,6 @@ function prepareSignature(payload: unknown, privateKey: PrivateKeyInput, options
       );
     }
   }
-  const names = { ...DEFAULT_HEADER_NAMES, ...headerNames };
   const finish = (signature: string): SignedPayload => ({
     body,
     canonical,

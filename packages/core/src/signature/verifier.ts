@@ -1,16 +1,9 @@
 import { JobhookError } from '../errors.js';
-import { optionError } from '../internal/option-checks.js';
 import { SameTurnSides } from '../internal/same-turn.js';
 import { FloatConversions, FloatPass, type FloatMode } from '../canonical/float-format.js';
 import { TRUSTED_INPUT, parseBodyUnchecked, type ParseRun } from '../canonical/parse.js';
 import { digestCanonical, serializeCanonicalAs, type CanonicalProfile } from '../canonical/profiles.js';
-import {
-  MAX_MAX_DEPTH,
-  resolveBigIntegers,
-  resolveParseOptions,
-  resolveProfiles,
-  type ParseOptions,
-} from '../canonical/canonical-option-checks.js';
+import { MAX_MAX_DEPTH, resolveBigIntegers, type ParseOptions } from '../canonical/canonical-option-checks.js';
 import { F_DEL, F_DOC_BIGINT, F_DOC_FLOAT, F_DOC_NONFINITE, F_ESC, F_NONASCII, F_RAWSURR, type ParsedBody } from '../canonical/tape.js';
 import { createSharedKeyOrders, type SharedKeyOrders } from '../canonical/shared-key-orders.js';
 import { javascriptWritesAsPython, orjsonWritesAsPython } from '../canonical/writes-as-python.js';
@@ -20,6 +13,7 @@ import { toLosslessValue, toValue, type BigIntegers, type JsonObject, type Lossl
 import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
 import { matchDigest, recoverSignature, type RecoveredDigest } from './recover-digest.js';
 import { readSignature } from './decode-signature.js';
+import { resolveVerifierOptions } from './signature-option-checks.js';
 
 /** The service's public key(s): PEM (PKCS#1 or SPKI), KeyObject, a list of them, or a {@link KeyRing}. */
 type PublicKeys = PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
@@ -125,18 +119,10 @@ export function verifyDecodedOf(verifier: Verifier): VerifyDecoded | undefined {
  * @throws JobhookError `ERR_KEY_INVALID`, `ERR_OPTION_INVALID` at construction.
  */
 export function createVerifier(options: VerifierOptions): Verifier {
-  if (typeof options !== 'object' || options === null) {
-    throw optionError('createVerifier', 'options must be an object with at least `publicKeys`');
-  }
-  const { publicKeys } = options as { publicKeys?: PublicKeys };
-  if (publicKeys === undefined) {
-    const renamed = 'keys' in options ? ' (`keys` was its old name, removed before 1.0)' : '';
-    throw optionError('createVerifier', `\`publicKeys\` is required (the service public key PEM)${renamed}`);
-  }
+  const { publicKeys, profiles, limits } = resolveVerifierOptions<PublicKeys>(options);
   const keyRing = createKeyRing(publicKeys);
-  const profiles = resolveProfiles(options.profiles, 'createVerifier');
   // verifyBody builds the payload before returning, so its parse may use the scratch tape.
-  const run: ParseRun = { ...resolveParseOptions(options, 'createVerifier'), scratch: true };
+  const run: ParseRun = { ...limits, scratch: true };
 
   const verifier: Verifier = Object.freeze({
     keyRing,

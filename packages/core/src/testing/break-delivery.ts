@@ -7,7 +7,8 @@ import { rawJson, valueToJson } from '../canonical/value-json.js';
 import type { DiagnosisCause } from '../causes.js';
 import { decodeSingle, singleBytes } from '../diagnosis/transcoding.js';
 import { DEFAULT_HEADER_NAMES, type WebhookHeaderNames } from '../signature/headers.js';
-import { loadPrivateKey, signPayload, type BodyStyle, type PrivateKeyInput } from '../signature/sign.js';
+import { loadPrivateKey, signPayload, type PrivateKeyInput } from '../signature/sign.js';
+import type { BodyStyle } from '../signature/signature-option-checks.js';
 
 /** A way a delivery can fail: every diagnosis cause but `verified`. */
 export type BreakCause = Exclude<DiagnosisCause, 'verified'>;

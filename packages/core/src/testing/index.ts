@@ -15,7 +15,8 @@ import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import type { AsyncJobCompletedEvent } from '../events/async-job-event.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
-import { signPayload, type BodyStyle, type PrivateKeyInput, type SignedPayload } from '../signature/sign.js';
+import { signPayload, type PrivateKeyInput, type SignedPayload } from '../signature/sign.js';
+import type { BodyStyle } from '../signature/signature-option-checks.js';
 
 /** A throwaway RSA key pair. */
 export interface TestKeyPair {
