@@ -138,15 +138,8 @@ export function buildSignedRequest(
 }
 
 export { BREAK_VARIANTS, breakDelivery, type BreakCause, type BreakOptions, type BrokenDelivery } from './break-delivery.js';
-export {
-  createFakeClock,
-  describeStoreConformance,
-  rejectionCode,
-  type ConformanceMatchers,
-  type ConformanceTestApi,
-  type FakeClock,
-  type StoreConformanceOptions,
-} from './store-conformance.js';
+export { createFakeClock, rejectionCode, type ConformanceMatchers, type ConformanceTestApi, type FakeClock } from './conformance-api.js';
+export { describeStoreConformance, type StoreConformanceOptions } from './store-conformance.js';
 export { describeLedgerConformance } from './ledger-conformance.js';
 export { deliverRecording, loadRecording } from './recordings.js';
 export type { Recording, RecordingOutcome, ReplayAnswer } from '../diagnosis/recording-file.js';

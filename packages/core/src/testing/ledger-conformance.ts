@@ -14,7 +14,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { JobLedger } from '../ledger/job-ledger.js';
-import { createFakeClock, rejectionCode, type ConformanceTestApi, type FakeClock } from './store-conformance.js';
+import { createFakeClock, rejectionCode, type ConformanceTestApi, type FakeClock } from './conformance-api.js';
 
 /** The fake clock's start: a real epoch time, so ledgers that store timestamps take it. */
 const START = Date.UTC(2025, 0, 1);
