@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { JobhookError } from '../errors.js';
+import { resolveRedisOptions } from '../internal/redis-option-checks.js';
 import { quitRedisClient } from '../internal/quit-redis-client.js';
 import { storeClientFromOption } from '../internal/redis-client.js';
 import type { Clock } from '../store/idempotency-store.js';
-import { checkMs, describeValue, MAX_TIMER_MS, optionError, readOption } from '../internal/option-checks.js';
 import { ledgerArgs, ledgerClock, type JobLedger, type LeasedEntry, type LedgerCounts } from './job-ledger.js';
 
 /** Default of {@link RedisLedgerOptions.keyPrefix}. */
@@ -139,12 +139,7 @@ type Scripted = Record<keyof typeof COMMANDS, (due: string, jobs: string, ...arg
  */
 export function createRedisLedger(options: RedisLedgerOptions): JobLedger {
   const where = 'createRedisLedger';
-  const redis = readOption(where, options, 'redis');
-  const keyPrefix = readOption(where, options, 'keyPrefix') ?? DEFAULT_REDIS_LEDGER_PREFIX;
-  if (typeof keyPrefix !== 'string' || keyPrefix.length > 100 || /[{}]/.test(keyPrefix)) {
-    throw optionError(where, `keyPrefix must be a string of at most 100 characters without { or }, got ${describeValue(keyPrefix)}`);
-  }
-  const timeoutMs = checkMs(where, 'operationTimeoutMs', readOption(where, options, 'operationTimeoutMs') ?? 2000, { max: MAX_TIMER_MS });
+  const { redis, keyPrefix, timeoutMs } = resolveRedisOptions(where, options, DEFAULT_REDIS_LEDGER_PREFIX);
   const now = ledgerClock(where, options.clock);
   const args = ledgerArgs('redisLedger');
   const { client, owned } = storeClientFromOption(where, redis, timeoutMs);

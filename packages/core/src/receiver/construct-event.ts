@@ -1,5 +1,5 @@
 import { JobhookError } from '../errors.js';
-import { optionError } from '../internal/option-checks.js';
+import { checkObject, optionError } from '../internal/option-checks.js';
 import { resolveBigIntegers, type ParseOptions } from '../canonical/canonical-option-checks.js';
 import type { CanonicalProfile } from '../canonical/profiles.js';
 import type { BigIntegers } from '../canonical/to-value.js';
@@ -69,12 +69,8 @@ export function constructEvent(
   publicKeys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing | Verifier,
   options: ConstructEventOptions = {},
 ): AsyncJobCompletedEvent {
-  if (typeof options !== 'object' || options === null) {
-    throw optionError('constructEvent', 'options must be an object');
-  }
-  if (typeof headers !== 'object' || headers === null) {
-    throw optionError('constructEvent', 'headers must be the request headers (a record or a fetch Headers)');
-  }
+  checkObject('constructEvent', 'options', options);
+  checkObject('constructEvent', 'headers', headers, 'the request headers (a record or a fetch Headers)');
   const headerNames = resolveHeaderNames(options.headerNames, 'constructEvent');
   const bigIntegers = resolveBigIntegers(options.bigIntegers, 'constructEvent', 'string');
   const bytes = rawBytes(body);

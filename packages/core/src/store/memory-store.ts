@@ -6,12 +6,11 @@ import { sameTurnClaims, type StoreClaims } from './store-claims.js';
 import {
   checkInteger,
   checkJobId,
+  checkMethods,
   checkMs,
   checkTagNonce,
   checkToken,
-  describeValue,
   MAX_TOKEN_LENGTH,
-  optionError,
   readOption,
 } from '../internal/option-checks.js';
 
@@ -90,10 +89,7 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): Idempotency
     min: 1,
     max: MAX_MEMORY_STORE_MAX,
   });
-  const clock = (readOption(where, options, 'clock') ?? performance) as Clock;
-  if (typeof clock !== 'object' || clock === null || typeof clock.now !== 'function') {
-    throw optionError(where, `clock must be an object with a now() method returning milliseconds, got ${describeValue(clock)}`);
-  }
+  const clock = checkMethods<Clock>(where, 'clock', readOption(where, options, 'clock') ?? performance, ['now'], 'returning milliseconds');
 
   // Done jobs: value = when the entry expires (clock ms). Expiry is checked here rather than with
   // lru-cache's own `ttl`, whose staleness test treats a start time of 0 as "no TTL" (a fake clock

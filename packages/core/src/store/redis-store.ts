@@ -6,28 +6,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { JobhookError } from '../errors.js';
-import {
-  checkJobId,
-  checkMs,
-  checkTagNonce,
-  checkToken,
-  describeValue,
-  MAX_TIMER_MS,
-  MAX_TOKEN_LENGTH,
-  optionError,
-  readOption,
-} from '../internal/option-checks.js';
+import { checkJobId, checkMs, checkTagNonce, checkToken, MAX_TOKEN_LENGTH, readOption } from '../internal/option-checks.js';
 import { quitRedisClient, storeClientFromOption } from '../internal/redis-client.js';
+import { resolveRedisOptions } from '../internal/redis-option-checks.js';
 import type { ClaimResult, IdempotencyStore, TagNonceBinding, TagNonceStore } from './idempotency-store.js';
 
 export type { ClaimResult, IdempotencyStore, TagNonceBinding, TagNonceStore } from './idempotency-store.js';
 
 /** Default of {@link RedisStoreOptions.keyPrefix}. */
 export const DEFAULT_REDIS_KEY_PREFIX = 'jobhook:';
-/** Default of {@link RedisStoreOptions.operationTimeoutMs}. */
-export const DEFAULT_OPERATION_TIMEOUT_MS = 2000;
-/** Longest {@link RedisStoreOptions.keyPrefix}. */
-export const MAX_KEY_PREFIX_LENGTH = 100;
+// The operation timeout's default and the key prefix's longest length, shared with the Redis ledger.
+export { DEFAULT_OPERATION_TIMEOUT_MS, MAX_KEY_PREFIX_LENGTH } from '../internal/redis-option-checks.js';
 
 /** Options of {@link createRedisStore}. */
 export interface RedisStoreOptions {
@@ -155,17 +144,7 @@ const DONE: ClaimResult = Object.freeze({ state: 'done' });
  */
 export function createRedisStore(options: RedisStoreOptions): IdempotencyStore & TagNonceStore {
   const where = 'createRedisStore';
-  const redis = readOption(where, options, 'redis');
-  const keyPrefix = readOption(where, options, 'keyPrefix') ?? DEFAULT_REDIS_KEY_PREFIX;
-  if (typeof keyPrefix !== 'string' || keyPrefix.length > MAX_KEY_PREFIX_LENGTH || /[{}]/.test(keyPrefix)) {
-    throw optionError(
-      where,
-      `keyPrefix must be a string of at most ${MAX_KEY_PREFIX_LENGTH} characters without { or } (the job id is the key's cluster hash tag), got ${describeValue(keyPrefix)}`,
-    );
-  }
-  const timeoutMs = checkMs(where, 'operationTimeoutMs', readOption(where, options, 'operationTimeoutMs') ?? DEFAULT_OPERATION_TIMEOUT_MS, {
-    max: MAX_TIMER_MS,
-  });
+  const { redis, keyPrefix, timeoutMs } = resolveRedisOptions(where, options, DEFAULT_REDIS_KEY_PREFIX);
 
   const { client, owned } = storeClientFromOption(where, redis, timeoutMs);
   /** The last connection error of a client the store owns, told with timeouts. */

@@ -46,8 +46,8 @@ describe('createMemoryStore', () => {
       [{ max: '10' }, /got "10"/],
       [{ max: Number.NaN }, /got NaN/],
       [{ max: MAX_MEMORY_STORE_MAX + 1 }, /max must be an integer from 1 to 10000000/],
-      [{ clock: {} }, /createMemoryStore: clock must be an object with a now\(\) method/],
-      [{ clock: Date.now }, /clock must be an object with a now\(\) method returning milliseconds, got function/],
+      [{ clock: {} }, /createMemoryStore: clock must have a now method/],
+      [{ clock: Date.now }, /clock must have a now method \(returning milliseconds\), got function/],
       [null, /createMemoryStore: options must be an object/],
       ['fast', /options must be an object/],
     ];
