@@ -167,7 +167,7 @@ export function ledgerArgs(name: string): LedgerArgs {
   });
 }
 
-/** True when `value` has every method of {@link JobLedger}. @internal */
+/** True when `value` has every method of {@link JobLedger}: the check the reconciler makes of its `ledger` option. */
 export function isJobLedger(value: unknown): value is JobLedger {
   if (typeof value !== 'object' || value === null) return false;
   const methods = ['begin', 'attach', 'discard', 'settle', 'lease', 'reschedule', 'abandon', 'count', 'close'] as const;
