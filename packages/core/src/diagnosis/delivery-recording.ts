@@ -5,52 +5,9 @@ import type { KeyRing } from '../keys/key-ring.js';
 import type { Logger } from '../log/logger.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
 import { keptHeaderValues, keptNames } from './failure-capture.js';
-import {
-  fileErrorReporter,
-  fileTime,
-  openPrivateDir,
-  requestFileFields,
-  resolveFileOptions,
-  writePrivateFile,
-  type FileRequest,
-  type ResolvedFileOptions,
-} from './request-file.js';
+import { fileErrorReporter, fileTime, openPrivateDir, requestFileFields, writePrivateFile, type FileRequest } from './request-file.js';
+import type { ResolvedRecord } from './diagnosis-option-checks.js';
 
-/**
- * `record` of `createReceiver`: keep every delivery whose signature verified, byte for byte, in
- * `dir`, one JSON file each in the request-file form of `captureFailures` (`jobhook doctor
- * --request` reads it, `jobhook replay` sends it again, `loadRecording` of `@jobhook/core/testing`
- * loads it as a test fixture): `method`, `headers` (values only of the allow-listed ones, as
- * `captureFailures` keeps them: the service's headers with the signature, `Content-Type`,
- * `Content-Length`, `User-Agent`; every other header by name, its value `[dropped]`), `body_b64`,
- * `arrived_at`, and the answer: `status`, `kind`, `code`, `job_id`.
- *
- * The files hold customer payloads, and the signed bytes hold the job's live recipient tag (in
- * `user_parameters`; it cannot be removed without breaking the signature): keep `dir` private.
- * Files are written after the answer (never making it wait on the disk); the newest `max` are kept.
- *
- * @example
- * ```ts
- * createReceiver({ publicKeys, onEvent, record: { dir: '/var/lib/app/webhook-recordings', max: 1000 } });
- * ```
- */
-export interface RecordOptions {
-  /** Directory of the recordings (created `0700` when missing; files are `0600`). */
-  dir: string;
-  /** At most this many recordings in `dir`: past it the oldest are deleted. Default 1000. */
-  max?: number;
-  /**
-   * Bodies longer than this are recorded without their bytes (`body_omitted` gives their length;
-   * such a recording cannot be replayed). Default 1 MiB.
-   */
-  maxBodyBytes?: number;
-}
-
-/** {@link RecordOptions} checked and filled in. @internal */
-export type ResolvedRecord = ResolvedFileOptions;
-
-const DEFAULT_MAX_RECORDINGS = 1000;
-const DEFAULT_MAX_RECORDING_BODY_BYTES = 1024 * 1024;
 /**
  * Recordings being written at once, at most: a disk slower than the deliveries drops recordings
  * (counted, logged) rather than holding their bodies in memory without bound.
@@ -58,15 +15,6 @@ const DEFAULT_MAX_RECORDING_BODY_BYTES = 1024 * 1024;
 const MAX_PENDING_WRITES = 64;
 /** Recording files, as a listing shows them (temporary files start with a dot). */
 const RECORDING_FILE = /^delivery-.+\.json$/;
-
-/**
- * Checks `record`; undefined when not given.
- * @throws JobhookError `ERR_OPTION_INVALID` naming the field.
- * @internal
- */
-export function resolveRecord(value: unknown, owner: string): ResolvedRecord | undefined {
-  return resolveFileOptions(value, owner, 'record', { max: DEFAULT_MAX_RECORDINGS, maxBodyBytes: DEFAULT_MAX_RECORDING_BODY_BYTES });
-}
 
 /** The answer a recording keeps. @internal */
 export interface RecordedOutcome {

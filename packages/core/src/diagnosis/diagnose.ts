@@ -1,12 +1,7 @@
 import { JobhookError } from '../errors.js';
-import { optionError } from '../internal/option-checks.js';
 import { parseBodyUnchecked, type ParseRun } from '../canonical/parse.js';
-import { resolveParseOptions, resolveProfiles, type ParseOptions } from '../canonical/canonical-option-checks.js';
 import type { CanonicalProfile } from '../canonical/profiles.js';
-import { createKeyRing, type KeyRing, type PublicKeyInput } from '../keys/key-ring.js';
 import type { RequestHeaders } from '../http/request-headers.js';
-import type { WebhookHeaderNames } from '../signature/headers.js';
-import { resolveHeaderNames } from '../signature/signature-option-checks.js';
 import { recoverDigests } from '../signature/recover-digest.js';
 import { verifyBody } from '../signature/verifier.js';
 import type { DIAGNOSIS_CAUSES, DiagnosisCause } from '../causes.js';
@@ -16,6 +11,7 @@ import { listHeaders } from '../http/header-list.js';
 import { findSignature } from './signature-findings.js';
 import { undoCharacterChanges, undoTextChanges } from './transcoding.js';
 import { valueToJson } from '../canonical/value-json.js';
+import { resolveDiagnoseOptions, type DiagnoseOptions } from './diagnosis-option-checks.js';
 
 /** One delivery to diagnose, as it reached you (or as `captureFailures` wrote it). */
 export interface DiagnosisRequest {
@@ -28,16 +24,6 @@ export interface DiagnosisRequest {
    * body was not kept (a capture refused on its headers): a diagnosis then says nothing of the body.
    */
   body: Uint8Array | string | undefined;
-}
-
-/** Options of {@link diagnoseDelivery}. */
-export interface DiagnoseOptions extends ParseOptions {
-  /** The public key(s) you verify with: PEM, KeyObject, a list, or a key ring (parse once when diagnosing many). */
-  publicKeys: PublicKeyInput | readonly PublicKeyInput[] | KeyRing;
-  /** Header names, as the receiver's `headerNames`. Default the spec's `X-Service-*`. */
-  headerNames?: Partial<WebhookHeaderNames>;
-  /** Canonical profiles tried, as the receiver's `profiles`. Default all four. */
-  profiles?: readonly CanonicalProfile[];
 }
 
 /** Why a delivery verifies or not, and what to change. */
@@ -57,9 +43,6 @@ export interface Diagnosis {
   /** Machine-readable specifics: `keyIdsTried`, `header`, `shape`, `onceFixed`, `kind`, `code`, `change`, `numbers`, `bigIntegers`. */
   detail?: Record<string, unknown>;
 }
-
-/** Offline, the body limit is the doctor's, not a receiver's: large enough for any real delivery. */
-const DIAGNOSIS_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 /**
  * Says why a delivery's signature fails (or that it verifies): the header causes, `unknown-key`
@@ -83,16 +66,8 @@ const DIAGNOSIS_MAX_BODY_BYTES = 64 * 1024 * 1024;
  * @throws JobhookError `ERR_KEY_INVALID` / `ERR_OPTION_INVALID` for bad options; never for a bad delivery.
  */
 export function diagnoseDelivery(request: DiagnosisRequest, options: DiagnoseOptions): Diagnosis {
-  if (typeof options !== 'object' || options === null || options.publicKeys === undefined) {
-    throw optionError('diagnoseDelivery', 'options.publicKeys is required (the service public key PEM)');
-  }
-  const keyRing = createKeyRing(options.publicKeys);
-  const names = resolveHeaderNames(options.headerNames, 'diagnoseDelivery');
-  const profiles = resolveProfiles(options.profiles, 'diagnoseDelivery');
-  const run: ParseRun = {
-    ...resolveParseOptions({ ...options, maxBodyBytes: options.maxBodyBytes ?? DIAGNOSIS_MAX_BODY_BYTES }, 'diagnoseDelivery'),
-    scratch: false,
-  };
+  const { keyRing, names, profiles, limits } = resolveDiagnoseOptions(options);
+  const run: ParseRun = { ...limits, scratch: false };
   const kept = request.body;
   const body = kept === undefined ? Buffer.alloc(0) : typeof kept === 'string' ? Buffer.from(kept, 'utf8') : kept;
 

@@ -7,62 +7,13 @@ import type { WebhookHeaderNames } from '../signature/headers.js';
 import { recoverDigests } from '../signature/recover-digest.js';
 import type { RefusalCauseFields } from './explain-refusal.js';
 import { keySizedSignatureIn } from './signature-findings.js';
-import {
-  fileErrorReporter,
-  fileTime,
-  openPrivateDir,
-  requestFileFields,
-  resolveFileOptions,
-  writePrivateFile,
-  type FileRequest,
-  type ResolvedFileOptions,
-} from './request-file.js';
+import { fileErrorReporter, fileTime, openPrivateDir, requestFileFields, writePrivateFile, type FileRequest } from './request-file.js';
+import type { ResolvedCaptureFailures } from './diagnosis-option-checks.js';
 
-/**
- * `captureFailures` of `createReceiver`: write requests refused for a signature or body cause to
- * `dir`, in the request-file form `jobhook doctor --request` reads. The files hold customer
- * payloads: keep `dir` private. Header values are kept from an allow-list: the service's own
- * headers (as `headerNames` names them), `Content-Type`, `Content-Length`, `User-Agent`, and a
- * signature a configured key decodes found under another name (so the doctor still finds it);
- * every other header is written by name with the value `[dropped]`.
- *
- * @example
- * ```ts
- * createReceiver({ publicKeys, onEvent, captureFailures: { dir: '/var/lib/app/webhook-failures', max: 100 } });
- * ```
- */
-export interface CaptureFailuresOptions {
-  /** Directory of the capture files (created `0700` when missing; files are `0600`). */
-  dir: string;
-  /**
-   * At most this many capture files in `dir`, and at most `floor(max / 7)` (at least 1) of any one
-   * refusal cause, so the shares never add up to more than `max` (from `max` 7 up) and a flood of
-   * the causes anyone can send leaves room for the others; later failures are not written (the
-   * oldest are kept). Default 100 (14 per cause).
-   */
-  max?: number;
-  /** Bodies longer than this are left out of a capture (`body_omitted` gives their length). Default 256 KiB. */
-  maxBodyBytes?: number;
-}
-
-/** {@link CaptureFailuresOptions} checked and filled in. @internal */
-export type ResolvedCaptureFailures = ResolvedFileOptions;
-
-const DEFAULT_MAX_CAPTURES = 100;
-const DEFAULT_MAX_CAPTURE_BODY_BYTES = 256 * 1024;
 /** How often a full directory is counted again (someone may have deleted files). */
 const RESCAN_MS = 60_000;
 /** Capture files, as `readdir` counts them (temporary files start with a dot). */
 const CAPTURE_FILE = /^failure-.+\.json$/;
-
-/**
- * Checks `captureFailures`; undefined when not given.
- * @throws JobhookError `ERR_OPTION_INVALID` naming the field.
- * @internal
- */
-export function resolveCaptureFailures(value: unknown, owner: string): ResolvedCaptureFailures | undefined {
-  return resolveFileOptions(value, owner, 'captureFailures', { max: DEFAULT_MAX_CAPTURES, maxBodyBytes: DEFAULT_MAX_CAPTURE_BODY_BYTES });
-}
 
 /** One refused request, as the receiver had it (the body is absent when refused before it was read). @internal */
 export type FailedRequest = FileRequest;

@@ -4,9 +4,8 @@
  * @packageDocumentation
  */
 export { DIAGNOSIS_CAUSES, isDiagnosisCause, type DiagnosisCause, type RefusalCause } from '../causes.js';
-export { diagnoseDelivery, type DiagnoseOptions, type Diagnosis, type DiagnosisRequest } from './diagnose.js';
-export type { CaptureFailuresOptions } from './failure-capture.js';
-export type { RecordOptions } from './delivery-recording.js';
+export { diagnoseDelivery, type Diagnosis, type DiagnosisRequest } from './diagnose.js';
+export type { CaptureFailuresOptions, DiagnoseOptions, RecordOptions } from './diagnosis-option-checks.js';
 export {
   parseRecording,
   sendRecording,

@@ -1,6 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { optionError } from '../internal/option-checks.js';
+import { resolveSendOptions, type ResolvedSendOptions } from './diagnosis-option-checks.js';
 
 /** What a recording says the receiver answered. */
 export interface RecordingOutcome {
@@ -118,17 +119,22 @@ const MAX_ANSWER_BYTES = 64 * 1024;
  * console.log(answer.status, answer.code ?? (answer.duplicate ? 'duplicate' : 'handled'));
  * ```
  * @param options.timeoutMs give up after this long without an answer. Default 30000.
- * @throws Error when the connection fails or times out (no answer to report).
+ * @throws Error when the connection fails or times out (no answer to report); JobhookError
+ *   `ERR_OPTION_INVALID` (a rejection too) for a `url` that is not http(s) or a bad `timeoutMs`.
  */
 export function sendRecording(url: string | URL, recording: Recording, options: { timeoutMs?: number } = {}): Promise<ReplayAnswer> {
-  const target = new URL(url);
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-    return Promise.reject(optionError('sendRecording', `url must be http: or https:, got ${target.protocol}`));
+  let resolved: ResolvedSendOptions;
+  try {
+    resolved = resolveSendOptions(url, options);
+  } catch (err) {
+    // Every failure comes as a rejection, a bad option too: the caller has one place to catch.
+    return Promise.reject(err);
   }
+  const { target, timeoutMs } = resolved;
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   const headers: Record<string, string | string[]> = { ...recording.headers, 'content-length': String(recording.body.length) };
   return new Promise((resolve, reject) => {
-    const req = send(target, { method: recording.method, headers, timeout: options.timeoutMs ?? 30_000 }, (res) => {
+    const req = send(target, { method: recording.method, headers, timeout: timeoutMs }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (chunk: Buffer) => {
@@ -141,7 +147,7 @@ export function sendRecording(url: string | URL, recording: Recording, options: 
         resolve({ status: res.statusCode ?? 0, body, ...answerFields(body) });
       });
     });
-    req.on('timeout', () => req.destroy(new Error(`no answer from ${target.origin} within ${options.timeoutMs ?? 30_000} ms`)));
+    req.on('timeout', () => req.destroy(new Error(`no answer from ${target.origin} within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(recording.body);
   });

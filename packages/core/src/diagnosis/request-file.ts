@@ -6,42 +6,9 @@ import type { RequestHeaders } from '../http/request-headers.js';
 import type { Logger } from '../log/logger.js';
 import { listHeaders } from '../http/header-list.js';
 
-// What `captureFailures` and `record` share: their options, the request-file form `jobhook doctor
+// What `captureFailures` and `record` share: the request-file form `jobhook doctor
 // --request` reads, the private directory and the atomic write. One copy, so a recording and a
 // capture keep exactly the same headers and land on disk the same way.
-
-/** `{ dir, max?, maxBodyBytes? }` checked and filled in. @internal */
-export interface ResolvedFileOptions {
-  readonly dir: string;
-  readonly max: number;
-  readonly maxBodyBytes: number;
-}
-
-/** Largest `max` of a file option: a directory listing is read synchronously at construction. */
-const MAX_FILES = 100_000;
-
-/**
- * Checks a `{ dir, max?, maxBodyBytes? }` option (`captureFailures`, `record`); undefined when not given.
- * @throws JobhookError `ERR_OPTION_INVALID` naming the field.
- * @internal
- */
-export function resolveFileOptions(
-  value: unknown,
-  owner: string,
-  option: string,
-  defaults: { max: number; maxBodyBytes: number },
-): ResolvedFileOptions | undefined {
-  if (value === undefined) return undefined;
-  const fail = (message: string): never => {
-    throw optionError(owner, `${option}${message}`);
-  };
-  if (typeof value !== 'object' || value === null) fail(' must be an object { dir, max?, maxBodyBytes? }');
-  const { dir, max = defaults.max, maxBodyBytes = defaults.maxBodyBytes } = value as Partial<ResolvedFileOptions>;
-  if (typeof dir !== 'string' || dir.trim() === '') fail('.dir must be a directory path');
-  if (!Number.isSafeInteger(max) || max < 1 || max > MAX_FILES) fail(`.max must be an integer from 1 to ${MAX_FILES}, got ${String(max)}`);
-  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes < 0) fail(`.maxBodyBytes must be an integer >= 0, got ${String(maxBodyBytes)}`);
-  return { dir: dir as string, max, maxBodyBytes };
-}
 
 /**
  * Creates `dir` (`0700` when missing) and lists it, synchronously: at construction, before any request.

@@ -3,8 +3,12 @@ import { resolveBigIntegers, resolveParseOptions, type ResolvedParseOptions } fr
 import type { BigIntegers } from '../canonical/to-value.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
 import { resolveHeaderNames } from '../signature/signature-option-checks.js';
-import { resolveCaptureFailures, type ResolvedCaptureFailures } from '../diagnosis/failure-capture.js';
-import { resolveRecord, type ResolvedRecord } from '../diagnosis/delivery-recording.js';
+import {
+  resolveCaptureFailures,
+  resolveRecord,
+  type ResolvedCaptureFailures,
+  type ResolvedRecord,
+} from '../diagnosis/diagnosis-option-checks.js';
 import type { IdempotencyStore } from '../store/idempotency-store.js';
 import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_EVENT_AGE_MS, type EventAgeLimit } from './event-age.js';
 import { resolveLogger } from '../log/log-option-checks.js';

@@ -3,8 +3,7 @@ import type { AsyncJobCompletedEvent, FailEvent, SuccessEvent } from '../events/
 import type { KeyRing, PublicKeyInput } from '../keys/key-ring.js';
 import type { BigIntegers, LosslessJsonValue } from '../canonical/to-value.js';
 import type { WebhookHeaderNames } from '../signature/headers.js';
-import type { CaptureFailuresOptions } from '../diagnosis/failure-capture.js';
-import type { RecordOptions } from '../diagnosis/delivery-recording.js';
+import type { CaptureFailuresOptions, RecordOptions } from '../diagnosis/diagnosis-option-checks.js';
 import type { IdempotencyStore, TransactionalStore } from '../store/idempotency-store.js';
 import type { JobLedger } from '../ledger/job-ledger.js';
 import type { LateEventRule } from './event-age.js';

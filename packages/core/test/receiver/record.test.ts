@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { createJsonLogger, createReceiver, type Logger, type Receiver, type ReceiverOptions } from '../../src/index.js';
-import { diagnoseDelivery } from '../../src/diagnosis/index.js';
+import { diagnoseDelivery, sendRecording, type Recording } from '../../src/diagnosis/index.js';
 import { buildSignedRequest, createTestKeyPair, deliverRecording, loadRecording } from '../../src/testing/index.js';
 
 const keys = createTestKeyPair();
@@ -288,5 +288,24 @@ describe('loadRecording and deliverRecording', () => {
       }),
     );
     expect(() => loadRecording(omitted)).toThrow(/left out/);
+  });
+
+  it('sendRecording refuses a bad url or timeoutMs with a rejection, before sending anything', async () => {
+    const recording: Recording = {
+      method: 'POST',
+      headers: {},
+      body: Buffer.from('{}'),
+      arrivedAt: new Date(),
+      outcome: { status: 200, kind: 'handled' },
+    };
+    const refused = (message: RegExp): unknown =>
+      expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringMatching(message) });
+    await expect(sendRecording('ftp://user:secret@example.com/', recording)).rejects.toEqual(
+      refused(/^sendRecording: url must be an http: or https: URL, got "ftp:\/\/user:\*\*\*@example\.com\/"$/),
+    );
+    await expect(sendRecording('not a url', recording)).rejects.toEqual(refused(/url must be an http: or https: URL, got "not a url"/));
+    await expect(sendRecording('http://127.0.0.1:1/', recording, { timeoutMs: 0 })).rejects.toEqual(
+      refused(/timeoutMs must be a whole number of milliseconds from 1 to 2147483647, got 0/),
+    );
   });
 });
