@@ -13,7 +13,7 @@ export {
   type ReceiverRequest,
   type ReceiverResponse,
 } from './receiver/create-receiver.js';
-export { createFetchHandler, type FetchHandlerOptions, type FetchWebhookHandler } from './adapter/fetch-handler.js';
+export { createFetchHandler, type FetchWebhookHandler } from './adapter/fetch-handler.js';
 export { constructEvent, type ConstructEventOptions } from './receiver/construct-event.js';
 export {
   createVerifier,
@@ -50,8 +50,7 @@ export type {
   TransactionalStore,
   TransactionResult,
 } from './store/idempotency-store.js';
-export type { ReceiverOrOptions } from './adapter/resolve-receiver.js';
-export type { AdapterOptions } from './adapter/adapter-options.js';
+export type { AdapterOptions, FetchHandlerOptions, ReceiverOrOptions } from './adapter/adapter-option-checks.js';
 export type { CanonicalProfile } from './canonical/profiles.js';
 export type { ParseOptions } from './canonical/canonical-option-checks.js';
 export type { BigIntegers, JsonObject, JsonValue, LosslessJsonValue } from './canonical/to-value.js';

@@ -213,7 +213,7 @@ describe('@jobhook/fastify: registration errors', () => {
       'a receiver that is not one',
       { handle: async () => ({}) },
       undefined,
-      /^@jobhook\/fastify: not a receiver: a Receiver has handle, precheck and stats/,
+      /^@jobhook\/fastify: receiver must have handle, precheck and stats methods \(a Receiver, made by createReceiver\(\)\), got an object/,
     ],
   ])('throws ERR_OPTION_INVALID at construction for %s', (_name, receiverOrOptions, options, message) => {
     let err: unknown;

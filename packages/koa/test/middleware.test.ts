@@ -247,7 +247,9 @@ describe('createKoaMiddleware', () => {
     expect(() => createKoaMiddleware({ publicKeys: keys.publicKeyPem } as ReceiverOptions)).toThrow(
       /^@jobhook\/koa: createReceiver: no handler/,
     );
-    expect(() => createKoaMiddleware(null as unknown as ReceiverOptions)).toThrow(/@jobhook\/koa: expected a receiver/);
+    expect(() => createKoaMiddleware(null as unknown as ReceiverOptions)).toThrow(
+      /@jobhook\/koa: receiverOrOptions must be a Receiver or receiver options, got null/,
+    );
     const receiver = createReceiver({ publicKeys: keys.publicKeyPem, onEvent: () => {} });
     expect(() => createKoaMiddleware(receiver, { path: 'webhooks' })).toThrow(/@jobhook\/koa: path must be a string starting with "\/"/);
     expect(() => createKoaMiddleware(receiver, null as never)).toThrow(/@jobhook\/koa: options must be an object/);

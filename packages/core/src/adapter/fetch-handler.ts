@@ -1,10 +1,8 @@
 import type { Receiver } from '../receiver/receiver-types.js';
-import { optionError } from '../internal/option-checks.js';
-import { adapterPath, type AdapterOptions } from './adapter-options.js';
 import { bodyReadError } from './body-read-error.js';
 import { readCappedBody } from './read-capped-body.js';
 import { createReceiveFlow } from './receive-flow.js';
-import { resolveReceiver, type ReceiverOrOptions } from './resolve-receiver.js';
+import { resolveFetchHandlerOptions, resolveReceiver, type FetchHandlerOptions, type ReceiverOrOptions } from './adapter-option-checks.js';
 
 /**
  * A web-standard handler, `(request, ...platform) => Promise<Response>`, with the receiver it runs:
@@ -12,19 +10,6 @@ import { resolveReceiver, type ReceiverOrOptions } from './resolve-receiver.js';
  * Workers' `env` and `ctx`), handed to `clientAddress` untouched.
  */
 export type FetchWebhookHandler = ((request: Request, ...platform: unknown[]) => Promise<Response>) & { readonly receiver: Receiver };
-
-/** Options of {@link createFetchHandler}: `path`, and how to find the client's address. */
-export interface FetchHandlerOptions extends AdapterOptions {
-  /**
-   * The client's address, for the per-client share of the body budget (`RequestHead.clientAddress`).
-   * A `Request` has none of its own, so each runtime says where it is: Bun
-   * `(req, server) => server.requestIP(req)?.address`, Deno `(req, info) => info.remoteAddr.hostname`,
-   * Cloudflare Workers `(req) => req.headers.get('cf-connecting-ip') ?? undefined`, Next.js only
-   * behind a proxy you trust: the first address of `x-forwarded-for`. Trust a forwarded header only
-   * when your own proxy sets it. Default: none (every request shares one key).
-   */
-  clientAddress?: (request: Request, ...platform: unknown[]) => string | null | undefined;
-}
 
 /**
  * Creates a handler for runtimes that speak the Fetch API (Next.js route handlers, Hono, Bun, Deno,
@@ -52,11 +37,7 @@ export interface FetchHandlerOptions extends AdapterOptions {
  */
 export function createFetchHandler(receiverOrOptions: ReceiverOrOptions, options?: FetchHandlerOptions): FetchWebhookHandler {
   const receiver = resolveReceiver(receiverOrOptions, 'createFetchHandler');
-  const path = adapterPath(options, 'createFetchHandler');
-  const addressOf = options?.clientAddress;
-  if (addressOf !== undefined && typeof addressOf !== 'function') {
-    throw optionError('createFetchHandler', `clientAddress must be a function (request, ...platform) => string, got ${typeof addressOf}`);
-  }
+  const { path, clientAddress: addressOf } = resolveFetchHandlerOptions(options);
 
   const flow = createReceiveFlow<Request, unknown[], Response>(receiver, {
     head: (request, platform) => ({ method: request.method, headers: request.headers, clientAddress: clientAddressOf(request, platform) }),

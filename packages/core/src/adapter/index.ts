@@ -7,9 +7,8 @@
  * none of it.
  * @packageDocumentation
  */
-export { resolveReceiver, type ReceiverOrOptions } from './resolve-receiver.js';
+export { adapterPath, resolveReceiver, type AdapterOptions, type ReceiverOrOptions } from './adapter-option-checks.js';
 export type { Admission, Precheck, RequestHead } from '../receiver/receiver-types.js';
-export { adapterPath, type AdapterOptions } from './adapter-options.js';
 export { bodyReadError } from './body-read-error.js';
 export { bodyLeftUnread } from './body-left-unread.js';
 export { readCappedBody } from './read-capped-body.js';

@@ -145,7 +145,7 @@ describe('createFetchHandler', () => {
     expect(await other.text()).toBe('');
     expect(receiver.stats().received).toBe(1);
     expect(() => createFetchHandler(receiver, { path: 'webhooks' })).toThrow(
-      /^createFetchHandler: path must be a string starting with "\/"/,
+      /^createFetchHandler: path must be a string starting with "\/", got "webhooks"/,
     );
   });
 
@@ -293,6 +293,6 @@ describe('createFetchHandler: clientAddress and the per-chunk charge', () => {
   it('refuses a clientAddress that is not a function', () => {
     expect(() =>
       createFetchHandler({ publicKeys: keys.publicKeyPem, onEvent: () => {} }, { clientAddress: 'x-forwarded-for' as never }),
-    ).toThrow(/createFetchHandler: clientAddress must be a function/);
+    ).toThrow(/createFetchHandler: clientAddress must be a function \(request, \.\.\.platform\) => string, got "x-forwarded-for"/);
   });
 });
