@@ -3,29 +3,10 @@
  * own so that the main entry never loads `prom-client` (an optional peer dependency).
  * @packageDocumentation
  */
-import { register as globalRegistry, type Registry } from 'prom-client';
-import { optionError } from '../internal/option-checks.js';
+import type { Registry } from 'prom-client';
 import type { ReceiverOutcome } from '../receiver/receiver-outcome.js';
-import { checkPrefix, registeredCounter, registeredHistogram } from './registered-metric.js';
-
-/** Default {@link ReceiverMetricsOptions.prefix}. */
-export const DEFAULT_METRICS_PREFIX = 'jobhook_';
-
-/**
- * Default {@link ReceiverMetricsOptions.buckets}, in seconds: a rejection takes microseconds, a
- * handler up to `handlerTimeoutMs` (25 s by default), so from 1 ms to 30 s.
- */
-export const DEFAULT_DURATION_BUCKETS: readonly number[] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 25, 30];
-
-/** Options of {@link createReceiverMetrics}. */
-export interface ReceiverMetricsOptions {
-  /** Where the metrics are registered. Default prom-client's global `register`. */
-  registry?: Registry;
-  /** Start of every metric name. Default `'jobhook_'`. */
-  prefix?: string;
-  /** Upper bounds (seconds) of the duration histogram. Default {@link DEFAULT_DURATION_BUCKETS}. */
-  buckets?: readonly number[];
-}
+import { resolveReceiverMetricsOptions, type ReceiverMetricsOptions } from './metrics-option-checks.js';
+import { registeredCounter, registeredHistogram } from './registered-metric.js';
 
 /** A receiver's metrics. */
 export interface ReceiverMetrics {
@@ -36,15 +17,6 @@ export interface ReceiverMetrics {
 }
 
 const OWNER = 'createReceiverMetrics';
-
-function checkBuckets(buckets: unknown): number[] {
-  const ok =
-    Array.isArray(buckets) &&
-    buckets.length > 0 &&
-    buckets.every((b, i) => typeof b === 'number' && Number.isFinite(b) && b > 0 && (i === 0 || b > (buckets[i - 1] as number)));
-  if (!ok) throw optionError(OWNER, 'buckets must be increasing positive finite numbers (seconds)');
-  return [...(buckets as number[])];
-}
 
 /**
  * Prometheus metrics of a receiver:
@@ -69,12 +41,7 @@ function checkBuckets(buckets: unknown): number[] {
  * holds with another type or labels.
  */
 export function createReceiverMetrics(options: ReceiverMetricsOptions = {}): ReceiverMetrics {
-  if (typeof options !== 'object' || options === null) throw optionError(OWNER, 'options must be an object');
-  const { registry = globalRegistry, prefix = DEFAULT_METRICS_PREFIX, buckets = DEFAULT_DURATION_BUCKETS } = options;
-  if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function') {
-    throw optionError(OWNER, 'registry must be a prom-client Registry');
-  }
-  checkPrefix(prefix, OWNER);
+  const { registry, prefix, buckets } = resolveReceiverMetricsOptions(options);
   const requests = registeredCounter(registry, OWNER, {
     name: `${prefix}webhooks_total`,
     help: 'Webhook requests answered, by outcome, HTTP status and jobhook error code',
@@ -84,7 +51,7 @@ export function createReceiverMetrics(options: ReceiverMetricsOptions = {}): Rec
     name: `${prefix}webhook_duration_seconds`,
     help: 'Time from a webhook request to its answer, by outcome',
     labelNames: ['outcome'],
-    buckets: checkBuckets(buckets),
+    buckets,
   });
   return {
     registry,
@@ -94,4 +61,10 @@ export function createReceiverMetrics(options: ReceiverMetricsOptions = {}): Rec
     },
   };
 }
-export { createReconcilerMetrics, type ReconcilerMetrics, type ReconcilerMetricsOptions } from './reconciler-metrics.js';
+export { createReconcilerMetrics, type ReconcilerMetrics } from './reconciler-metrics.js';
+export {
+  DEFAULT_DURATION_BUCKETS,
+  DEFAULT_METRICS_PREFIX,
+  type ReceiverMetricsOptions,
+  type ReconcilerMetricsOptions,
+} from './metrics-option-checks.js';

@@ -1,16 +1,8 @@
-import { register as globalRegistry, type Registry } from 'prom-client';
-import { optionError } from '../internal/option-checks.js';
+import type { Registry } from 'prom-client';
 import type { LedgerCounts } from '../ledger/job-ledger.js';
 import type { ReconcileOutcome } from '../ledger/reconcile-outcome.js';
-import { checkPrefix, registeredCounter, registeredGauge } from './registered-metric.js';
-
-/** Options of {@link createReconcilerMetrics}. */
-export interface ReconcilerMetricsOptions {
-  /** Where the metrics are registered. Default prom-client's global `register`. */
-  registry?: Registry;
-  /** Start of every metric name. Default `'jobhook_'`. */
-  prefix?: string;
-}
+import { resolveReconcilerMetricsOptions, type ReconcilerMetricsOptions } from './metrics-option-checks.js';
+import { registeredCounter, registeredGauge } from './registered-metric.js';
 
 /** A reconciler's metrics: give it as the reconciler's `metrics` option. */
 export interface ReconcilerMetrics {
@@ -45,12 +37,7 @@ const OWNER = 'createReconcilerMetrics';
  * @throws JobhookError `ERR_OPTION_INVALID` for a wrong option, or a name the registry holds with another type or labels.
  */
 export function createReconcilerMetrics(options: ReconcilerMetricsOptions = {}): ReconcilerMetrics {
-  if (typeof options !== 'object' || options === null) throw optionError(OWNER, 'options must be an object');
-  const { registry = globalRegistry, prefix = 'jobhook_' } = options;
-  if (typeof registry !== 'object' || registry === null || typeof registry.getSingleMetric !== 'function') {
-    throw optionError(OWNER, 'registry must be a prom-client Registry');
-  }
-  checkPrefix(prefix, OWNER);
+  const { registry, prefix } = resolveReconcilerMetricsOptions(options);
   const outstanding = registeredGauge(registry, OWNER, {
     name: `${prefix}jobs_outstanding`,
     help: 'Jobs in the expected-jobs ledger: submitted with a webhook_receiver and not handled yet',

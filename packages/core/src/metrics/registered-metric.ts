@@ -1,20 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { optionError } from '../internal/option-checks.js';
 
-/** Prometheus metric name rule (the prefix is checked with it too). */
-const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
-
-/**
- * Throws `ERR_OPTION_INVALID` unless `prefix` can start a Prometheus metric name ('' allowed).
- * @internal
- */
-export function checkPrefix(prefix: unknown, owner: string): string {
-  if (typeof prefix !== 'string' || (prefix !== '' && !METRIC_NAME.test(prefix))) {
-    throw optionError(owner, `prefix must match ${String(METRIC_NAME)} (or be ''), got ${JSON.stringify(prefix)}`);
-  }
-  return prefix;
-}
-
 /** Label names of a registered metric; prom-client keeps them on the instance but does not type them. */
 function labelNamesOf(metric: object): readonly string[] {
   const names = (metric as { labelNames?: unknown }).labelNames;

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createReceiver, JobhookError, type Receiver } from '../../src/index.js';
-import { createReceiverMetrics, type ReceiverMetrics } from '../../src/metrics/receiver-metrics.js';
+import { createReceiverMetrics, createReconcilerMetrics, type ReceiverMetrics } from '../../src/metrics/receiver-metrics.js';
 import { buildSignedRequest, createTestKeyPair } from '../../src/testing/index.js';
 import { sampleSum } from '../helpers/prometheus-text.js';
 
@@ -106,6 +106,21 @@ describe('createReceiverMetrics', () => {
 
   it('refuses a prefix that cannot start a metric name, and unordered buckets', () => {
     expect(() => createReceiverMetrics({ registry: new Registry(), prefix: 'my-app.' })).toThrow(/prefix must match/);
-    expect(() => createReceiverMetrics({ registry: new Registry(), buckets: [1, 0.5] })).toThrow(/buckets must be increasing/);
+    expect(() => createReceiverMetrics({ registry: new Registry(), buckets: [1, 0.5] })).toThrow(
+      /^createReceiverMetrics: buckets must be increasing positive finite numbers \(seconds\), got 0\.5 at buckets\[1\]$/,
+    );
+    expect(() => createReceiverMetrics({ registry: new Registry(), buckets: [] })).toThrow(
+      /buckets must be increasing .*, got an empty array/,
+    );
+  });
+
+  it('refuses a registry that is not one, and checks the buckets before registering anything', () => {
+    expect(() => createReceiverMetrics({ registry: {} as never })).toThrow(
+      /^createReceiverMetrics: registry must have a getSingleMetric method \(a prom-client Registry\), got an object$/,
+    );
+    expect(() => createReconcilerMetrics({ registry: null as never })).toThrow(/^createReconcilerMetrics: registry must have/);
+    const registry = new Registry();
+    expect(() => createReceiverMetrics({ registry, buckets: [0] })).toThrow(JobhookError);
+    expect(registry.getMetricsAsArray()).toEqual([]);
   });
 });
