@@ -35,6 +35,13 @@ export {
 } from './internal/option-checks.js';
 export { quitRedisClient } from './internal/quit-redis-client.js';
 export { parseRetryAfter } from './internal/retry-after.js';
-export { checkEpochMs, checkLeaseOptions, checkLedgerKey, ledgerArgs, ledgerClock, type LedgerArgs } from './ledger/job-ledger.js';
+export {
+  checkEpochMs,
+  checkLeaseOptions,
+  checkLedgerKey,
+  ledgerArgs,
+  ledgerClock,
+  type LedgerArgs,
+} from './ledger/ledger-option-checks.js';
 export { countTopLevelKey } from './canonical/top-level-keys.js';
 export { withoutTag } from './recipient/recipient-check.js';

@@ -4,4 +4,5 @@
  * @packageDocumentation
  */
 export * from './store/redis-store.js';
-export { createRedisLedger, DEFAULT_REDIS_LEDGER_PREFIX, type RedisLedgerOptions } from './ledger/redis-ledger.js';
+export { createRedisLedger, type RedisLedgerOptions } from './ledger/redis-ledger.js';
+export { DEFAULT_REDIS_LEDGER_PREFIX } from './ledger/ledger-option-checks.js';

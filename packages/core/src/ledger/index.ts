@@ -5,14 +5,7 @@
  * around each submission and its reconciler polls what is overdue (`@jobhook/client`).
  * @packageDocumentation
  */
-export {
-  MAX_LEASE_LIMIT,
-  MAX_LEDGER_KEY_LENGTH,
-  isJobLedger,
-  type JobLedger,
-  type LeasedEntry,
-  type LedgerCounts,
-  type LedgerEntry,
-} from './job-ledger.js';
+export { isJobLedger, type JobLedger, type LeasedEntry, type LedgerCounts, type LedgerEntry } from './job-ledger.js';
+export { MAX_LEASE_LIMIT, MAX_LEDGER_KEY_LENGTH } from './ledger-option-checks.js';
 export { createMemoryLedger, type MemoryLedgerOptions } from './memory-ledger.js';
 export { RECONCILE_OUTCOME_KINDS, type AbandonReason, type ReconcileOutcome } from './reconcile-outcome.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { JobhookError } from '../errors.js';
 import type { Clock } from '../store/idempotency-store.js';
-import { optionError } from '../internal/option-checks.js';
-import { ledgerArgs, ledgerClock, type JobLedger, type LeasedEntry, type LedgerCounts, type LedgerEntry } from './job-ledger.js';
+import type { JobLedger, LeasedEntry, LedgerCounts, LedgerEntry } from './job-ledger.js';
+import { ledgerArgs, resolveMemoryLedgerOptions } from './ledger-option-checks.js';
 
 /** Options of {@link createMemoryLedger}. */
 export interface MemoryLedgerOptions {
@@ -35,9 +35,7 @@ interface MemoryEntry {
  * @throws JobhookError `ERR_OPTION_INVALID` when an option is wrong.
  */
 export function createMemoryLedger(options: MemoryLedgerOptions = {}): JobLedger {
-  const where = 'createMemoryLedger';
-  if (typeof options !== 'object' || options === null) throw optionError(where, 'options must be an object');
-  const now = ledgerClock(where, options.clock);
+  const { now } = resolveMemoryLedgerOptions(options);
   const args = ledgerArgs('memoryLedger');
   const byKey = new Map<string, MemoryEntry>();
   const keyByJob = new Map<string, string>();

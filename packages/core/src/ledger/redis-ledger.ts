@@ -1,14 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Cluster, Redis } from 'ioredis';
 import { JobhookError } from '../errors.js';
-import { resolveRedisOptions } from '../internal/redis-option-checks.js';
 import { quitRedisClient } from '../internal/quit-redis-client.js';
 import { storeClientFromOption } from '../internal/redis-client.js';
 import type { Clock } from '../store/idempotency-store.js';
-import { ledgerArgs, ledgerClock, type JobLedger, type LeasedEntry, type LedgerCounts } from './job-ledger.js';
-
-/** Default of {@link RedisLedgerOptions.keyPrefix}. */
-export const DEFAULT_REDIS_LEDGER_PREFIX = 'jobhook:';
+import type { JobLedger, LeasedEntry, LedgerCounts } from './job-ledger.js';
+import { ledgerArgs, resolveRedisLedgerOptions } from './ledger-option-checks.js';
 
 /** Options of {@link createRedisLedger}. */
 export interface RedisLedgerOptions {
@@ -139,8 +136,7 @@ type Scripted = Record<keyof typeof COMMANDS, (due: string, jobs: string, ...arg
  */
 export function createRedisLedger(options: RedisLedgerOptions): JobLedger {
   const where = 'createRedisLedger';
-  const { redis, keyPrefix, timeoutMs } = resolveRedisOptions(where, options, DEFAULT_REDIS_LEDGER_PREFIX);
-  const now = ledgerClock(where, options.clock);
+  const { redis, keyPrefix, timeoutMs, now } = resolveRedisLedgerOptions(options);
   const args = ledgerArgs('redisLedger');
   const { client, owned } = storeClientFromOption(where, redis, timeoutMs);
   // Failures reach the caller as ERR_STORE_UNAVAILABLE; an unhandled 'error' event would end the process.

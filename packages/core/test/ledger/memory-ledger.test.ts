@@ -13,7 +13,9 @@ describe('createMemoryLedger', () => {
   });
 
   it('refuses a clock without now()', () => {
-    expect(() => createMemoryLedger({ clock: {} as never })).toThrow(/clock must have now\(\)/);
+    expect(() => createMemoryLedger({ clock: {} as never })).toThrow(
+      /^createMemoryLedger: clock must have a now method \(returning ms since the epoch\), got an object$/,
+    );
   });
 
   it('uses Date.now() by default: an entry due now is leased at once', async () => {
