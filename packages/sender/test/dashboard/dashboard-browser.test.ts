@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createJsonLogger, createKeyRing, createReceiver } from '@jobhook/core';
 import { createTestKeyPair } from '@jobhook/core/testing';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { chromiumLaunchOptions } from '../../../../scripts/chromium-launch.mjs';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startRedisServer, type RedisServer } from '../../../core/test/helpers/redis-server.js';
@@ -289,24 +289,26 @@ describe.each(stores)('the dashboard in Chromium, $name job store', ({ name, opt
         await page.locator(`[data-testid=job-row][data-job-id="${jobId}"]`).click();
         const detail = page.locator(`[data-testid=job-detail][data-job-id="${jobId}"]`);
         await detail.getByTestId('timeline-status').first().waitFor();
-        const box = async (el: Locator) => (await el.boundingBox())!;
-        // Read in one go inside the page: it redraws every second, and an element read between two
-        // calls may be gone by the second.
-        const { labels, statuses, text } = await detail.evaluate((root) => {
-          const rects = (id: string) =>
-            [...root.querySelectorAll(`[data-testid=${id}]`)].map((el) => {
+        // Found and read in one synchronous step inside the page, from its body (never redrawn): the
+        // detail redraws every second, so a detail element found by one call may be a detached
+        // copy, all zero boxes, by the next.
+        const { labels, statuses, text, timeline } = await page.locator('body').evaluate((body, id) => {
+          const root = body.querySelector(`[data-testid=job-detail][data-job-id="${id}"]`);
+          const rects = (testId: string) =>
+            [...(root?.querySelectorAll(`[data-testid=${testId}]`) ?? [])].map((el) => {
               const r = el.getBoundingClientRect();
               return { x: r.x, y: r.y, width: r.width, height: r.height };
             });
-          const status = [...root.querySelectorAll('[data-testid=timeline-status]')].map((el) => el.textContent ?? '');
-          return { labels: rects('timeline-round-label'), statuses: rects('timeline-status'), text: status };
-        });
+          const status = [...(root?.querySelectorAll('[data-testid=timeline-status]') ?? [])].map((el) => el.textContent ?? '');
+          const [timeline] = rects('timeline');
+          return { labels: rects('timeline-round-label'), statuses: rects('timeline-status'), text: status, timeline };
+        }, jobId);
         const hit = labels.flatMap((l) =>
           statuses.filter((st) => l.x < st.x + st.width && st.x < l.x + l.width && l.y < st.y + st.height && st.y < l.y + l.height),
         );
-        // The page redraws every second: a clip of the page where the timeline is, not an element shot.
-        const clip = await box(detail.getByTestId('timeline'));
-        await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}-timeline-${text[0]}.png`), clip });
+        expect(timeline?.width, 'the job detail shows its timeline').toBeGreaterThan(0);
+        // A clip of the page where the timeline is, not an element shot (the element may be redrawn meanwhile).
+        await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}-timeline-${text[0]}.png`), clip: timeline! });
         return { labels: labels.length, statuses: text, overlapping: hit.length };
       };
       expect(await overlaps(refusedId)).toEqual({ labels: 1, statuses: ['403'], overlapping: 0 });
