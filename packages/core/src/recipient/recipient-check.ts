@@ -97,7 +97,9 @@ export function createRecipientCheck(
   clockSkewMs: number = DEFAULT_CLOCK_SKEW_MS,
   makeBinder?: () => NonceBinder,
 ): RecipientBindingCheck | RecipientBinding | undefined {
-  const resolved = resolveRecipientOptions(options, owner, logger);
+  // Without a logger, the one default of the process: the rate limit is per logger, and must hold
+  // across constructEvent calls, each of which resolves its options anew.
+  const resolved = resolveRecipientOptions(options, owner, logger ?? (defaultLogger ??= createJsonLogger()));
   if (resolved === undefined) return undefined;
   const { secrets, maxAgeMs, urlHashes, log } = resolved;
   // Reused by each call (they run to the end in one turn), `now` set first.

@@ -1,7 +1,7 @@
 // Recipient binding: with recipientSecret, a verified delivery runs the handler only when the job
 // carried a tag made with that secret. Each attack is a delivery signed with the service's real key,
 // as the service signs any organization's job aimed at this URL.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import {
   constructEvent,
   createFetchHandler,
@@ -275,5 +275,21 @@ describe('constructEvent({ recipientSecret })', () => {
     expect(construct(deliver(), options).status).toBe('success');
     expect(construct(deliver(), options).status).toBe('success');
     expect(lines).toEqual([expect.objectContaining({ code: 'ERR_RECIPIENT_TAG_MISSING', cause: 'missing' })]);
+  });
+
+  it("in 'log' mode without a logger, warns on stderr once per cause per minute across calls (one default logger, one rate limit)", () => {
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      const options = { recipientSecret: SECRET, recipientCheck: 'log' } as const;
+      for (let i = 0; i < 3; i++) expect(construct(deliver(), options).status).toBe('success');
+    } finally {
+      spy.mockRestore();
+    }
+    const warnings = written.filter((line) => line.includes('ERR_RECIPIENT_TAG_MISSING'));
+    expect(warnings).toHaveLength(1);
   });
 });
