@@ -183,12 +183,14 @@ export function checkOneOf<T extends string>(where: string, name: string, value:
 }
 
 /**
- * Returns `value` when it is an object with every one of `methods`, else throws naming `name`;
+ * Returns `value` when it is an object (or a function) with every one of `methods`, else throws naming `name`;
  * `what` describes the object expected (`a JobLedger`, `pino-compatible`).
  */
 export function checkMethods<T extends object>(where: string, name: string, value: unknown, methods: readonly string[], what: string): T {
   const object = value as Record<string, unknown> | null | undefined;
-  const missing = typeof value === 'object' && value !== null ? methods.filter((m) => typeof object?.[m] !== 'function') : methods;
+  // A function with the methods counts too: `Date` is a clock (`Date.now()`).
+  const holder = (typeof value === 'object' && value !== null) || typeof value === 'function';
+  const missing = holder ? methods.filter((m) => typeof object?.[m] !== 'function') : methods;
   if (missing.length > 0) {
     throw optionError(where, `${name} must have ${listMethods(methods)} (${what}), got ${describeValue(value)}`);
   }

@@ -16,9 +16,9 @@ export function checkLogger(where: string, value: unknown): Logger {
 
 /**
  * A `logger` option with its default: JSON lines at `warn` on stderr ({@link createJsonLogger})
- * when absent (or null), else the value {@link checkLogger} accepts.
+ * when absent, else the value {@link checkLogger} accepts (`null` is refused: it is no logger).
  * @internal
  */
 export function resolveLogger(where: string, value: unknown): Logger {
-  return checkLogger(where, value ?? createJsonLogger());
+  return value === undefined ? createJsonLogger() : checkLogger(where, value);
 }

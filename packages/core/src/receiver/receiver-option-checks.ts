@@ -93,7 +93,8 @@ function checkHandlers(options: ReceiverOptions<unknown>): void {
 
 /** The replay window, or `undefined` when `maxEventAgeMs: false`. */
 function resolveEventAge(options: ReceiverOptions<unknown>): EventAgeLimit | undefined {
-  const { clockSkewMs = DEFAULT_CLOCK_SKEW_MS, maxEventAgeMs = DEFAULT_MAX_EVENT_AGE_MS, acceptLateEvent } = options;
+  const { clockSkewMs = DEFAULT_CLOCK_SKEW_MS, acceptLateEvent } = options;
+  const maxEventAgeMs = options.maxEventAgeMs ?? DEFAULT_MAX_EVENT_AGE_MS;
   checkInteger(WHERE, 'clockSkewMs', clockSkewMs, { min: 0, max: 3_600_000 });
   optionalFunction('acceptLateEvent', acceptLateEvent, 'a function (event, context) => boolean | Promise<boolean>');
   if (maxEventAgeMs === false) return undefined;

@@ -99,7 +99,7 @@ export function createRecipientCheck(
 ): RecipientBindingCheck | RecipientBinding | undefined {
   // Without a logger, the one default of the process: the rate limit is per logger, and must hold
   // across constructEvent calls, each of which resolves its options anew.
-  const resolved = resolveRecipientOptions(options, owner, logger ?? (defaultLogger ??= createJsonLogger()));
+  const resolved = resolveRecipientOptions(options, owner, logger === undefined ? (defaultLogger ??= createJsonLogger()) : logger);
   if (resolved === undefined) return undefined;
   const { secrets, maxAgeMs, urlHashes, log } = resolved;
   // Reused by each call (they run to the end in one turn), `now` set first.

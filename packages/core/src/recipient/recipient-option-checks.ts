@@ -67,7 +67,9 @@ export interface ResolvedRecipientOptions {
  * @internal
  */
 export function resolveRecipientOptions(options: RecipientOptions, owner: string, logger?: unknown): ResolvedRecipientOptions | undefined {
-  const { recipientSecret, recipientCheck = 'enforce', recipientUrl, recipientTagMaxAgeMs = DEFAULT_RECIPIENT_TAG_MAX_AGE_MS } = options;
+  const { recipientSecret, recipientUrl } = options;
+  const recipientCheck = options.recipientCheck ?? 'enforce';
+  const recipientTagMaxAgeMs = options.recipientTagMaxAgeMs ?? DEFAULT_RECIPIENT_TAG_MAX_AGE_MS;
   if (recipientSecret === undefined) {
     const stray = (['recipientCheck', 'recipientUrl', 'recipientTagMaxAgeMs'] as const).filter((name) => options[name] !== undefined);
     if (stray.length > 0) throw optionError(owner, `${stray.join(', ')} ${stray.length > 1 ? 'need' : 'needs'} recipientSecret`);

@@ -12,6 +12,12 @@ describe('createMemoryLedger', () => {
     expect(isJobLedger({ begin() {} })).toBe(false);
   });
 
+  it('takes Date itself as its clock (a function with now()), as the README says it defaults to', async () => {
+    const ledger = createMemoryLedger({ clock: Date });
+    await ledger.begin(`k-${randomUUID()}`, { dueAt: Date.now() });
+    expect(await ledger.count()).toEqual({ attached: 0, unattached: 1 });
+  });
+
   it('refuses a clock without now()', () => {
     expect(() => createMemoryLedger({ clock: {} as never })).toThrow(
       /^createMemoryLedger: clock must have a now method \(returning ms since the epoch\), got an object$/,

@@ -220,6 +220,9 @@ describe('createReceiver({ recipientSecret })', () => {
     expect(codeOf(make({ recipientSecret: SECRET, recipientCheck: 'off' as 'log' }))).toBe('ERR_OPTION_INVALID');
     expect(codeOf(make({ recipientSecret: SECRET, recipientUrl: 'ftp://a/b' }))).toBe('ERR_OPTION_INVALID');
     expect(codeOf(make({ recipientSecret: SECRET, recipientTagMaxAgeMs: 0 }))).toBe('ERR_OPTION_INVALID');
+    // null is "not given" for the mode and the age (their defaults); a null logger is no logger.
+    expect(() => make({ recipientSecret: SECRET, recipientCheck: null as never, recipientTagMaxAgeMs: null as never })()).not.toThrow();
+    expect(codeOf(make({ recipientSecret: SECRET, recipientCheck: 'log', logger: null as never }))).toBe('ERR_OPTION_INVALID');
     // A URL or a mode without a secret would check nothing: said at startup, not discovered later.
     expect(() => make({ recipientUrl: URL_A })()).toThrow(/recipientUrl needs recipientSecret/);
     expect(() => make({ recipientCheck: 'enforce' })()).toThrow(/recipientCheck needs recipientSecret/);

@@ -206,6 +206,8 @@ describe('replay window: maxEventAgeMs', () => {
     expect(() => createReceiver({ ...base, maxEventAgeMs: 1.5 })).toThrow(/maxEventAgeMs/);
     expect(() => createReceiver({ ...base, clockSkewMs: -1 })).toThrow(/clockSkewMs must be an integer from 0 to 3600000/);
     expect(() => createReceiver({ ...base, clockSkewMs: 3_600_001 })).toThrow(/clockSkewMs/);
+    // null is "not given" here, as options built from a config file write it: the default window.
+    expect(() => createReceiver({ ...base, maxEventAgeMs: null as unknown as number })).not.toThrow();
     const notAFunction = { acceptLateEvent: true } as unknown as Partial<ReceiverOptions>;
     expect(() => createReceiver({ ...base, ...notAFunction })).toThrow(
       expect.objectContaining({ code: 'ERR_OPTION_INVALID', message: expect.stringMatching(/acceptLateEvent must be a function/) }),
