@@ -1,5 +1,5 @@
 import { RECEIVER_DEFAULTS } from '@jobhook/core';
-import { checkInteger, checkMs, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
+import { checkFunction, checkInteger, checkMs, checkObject, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
 import type { JobLedger } from '@jobhook/core/ledger';
 import { createRecipientTag } from '@jobhook/core/recipient';
 import { packageVersion } from '../package-version.js';
@@ -81,14 +81,14 @@ const WHERE = 'createClient';
  * @internal
  */
 export function resolveClientOptions(options: ClientOptions): ResolvedClientOptions {
-  if (typeof options !== 'object' || options === null) throw optionError(WHERE, 'options must be an object');
+  checkObject(WHERE, 'options', options);
   const baseUrl = checkBaseUrl(options.baseUrl);
   const { apiKey, fetch = globalThis.fetch, timeoutMs = DEFAULT_REQUEST_TIMEOUT_MS } = options;
   // Spec §5: one space after Bearer and no extra spaces or newlines, so no whitespace in the key.
   if (typeof apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(apiKey)) {
     throw optionError(WHERE, 'apiKey must be a non-empty string of printable ASCII without spaces');
   }
-  if (typeof fetch !== 'function') throw optionError(WHERE, 'fetch must be a function (the WHATWG fetch)');
+  checkFunction(WHERE, 'fetch', fetch, 'a function (the WHATWG fetch)');
   checkMs(WHERE, 'timeoutMs', timeoutMs, { max: MAX_TIMER_MS });
   const { recipientSecret } = options;
   // Checked now, so a short or missing secret fails at startup rather than at the first submission.

@@ -1,5 +1,14 @@
 import type { Clock, Logger, Receiver } from '@jobhook/core';
-import { checkInteger, checkMs, MAX_TIMER_MS, optionError, resolveLogger } from '@jobhook/core/internal';
+import {
+  checkFunction,
+  checkInteger,
+  checkMethods,
+  checkMs,
+  checkObject,
+  MAX_TIMER_MS,
+  optionError,
+  resolveLogger,
+} from '@jobhook/core/internal';
 import type { JobLedger, LedgerCounts, ReconcileOutcome } from '@jobhook/core/ledger';
 import type { Client } from '../create-client.js';
 import { checkLedger } from './ledger-option.js';
@@ -88,15 +97,13 @@ function positive(name: string, value: unknown, max: number): number {
  * @internal
  */
 export function resolveReconcilerOptions(options: ReconcilerOptions): ResolvedReconcilerOptions {
-  if (typeof options !== 'object' || options === null) fail('options must be an object');
+  checkObject(WHERE, 'options', options);
   const { client, ledger, receiver, onOutcome, metrics } = options;
-  if (typeof client?.getJob !== 'function') fail('client is required (createClient(...))');
+  checkMethods(WHERE, 'client', client, ['getJob'], 'required: createClient(...)');
   checkLedger(WHERE, ledger);
-  if (typeof receiver?.handlePolled !== 'function') fail('receiver must be a receiver from createReceiver (it needs handlePolled)');
-  if (onOutcome !== undefined && typeof onOutcome !== 'function') fail('onOutcome must be a function');
-  if (metrics !== undefined && (typeof metrics?.observe !== 'function' || typeof metrics.outstanding !== 'function')) {
-    fail('metrics must have observe() and outstanding() (createReconcilerMetrics)');
-  }
+  checkMethods(WHERE, 'receiver', receiver, ['handlePolled'], 'a receiver from createReceiver');
+  if (onOutcome !== undefined) checkFunction(WHERE, 'onOutcome', onOutcome);
+  if (metrics !== undefined) checkMethods(WHERE, 'metrics', metrics, ['observe', 'outstanding'], 'createReconcilerMetrics');
   const intervalMs = options.intervalMs ?? DEFAULT_RECONCILE_INTERVAL_MS;
   checkMs(WHERE, 'intervalMs', intervalMs, { max: MAX_TIMER_MS });
   const batchSize = positive('batchSize', options.batchSize ?? DEFAULT_RECONCILE_BATCH, 10_000);
@@ -118,8 +125,7 @@ export function resolveReconcilerOptions(options: ReconcilerOptions): ResolvedRe
   const graceMs = options.unattachedGraceMs ?? DEFAULT_UNATTACHED_GRACE_MS;
   positive('unattachedGraceMs', graceMs, Number.MAX_SAFE_INTEGER);
   const logger = resolveLogger(WHERE, options.logger);
-  const clock = options.clock ?? Date;
-  if (typeof clock?.now !== 'function') fail('clock must have now() returning ms since the epoch');
+  const clock = checkMethods<Clock>(WHERE, 'clock', options.clock ?? Date, ['now'], 'returning ms since the epoch');
 
   return {
     client,

@@ -1,5 +1,5 @@
 import { createMemoryStore, RECEIVER_DEFAULTS, type IdempotencyStore, type Logger } from '@jobhook/core';
-import { checkMs, MAX_TIMER_MS, optionError, resolveLogger } from '@jobhook/core/internal';
+import { checkBoolean, checkFunction, checkMethods, checkMs, checkObject, MAX_TIMER_MS, resolveLogger } from '@jobhook/core/internal';
 import type { Client } from '../create-client.js';
 import type { JobResult } from '../job-result.js';
 import { DEFAULT_MAX_POLL_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS, resolvePollOptions } from './poll-options.js';
@@ -64,21 +64,17 @@ export interface ResolvedResultWaiterOptions extends Required<Omit<ResultWaiterO
 
 const WHERE = 'createResultWaiter';
 
-function fail(message: string): never {
-  throw optionError(WHERE, message);
-}
-
 /**
  * Checks every option of `createResultWaiter` and applies the defaults (a memory store when none is given).
  * @throws JobhookError `ERR_OPTION_INVALID` naming the option.
  * @internal
  */
 export function resolveResultWaiterOptions(options: ResultWaiterOptions): ResolvedResultWaiterOptions {
-  if (typeof options !== 'object' || options === null) fail('options must be an object');
+  checkObject(WHERE, 'options', options);
   const { client, onResult, webhooks = false } = options;
-  if (typeof client?.pollJob !== 'function') fail('client is required (createClient(...))');
-  if (onResult !== undefined && typeof onResult !== 'function') fail('onResult must be a function');
-  if (typeof webhooks !== 'boolean') fail('webhooks must be a boolean');
+  checkMethods(WHERE, 'client', client, ['pollJob'], 'required: createClient(...)');
+  if (onResult !== undefined) checkFunction(WHERE, 'onResult', onResult);
+  checkBoolean(WHERE, 'webhooks', webhooks);
   const pollIntervalMs = options.pollIntervalMs ?? DEFAULT_POLL_INTERVAL_MS;
   const maxPollIntervalMs = options.maxPollIntervalMs ?? Math.max(DEFAULT_MAX_POLL_INTERVAL_MS, pollIntervalMs);
   const timeoutMs = options.timeoutMs ?? DEFAULT_POLL_TIMEOUT_MS;
@@ -90,9 +86,7 @@ export function resolveResultWaiterOptions(options: ResultWaiterOptions): Resolv
   checkMs(WHERE, 'leaseMs', leaseMs, { max: MAX_TIMER_MS });
   checkMs(WHERE, 'doneTtlMs', doneTtlMs);
   const store = options.store ?? createMemoryStore();
-  for (const method of ['claim', 'complete', 'release', 'extend'] as const) {
-    if (typeof (store as Partial<IdempotencyStore>)[method] !== 'function') fail(`store must implement ${method}() (see IdempotencyStore)`);
-  }
+  checkMethods<IdempotencyStore>(WHERE, 'store', store, ['claim', 'complete', 'release', 'extend'], 'an IdempotencyStore');
   const logger = resolveLogger(WHERE, options.logger);
   return {
     client,

@@ -98,11 +98,9 @@ export function ledgerArgs(name: string): LedgerArgs {
   });
 }
 
-const DATE_CLOCK: Clock = Object.freeze({ now: () => Date.now() });
-
 /** The `now` of a ledger's `clock` option (ms since the epoch), `Date.now()` by default. @internal */
 export function ledgerClock(where: string, clock: Clock | undefined): () => number {
-  if (clock === undefined) return DATE_CLOCK.now;
+  if (clock === undefined) return Date.now;
   const checked = checkMethods<Clock>(where, 'clock', clock, ['now'], 'returning ms since the epoch');
   return () => checked.now();
 }

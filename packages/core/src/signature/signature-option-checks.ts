@@ -84,7 +84,7 @@ export function resolveVerifierOptions<K>(
   options: ParseOptions & { publicKeys?: K; profiles?: readonly string[] },
 ): ResolvedVerifierOptions<K> {
   const where = 'createVerifier';
-  if (typeof options !== 'object' || options === null) throw optionError(where, 'options must be an object with at least `publicKeys`');
+  checkObject(where, 'options', options, 'an object with at least `publicKeys`');
   const { publicKeys } = options;
   if (publicKeys === undefined) {
     const renamed = 'keys' in options ? ' (`keys` was its old name, removed before 1.0)' : '';
