@@ -8,6 +8,7 @@
  * @internal
  */
 export { checkLogger, resolveLogger } from './log/log-option-checks.js';
+export { checkStore } from './store/store-option-checks.js';
 export { isHeaderName } from './signature/headers.js';
 export { BODY_STYLES, isBodyStyle } from './signature/signature-option-checks.js';
 export {

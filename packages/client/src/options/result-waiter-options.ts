@@ -1,5 +1,14 @@
 import { createMemoryStore, RECEIVER_DEFAULTS, type IdempotencyStore, type Logger } from '@jobhook/core';
-import { checkBoolean, checkFunction, checkMethods, checkMs, checkObject, MAX_TIMER_MS, resolveLogger } from '@jobhook/core/internal';
+import {
+  checkBoolean,
+  checkFunction,
+  checkMethods,
+  checkMs,
+  checkObject,
+  checkStore,
+  MAX_TIMER_MS,
+  resolveLogger,
+} from '@jobhook/core/internal';
 import type { Client } from '../create-client.js';
 import type { JobResult } from '../job-result.js';
 import { DEFAULT_MAX_POLL_INTERVAL_MS, DEFAULT_POLL_INTERVAL_MS, DEFAULT_POLL_TIMEOUT_MS, resolvePollOptions } from './poll-options.js';
@@ -86,7 +95,7 @@ export function resolveResultWaiterOptions(options: ResultWaiterOptions): Resolv
   checkMs(WHERE, 'leaseMs', leaseMs, { max: MAX_TIMER_MS });
   checkMs(WHERE, 'doneTtlMs', doneTtlMs);
   const store = options.store ?? createMemoryStore();
-  checkMethods<IdempotencyStore>(WHERE, 'store', store, ['claim', 'complete', 'release', 'extend'], 'an IdempotencyStore');
+  checkStore(WHERE, store);
   const logger = resolveLogger(WHERE, options.logger);
   return {
     client,

@@ -15,10 +15,11 @@ export function checkLogger(where: string, value: unknown): Logger {
 }
 
 /**
- * A `logger` option with its default: JSON lines at `warn` on stderr ({@link createJsonLogger})
- * when absent, else the value {@link checkLogger} accepts (`null` is refused: it is no logger).
+ * A `logger` option with its default: `fallback()` when absent (JSON lines at `warn` on stderr,
+ * {@link createJsonLogger}, unless the factory's default is another), else the value
+ * {@link checkLogger} accepts (`null` is refused: it is no logger).
  * @internal
  */
-export function resolveLogger(where: string, value: unknown): Logger {
-  return value === undefined ? createJsonLogger() : checkLogger(where, value);
+export function resolveLogger(where: string, value: unknown, fallback: () => Logger = createJsonLogger): Logger {
+  return value === undefined ? fallback() : checkLogger(where, value);
 }

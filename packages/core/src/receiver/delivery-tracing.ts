@@ -220,15 +220,3 @@ export function createDeliveryTracing(tracer: TracerLike | undefined): DeliveryT
   };
   return traced;
 }
-
-/**
- * Throws unless `tracer` is `undefined` or has `startActiveSpan` (an OpenTelemetry `Tracer`).
- * @internal
- */
-export function checkTracer(tracer: unknown, fail: (message: string) => never): TracerLike | undefined {
-  if (tracer === undefined) return undefined;
-  if (typeof (tracer as Partial<TracerLike> | null)?.startActiveSpan !== 'function') {
-    fail("tracer must be an OpenTelemetry Tracer (trace.getTracer('jobhook') from @opentelemetry/api)");
-  }
-  return tracer as TracerLike;
-}

@@ -9,12 +9,11 @@ import {
   type ResolvedCaptureFailures,
   type ResolvedRecord,
 } from '../diagnosis/diagnosis-option-checks.js';
-import type { IdempotencyStore } from '../store/idempotency-store.js';
+import { checkStore } from '../store/store-option-checks.js';
 import { DEFAULT_CLOCK_SKEW_MS, DEFAULT_MAX_EVENT_AGE_MS, type EventAgeLimit } from './event-age.js';
 import { resolveLogger } from '../log/log-option-checks.js';
 import type { Logger } from '../log/logger.js';
 import { createBodyBudget, isBodyBudget, processBodyBudget, type BodyBudget } from './body-budget.js';
-import { checkTracer } from './delivery-tracing.js';
 import type { TracerLike } from '../tracing/tracer-like.js';
 import type { ReceiverOptions } from './receiver-options.js';
 import {
@@ -30,7 +29,8 @@ import {
 
 // Every option of createReceiver is checked here, once, at construction: the receive stages read
 // the resolved values and check nothing. The options of other rooms (body limits, header names,
-// capture and record, recipient checks) are checked by those rooms' own option checks, called from here.
+// capture and record) are checked by those rooms' own option checks, called from here; the recipient
+// options by createRecipientCheck (recipient-option-checks.ts), which constructEvent shares.
 
 const WHERE = 'createReceiver';
 
@@ -131,7 +131,7 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
   optionalFunction('onOutcome', options.onOutcome);
   if (options.ledger !== undefined) checkMethods(WHERE, 'ledger', options.ledger, ['settle'], 'a JobLedger');
   if (options.store !== undefined) {
-    checkMethods<IdempotencyStore>(WHERE, 'store', options.store, ['claim', 'complete', 'release', 'extend'], 'an IdempotencyStore');
+    checkStore(WHERE, options.store);
   }
   const {
     leaseMs = DEFAULT_LEASE_MS,
@@ -179,6 +179,15 @@ export function resolveReceiverOptions<Db>(options: ReceiverOptions<Db>): Resolv
     logger: resolveLogger(WHERE, options.logger),
     captureFailures: resolveCaptureFailures(options.captureFailures, WHERE),
     record: resolveRecord(options.record, WHERE),
-    tracer: checkTracer(options.tracer, fail),
+    tracer:
+      options.tracer === undefined
+        ? undefined
+        : checkMethods<TracerLike>(
+            WHERE,
+            'tracer',
+            options.tracer,
+            ['startActiveSpan'],
+            "an OpenTelemetry Tracer: trace.getTracer('jobhook')",
+          ),
   };
 }

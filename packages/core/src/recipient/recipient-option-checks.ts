@@ -51,11 +51,10 @@ export interface RecipientOptions {
 /** {@link RecipientOptions} checked and filled in. @internal */
 export interface ResolvedRecipientOptions {
   readonly secrets: readonly string[];
-  readonly mode: RecipientCheckMode;
   readonly maxAgeMs: number;
   /** Hashes of the accepted webhook URLs (`recipientUrl`), or `undefined`: any URL. */
   readonly urlHashes: ReadonlySet<string> | undefined;
-  /** Where the `'log'` mode writes; `undefined` in `'enforce'` mode. */
+  /** Where the `'log'` mode writes; `undefined` in `'enforce'` mode (so it also says the mode). */
   readonly log: Logger | undefined;
 }
 
@@ -87,5 +86,5 @@ export function resolveRecipientOptions(options: RecipientOptions, owner: string
     urlHashes = new Set(urls.map((url) => recipientUrlHash(url as string, `${owner}: recipientUrl`)));
   }
   const log = mode === 'log' ? resolveLogger(owner, logger) : undefined;
-  return { secrets, mode, maxAgeMs, urlHashes, log };
+  return { secrets, maxAgeMs, urlHashes, log };
 }

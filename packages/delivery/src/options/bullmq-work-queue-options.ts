@@ -1,6 +1,6 @@
 import { silentLogger, type Logger } from '@jobhook/core';
 import { checkInteger, checkObject, checkRedisUrl, describeValue, MAX_TIMER_MS, optionError } from '@jobhook/core/internal';
-import { checkLogger } from '@jobhook/core/internal';
+import { resolveLogger } from '@jobhook/core/internal';
 import { checkConcurrency } from './work-queue-arguments.js';
 
 /** Options of `createBullmqWorkQueue`. */
@@ -54,6 +54,6 @@ export function resolveBullmqWorkQueueOptions(options: BullmqWorkQueueOptions): 
     concurrency: checkConcurrency(WHERE, options.concurrency),
     jobConcurrency: checkConcurrency(WHERE, options.jobConcurrency, 'jobConcurrency', 64),
     lockDurationMs,
-    logger: options.logger === undefined ? silentLogger : checkLogger(WHERE, options.logger),
+    logger: resolveLogger(WHERE, options.logger, () => silentLogger),
   };
 }

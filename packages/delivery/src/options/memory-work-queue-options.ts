@@ -1,5 +1,5 @@
 import { silentLogger, type Logger } from '@jobhook/core';
-import { checkLogger } from '@jobhook/core/internal';
+import { resolveLogger } from '@jobhook/core/internal';
 import { checkConcurrency } from './work-queue-arguments.js';
 
 /** Options of `createMemoryWorkQueue`. */
@@ -23,6 +23,6 @@ const WHERE = 'createMemoryWorkQueue';
 export function resolveMemoryWorkQueueOptions(options: MemoryWorkQueueOptions = {}): ResolvedMemoryWorkQueueOptions {
   return {
     concurrency: checkConcurrency(WHERE, options.concurrency),
-    logger: options.logger === undefined ? silentLogger : checkLogger(WHERE, options.logger),
+    logger: resolveLogger(WHERE, options.logger, () => silentLogger),
   };
 }
