@@ -210,6 +210,7 @@ export function resolveSendOptions(url: unknown, options: unknown): ResolvedSend
     throw optionError(where, `url must be an http: or https: URL, got ${shown}`);
   }
   checkObject(where, 'options', options);
-  const { timeoutMs = DEFAULT_REPLAY_TIMEOUT_MS } = options as { timeoutMs?: unknown };
+  // null is "not given", as it was before the check existed.
+  const timeoutMs = (options as { timeoutMs?: unknown }).timeoutMs ?? DEFAULT_REPLAY_TIMEOUT_MS;
   return { target, timeoutMs: checkMs(where, 'timeoutMs', timeoutMs, { max: MAX_TIMER_MS }) };
 }

@@ -307,5 +307,9 @@ describe('loadRecording and deliverRecording', () => {
     await expect(sendRecording('http://127.0.0.1:1/', recording, { timeoutMs: 0 })).rejects.toEqual(
       refused(/timeoutMs must be a whole number of milliseconds from 1 to 2147483647, got 0/),
     );
+    // null means the default: the request is sent (and refused by the closed port), not the option.
+    const sent = await sendRecording('http://127.0.0.1:1/', recording, { timeoutMs: null as never }).catch((err: unknown) => err);
+    expect(sent).toBeInstanceOf(Error);
+    expect((sent as { code?: string }).code).not.toBe('ERR_OPTION_INVALID');
   });
 });
