@@ -169,9 +169,10 @@ describe.each(stores)('the dashboard in Chromium, $name job store', ({ name, opt
       .toBe(`{"ok":true,"job_id":"${jobId}","duplicate":true}`);
     await expect.poll(() => detail.getByTestId('detail-delivery').textContent()).toBe('delivered, round 1');
     await expect.poll(() => detail.getByTestId('timeline-attempt').count()).toBe(3);
-    expect(await page.getByTestId('total-delivered').locator('.value').textContent()).toBe('1');
-    expect(await page.getByTestId('total-retried').locator('.value').textContent()).toBe('1');
-    expect(await page.getByTestId('total-attempts').locator('.value').textContent()).toBe('3');
+    // The totals redraw on the page's one-second poll, after the detail: waited for, not read once.
+    await expect.poll(() => page.getByTestId('total-delivered').locator('.value').textContent()).toBe('1');
+    await expect.poll(() => page.getByTestId('total-retried').locator('.value').textContent()).toBe('1');
+    await expect.poll(() => page.getByTestId('total-attempts').locator('.value').textContent()).toBe('3');
     await page.screenshot({ path: join(ARTIFACTS, `dashboard-${name}-redelivered.png`), fullPage: true });
 
     // Another organization's key sees none of it.
